@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import pino from 'pino';
+import { ConfigError, describeDatabase, loadManagementConfig } from '@hogbase/config';
+import { createManagementApp } from '@hogbase/management-api';
+
+/** The management API alone, against the Postgres of DATABASE_URL (split mode). */
+async function main(): Promise<void> {
+  const config = loadManagementConfig();
+  const logger = pino({ level: config.logLevel });
+  if (!config.database.url) {
+    throw new ConfigError('DATABASE_URL', '', 'is required when the management app runs alone (npm start embeds Postgres)');
+  }
+  const app = await createManagementApp({ config, databaseUrl: config.database.url, logger });
+  app.enableShutdownHooks();
+  await app.listen(config.port, config.host);
+  logger.info({ database: describeDatabase(config.database, config.dataDir) }, `management API on http://${config.host}:${config.port}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

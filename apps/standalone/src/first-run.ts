@@ -1,0 +1,30 @@
+import { access, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { BootstrapService, InitialCredentials } from '@hogbase/management-api';
+
+export const INITIAL_CREDENTIALS_FILE = 'initial-credentials.json';
+
+/**
+ * On the first start (no credentials file, no user yet) creates the first admin, organization,
+ * project and a `*` key, and writes them to `<dataDir>/initial-credentials.json`, readable by the
+ * owner only. Returns the file's path when it wrote it.
+ */
+export async function ensureInitialCredentials(
+  dataDir: string,
+  email: string,
+  dataSource: DataSource,
+  bootstrap: BootstrapService,
+): Promise<string | undefined> {
+  const file = path.join(dataDir, INITIAL_CREDENTIALS_FILE);
+  const exists = await access(file).then(
+    () => true,
+    () => false,
+  );
+  if (exists) return undefined;
+  const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT count(*)::text AS count FROM users');
+  if (count !== '0') return undefined;
+  const credentials: InitialCredentials = await bootstrap.bootstrap({ email });
+  await writeFile(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  return file;
+}

@@ -1,0 +1,58 @@
+import 'reflect-metadata';
+import { mkdir } from 'node:fs/promises';
+import pino from 'pino';
+import { DataSource } from 'typeorm';
+import { ConfigError, describeDatabase } from '@hogbase/config';
+import { BootstrapService, createManagementApp } from '@hogbase/management-api';
+import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
+import { ensureInitialCredentials } from './first-run';
+import { loadStandaloneConfig } from './standalone.config';
+
+/**
+ * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres) unless
+ * DATABASE_URL names a real one. Data lives under DATA_DIR.
+ */
+async function main(): Promise<void> {
+  const config = loadStandaloneConfig();
+  const { management } = config;
+  const logger = pino({ level: management.logLevel });
+  await mkdir(management.dataDir, { recursive: true });
+
+  let embedded: EmbeddedPostgres | undefined;
+  if (!management.database.url) {
+    embedded = await startEmbeddedPostgres(management.dataDir, { maxConnections: management.database.poolSize });
+  }
+  const databaseUrl = management.database.url ?? embedded!.url;
+  const app = await createManagementApp({ config: management, databaseUrl, logger });
+
+  const credentialsFile = await ensureInitialCredentials(
+    management.dataDir,
+    config.initialAdminEmail,
+    app.get(DataSource),
+    app.get(BootstrapService),
+  );
+  if (credentialsFile) logger.info({ file: credentialsFile }, 'first run: initial credentials written');
+
+  await app.listen(management.port, management.host);
+  logger.info(
+    { database: describeDatabase(management.database, management.dataDir) },
+    `management API on http://${management.host}:${management.port}`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    await app.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', (signal) => void stop(signal));
+  process.once('SIGTERM', (signal) => void stop(signal));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

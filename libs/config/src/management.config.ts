@@ -1,0 +1,79 @@
+import path from 'node:path';
+import {
+  Environment,
+  readBoolean,
+  readEnum,
+  readInteger,
+  readPort,
+  readString,
+  readUrl,
+  redact,
+  ConfigError,
+} from './env.util';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface DatabaseConfig {
+  /** A real Postgres; when absent the standalone app runs the embedded one under `dataDir`. */
+  url: string | undefined;
+  poolSize: number;
+}
+
+export interface SmtpConfig {
+  url: string;
+  from: string;
+}
+
+export interface ManagementConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  database: DatabaseConfig;
+  /** Invite e-mails are sent only when SMTP is configured, as PostHog does. */
+  smtp: SmtpConfig | undefined;
+  /** `host:port` of the DNS servers used to verify domains; the system resolver when empty. */
+  dnsServers: string[];
+  /** Base URL used in e-mails (invite links). */
+  siteUrl: string;
+  instanceTag: string;
+  logLevel: LogLevel;
+  trustProxy: boolean;
+}
+
+export function loadManagementConfig(env: Environment = process.env): ManagementConfig {
+  const port = readPort(env, 'MANAGEMENT_PORT', 8000);
+  const host = readString(env, 'MANAGEMENT_HOST', '127.0.0.1');
+  const databaseUrl = readUrl(env, 'DATABASE_URL', ['postgres', 'postgresql']);
+  const smtpUrl = readUrl(env, 'SMTP_URL', ['smtp', 'smtps']);
+  const dnsServers = (readString(env, 'DNS_SERVERS') ?? '')
+    .split(',')
+    .map((server) => server.trim())
+    .filter(Boolean);
+  for (const server of dnsServers) {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/.test(server)) {
+      throw new ConfigError('DNS_SERVERS', server, 'each entry must be an IP address with an optional :port');
+    }
+  }
+  return {
+    host,
+    port,
+    dataDir: path.resolve(readString(env, 'DATA_DIR', './.data')),
+    database: {
+      url: databaseUrl?.toString(),
+      poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1),
+    },
+    smtp: smtpUrl
+      ? { url: smtpUrl.toString(), from: readString(env, 'EMAIL_FROM', 'hogbase <noreply@localhost>') }
+      : undefined,
+    dnsServers,
+    siteUrl: readString(env, 'SITE_URL', `http://${host}:${port}`).replace(/\/+$/, ''),
+    instanceTag: readString(env, 'INSTANCE_TAG', 'none'),
+    logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    trustProxy: readBoolean(env, 'TRUST_PROXY', false),
+  };
+}
+
+export function describeDatabase(config: DatabaseConfig, dataDir: string): string {
+  return config.url ? redact(config.url) : `embedded Postgres in ${dataDir}`;
+}

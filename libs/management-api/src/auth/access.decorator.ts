@@ -1,0 +1,35 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
+import type { MembershipLevel } from '@hogbase/postgres';
+import type { Scope } from './scopes';
+import type { AccessContext } from './access-context';
+
+export const ACCESS_RULE = 'hogbase:access-rule';
+
+export interface AccessRule {
+  /** The API key scope the route needs; `public` routes take no credentials. */
+  scope: Scope | 'public';
+  /** Path parameter naming the organization the route acts in (UUID or `@current`). */
+  organizationParam?: string;
+  /** Path parameter naming the project the route acts in (integer or `@current`). */
+  projectParam?: string;
+  /** Lowest membership level in that organization; any member when absent. */
+  level?: MembershipLevel;
+}
+
+/**
+ * Declares who may call a route. Every route has one: the access guard refuses a route without it,
+ * and the route-table test fails on it. The rule is published in the OpenAPI document.
+ */
+export function Access(rule: AccessRule): MethodDecorator {
+  const decorators = [SetMetadata(ACCESS_RULE, rule), ApiExtension('x-access', rule)];
+  if (rule.scope !== 'public') decorators.push(ApiSecurity('PersonalAPIKey', [rule.scope]));
+  return applyDecorators(...decorators);
+}
+
+/** The authenticated caller and what the access guard resolved for the route. */
+export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): AccessContext => {
+  const request = context.switchToHttp().getRequest<{ access?: AccessContext }>();
+  if (!request.access) throw new Error('Caller used on a route without an authenticated access rule');
+  return request.access;
+});

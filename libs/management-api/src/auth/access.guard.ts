@@ -1,0 +1,100 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { DataSource } from 'typeorm';
+import { Organization, OrganizationMembership, Team } from '@hogbase/postgres';
+import { ApiError, notFound, permissionDenied } from '../common/api-error';
+import { isUuid } from '../common/iso.util';
+import { ACCESS_RULE, AccessRule } from './access.decorator';
+import type { AccessContext } from './access-context';
+import { assertOrganizationAccess } from './organization-access.util';
+import { PersonalApiKeyService } from './personal-api-key.service';
+import { scopesGrant } from './scopes';
+
+type AccessRequest = Request & { access?: AccessContext };
+
+const BEARER = /^Bearer\s+(\S.*)$/i;
+
+/**
+ * The single gate of every route: authenticates the personal API key, checks its scope, resolves
+ * the organization or project the route names, and applies membership and key restrictions.
+ *
+ * Order matters for what a caller can learn: a scope failure answers 403 before any lookup (it
+ * says nothing about ids), and an organization the user is not a member of answers 404 exactly as
+ * an id that does not exist.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly personalApiKeys: PersonalApiKeyService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const rule = this.reflector.get<AccessRule | undefined>(ACCESS_RULE, context.getHandler());
+    if (!rule) {
+      // Fail closed: a route that forgot its rule is unreachable, and the route-table test names it.
+      throw new Error(`route ${context.getClass().name}.${context.getHandler().name} declares no access rule`);
+    }
+    if (rule.scope === 'public') return true;
+
+    const request = context.switchToHttp().getRequest<AccessRequest>();
+    const match = BEARER.exec(request.headers.authorization ?? '');
+    if (!match) {
+      throw new ApiError('not_authenticated', 'Authentication credentials were not provided.');
+    }
+    const authenticated = await this.personalApiKeys.authenticate(match[1].trim());
+    if (!authenticated) {
+      throw new ApiError(
+        'authentication_failed',
+        'Personal API key found in request Authorization header is invalid.',
+      );
+    }
+    const { apiKey, user } = authenticated;
+    if (!scopesGrant(apiKey.scopes, rule.scope)) {
+      throw permissionDenied(`API key missing required scope '${rule.scope}'`);
+    }
+    const access: AccessContext = { user, apiKey };
+
+    if (rule.projectParam) {
+      const team = await this.resolveProject(request.params[rule.projectParam], access);
+      if (apiKey.scopedTeams?.length && !apiKey.scopedTeams.includes(team.id)) {
+        throw permissionDenied(`API key does not have access to the requested project: ID ${team.id}.`);
+      }
+      access.team = team;
+      await this.resolveOrganization(team.organizationId, access);
+    } else if (rule.organizationParam) {
+      await this.resolveOrganization(request.params[rule.organizationParam], access);
+    }
+
+    if (access.organization && access.membership) {
+      assertOrganizationAccess(apiKey, access.organization, access.membership, rule.level);
+    }
+    request.access = access;
+    return true;
+  }
+
+  private async resolveProject(rawId: string | string[] | undefined, access: AccessContext): Promise<Team> {
+    const value = Array.isArray(rawId) ? rawId[0] : rawId;
+    const id = value === '@current' ? access.user.currentTeamId : /^\d{1,9}$/.test(value ?? '') ? Number(value) : null;
+    if (id === null) throw notFound('Project not found.');
+    const team = await this.dataSource.getRepository(Team).findOne({ where: { id } });
+    if (!team) throw notFound('Project not found.');
+    return team;
+  }
+
+  private async resolveOrganization(rawId: string | string[] | undefined, access: AccessContext): Promise<void> {
+    const value = Array.isArray(rawId) ? rawId[0] : rawId;
+    const id = value === '@current' ? access.user.currentOrganizationId : value;
+    if (!id || !isUuid(id)) throw notFound();
+    const membership = await this.dataSource
+      .getRepository(OrganizationMembership)
+      .findOne({ where: { organizationId: id, userId: access.user.id } });
+    if (!membership) throw notFound();
+    const organization = await this.dataSource.getRepository(Organization).findOneOrFail({ where: { id } });
+    access.organization = organization;
+    access.membership = membership;
+  }
+}

@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { hashPersonalApiKey, PersonalApiKey, User } from '@hogbase/postgres';
+
+const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
+
+@Injectable()
+export class PersonalApiKeyService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The key and its active user, or undefined; only the hash of the presented key is looked up. */
+  async authenticate(presentedKey: string): Promise<{ apiKey: PersonalApiKey; user: User } | undefined> {
+    const apiKey = await this.dataSource.getRepository(PersonalApiKey).findOne({
+      where: { secureValue: hashPersonalApiKey(presentedKey) },
+      relations: { user: true },
+    });
+    if (!apiKey?.user?.isActive) return undefined;
+    await this.touch(apiKey);
+    return { apiKey, user: apiKey.user };
+  }
+
+  /** PostHog writes last_used_at at most once an hour per key, to keep auth from writing on every call. */
+  private async touch(apiKey: PersonalApiKey): Promise<void> {
+    const now = new Date();
+    if (apiKey.lastUsedAt && now.getTime() - apiKey.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    await this.dataSource
+      .getRepository(PersonalApiKey)
+      .update({ id: apiKey.id }, { lastUsedAt: now });
+    apiKey.lastUsedAt = now;
+  }
+}

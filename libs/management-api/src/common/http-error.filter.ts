@@ -1,0 +1,62 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ApiError, ErrorBody } from './api-error';
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+/** Maps whatever was thrown to PostHog's `{type, code, detail, attr}` body. */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpError');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    const error = this.toApiError(exception, request);
+    if (error.status >= 500) {
+      this.logger.error(
+        { err: exception, method: request.method, url: request.originalUrl, requestId: request.id },
+        'unhandled error',
+      );
+    }
+    if (response.headersSent) return;
+    if (error.code === 'not_authenticated' || error.code === 'authentication_failed') {
+      response.setHeader('WWW-Authenticate', 'Bearer');
+    }
+    response.status(error.status).json(error.body satisfies ErrorBody);
+  }
+
+  private toApiError(exception: unknown, request: Request): ApiError {
+    if (exception instanceof ApiError) return exception;
+    const parserError = exception as BodyParserError;
+    if (parserError?.type === 'entity.parse.failed') {
+      return new ApiError('parse_error', 'JSON parse error - the request body is not valid JSON.');
+    }
+    if (parserError?.type === 'entity.too.large') {
+      return new ApiError('payload_too_large', 'Request body is too large.');
+    }
+    if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
+      return new ApiError('unsupported_media_type', 'Unsupported request encoding.');
+    }
+    if (exception instanceof HttpException) {
+      switch (exception.getStatus()) {
+        case HttpStatus.NOT_FOUND:
+          // Nest throws this for paths no controller serves.
+          return new ApiError('not_found', 'Endpoint not found.');
+        case HttpStatus.METHOD_NOT_ALLOWED:
+          return new ApiError('method_not_allowed', `Method "${request.method}" not allowed.`);
+        case HttpStatus.PAYLOAD_TOO_LARGE:
+          return new ApiError('payload_too_large', 'Request body is too large.');
+        case HttpStatus.BAD_REQUEST:
+          return new ApiError('parse_error', exception.message);
+        default:
+          break;
+      }
+    }
+    return new ApiError('error', 'A server error occurred.');
+  }
+}

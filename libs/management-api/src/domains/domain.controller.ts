@@ -1,0 +1,58 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { MembershipLevel } from '@hogbase/postgres';
+import { Access, Caller } from '../auth/access.decorator';
+import { AccessContext, requireOrganization } from '../auth/access-context';
+import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { CreateDomainDto, UpdateDomainDto } from './domain.dto';
+import { DomainService } from './domain.service';
+
+const ORGANIZATION = 'organization_id';
+
+@ApiTags('domains')
+@Controller('api/organizations/:organization_id/domains')
+export class DomainController {
+  constructor(private readonly domains: DomainService) {}
+
+  @Get()
+  @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
+  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.domains.list(requireOrganization(caller), page);
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
+  create(@Caller() caller: AccessContext, @Body() dto: CreateDomainDto) {
+    return this.domains.create(requireOrganization(caller), dto);
+  }
+
+  @Get(':id')
+  @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
+  retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
+    return this.domains.retrieve(requireOrganization(caller), id);
+  }
+
+  @Patch(':id')
+  @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
+  update(@Caller() caller: AccessContext, @Param('id') id: string, @Body() dto: UpdateDomainDto) {
+    return this.domains.update(requireOrganization(caller), id, dto);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
+  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+    await this.domains.remove(requireOrganization(caller), id);
+  }
+
+  @Post(':id/verify')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Look up the TXT record _posthog-challenge.<domain> and mark the domain verified' })
+  @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
+  verify(@Caller() caller: AccessContext, @Param('id') id: string) {
+    return this.domains.verify(requireOrganization(caller), id);
+  }
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import express from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { ManagementConfig } from '@hogbase/config';
+import { MetricsService } from './health/metrics.service';
+import { PinoNestLogger } from './logging/pino-nest.logger';
+import { ManagementModule } from './management.module';
+import { OpenApiDocument } from './schema/openapi-document';
+
+export interface ManagementAppOptions {
+  config: ManagementConfig;
+  databaseUrl: string;
+  logger: Logger;
+}
+
+/** Builds the management app (not yet listening): middleware, OpenAPI document, then Nest init. */
+export async function createManagementApp({ config, databaseUrl, logger }: ManagementAppOptions) {
+  const app = await NestFactory.create<NestExpressApplication>(ManagementModule.forRoot({ config, databaseUrl }), {
+    logger: new PinoNestLogger(logger.child({ app: 'management' })),
+    bodyParser: false,
+    abortOnError: false,
+  });
+  app.set('trust proxy', config.trustProxy);
+  app.disable('x-powered-by');
+  app.use(
+    pinoHttp({
+      logger: logger.child({ app: 'management' }),
+      genReqId: (request, response) => {
+        const id = (request.headers['x-request-id'] as string | undefined) ?? randomUUID();
+        response.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Never log credentials.
+      redact: ['req.headers.authorization', 'req.headers.cookie'],
+      autoLogging: { ignore: (request) => request.url === '/_health' || request.url === '/metrics' },
+    }),
+  );
+  const metrics = app.get(MetricsService);
+  app.use((request: express.Request, response: express.Response, next: express.NextFunction) => {
+    const stop = metrics.httpDuration.startTimer({ method: request.method });
+    response.on('finish', () => {
+      const route = (request.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      stop({ route: `${request.baseUrl}${route}`, status: String(response.statusCode) });
+    });
+    next();
+  });
+  app.use(express.json({ limit: '2mb', type: ['application/json', 'application/*+json'] }));
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('hogbase management API')
+      .setDescription(
+        'PostHog-compatible management API. Authenticate with `Authorization: Bearer <personal API key>`; ' +
+          'each operation lists the key scope it needs under `security`, and its full access rule under `x-access`.',
+      )
+      .setVersion('1')
+      .addSecurity('PersonalAPIKey', { type: 'http', scheme: 'bearer', description: 'personal API key phx_…' })
+      .build(),
+  );
+  app.get(OpenApiDocument).document = document;
+  await app.init();
+  return app;
+}

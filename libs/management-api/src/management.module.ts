@@ -1,0 +1,82 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { ManagementConfig } from '@hogbase/config';
+import { openDataSource, postgresDataSourceOptions } from '@hogbase/postgres';
+import { AccessGuard } from './auth/access.guard';
+import { BootstrapService } from './bootstrap/bootstrap.service';
+import { PersonalApiKeyService } from './auth/personal-api-key.service';
+import { HttpErrorFilter } from './common/http-error.filter';
+import { ApiValidationPipe } from './common/validation.pipe';
+import { DnsChallengeService } from './domains/dns-challenge.service';
+import { DomainController } from './domains/domain.controller';
+import { DomainService } from './domains/domain.service';
+import { HealthController } from './health/health.controller';
+import { MetricsService } from './health/metrics.service';
+import { InviteController } from './invites/invite.controller';
+import { InviteMailerService } from './invites/invite-mailer.service';
+import { InviteService } from './invites/invite.service';
+import { MANAGEMENT_CONFIG } from './management-config.token';
+import { MemberController } from './members/member.controller';
+import { MemberService } from './members/member.service';
+import { OrganizationController } from './organizations/organization.controller';
+import { OrganizationProvisioningService } from './organizations/organization-provisioning.service';
+import { OrganizationService } from './organizations/organization.service';
+import { OrganizationProjectController, ProjectController } from './projects/project.controller';
+import { ProjectService } from './projects/project.service';
+import { OpenApiDocument } from './schema/openapi-document';
+import { SchemaController } from './schema/schema.controller';
+import { UserController } from './users/user.controller';
+
+export interface ManagementModuleOptions {
+  config: ManagementConfig;
+  /** The Postgres URL: the configured one, or the embedded server's. */
+  databaseUrl: string;
+}
+
+@Module({})
+export class ManagementModule {
+  static forRoot({ config, databaseUrl }: ManagementModuleOptions): DynamicModule {
+    const connection = { url: databaseUrl, poolSize: config.database.poolSize, applicationName: 'management' };
+    return {
+      module: ManagementModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => postgresDataSourceOptions(connection),
+          // Migrations run before the app serves, under a lock shared with every other process.
+          dataSourceFactory: () => openDataSource(connection),
+        }),
+      ],
+      controllers: [
+        HealthController,
+        SchemaController,
+        OrganizationController,
+        OrganizationProjectController,
+        ProjectController,
+        MemberController,
+        InviteController,
+        DomainController,
+        UserController,
+      ],
+      providers: [
+        { provide: MANAGEMENT_CONFIG, useValue: config },
+        { provide: APP_GUARD, useClass: AccessGuard },
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
+        { provide: APP_FILTER, useClass: HttpErrorFilter },
+        OpenApiDocument,
+        MetricsService,
+        PersonalApiKeyService,
+        OrganizationProvisioningService,
+        BootstrapService,
+        OrganizationService,
+        ProjectService,
+        MemberService,
+        InviteService,
+        InviteMailerService,
+        DomainService,
+        DnsChallengeService,
+      ],
+      exports: [OrganizationProvisioningService, BootstrapService, InviteService],
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { MembershipLevel } from '@hogbase/postgres';
+import { Access, Caller } from '../auth/access.decorator';
+import { AccessContext, requireOrganization } from '../auth/access-context';
+import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
+import { OrganizationService } from './organization.service';
+
+@ApiTags('organizations')
+@Controller('api/organizations')
+export class OrganizationController {
+  constructor(private readonly organizations: OrganizationService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List the organizations the caller belongs to' })
+  @Access({ scope: 'organization:read' })
+  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.organizations.list(caller, page);
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create an organization, its first project and an owner membership' })
+  @Access({ scope: 'organization:write' })
+  create(@Caller() caller: AccessContext, @Body() dto: CreateOrganizationDto) {
+    return this.organizations.create(caller, dto);
+  }
+
+  @Get(':id')
+  @Access({ scope: 'organization:read', organizationParam: 'id' })
+  retrieve(@Caller() caller: AccessContext, @Param('id') _id: string) {
+    return this.organizations.retrieve(requireOrganization(caller));
+  }
+
+  @Patch(':id')
+  @Access({ scope: 'organization:write', organizationParam: 'id', level: MembershipLevel.Admin })
+  update(@Caller() caller: AccessContext, @Param('id') _id: string, @Body() dto: UpdateOrganizationDto) {
+    return this.organizations.update(requireOrganization(caller), dto);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Access({ scope: 'organization:write', organizationParam: 'id', level: MembershipLevel.Owner })
+  async remove(@Caller() caller: AccessContext, @Param('id') _id: string): Promise<void> {
+    await this.organizations.remove(requireOrganization(caller));
+  }
+}

@@ -1,0 +1,41 @@
+import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
+import { IsBoolean, IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { messages } from '../common/messages';
+
+export class CreateOrganizationDto {
+  @ApiProperty({ maxLength: 64 })
+  @IsDefined({ message: messages.required })
+  @IsString({ message: messages.string })
+  @IsNotEmpty({ message: messages.blank })
+  @MaxLength(64, { message: messages.maxLength(64) })
+  name!: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean({ message: messages.boolean })
+  is_member_join_email_enabled?: boolean;
+
+  @ApiPropertyOptional({ nullable: true, type: Boolean })
+  @ValidateIf((_dto, value) => value !== undefined && value !== null)
+  @IsBoolean({ message: messages.boolean })
+  enforce_2fa?: boolean | null;
+}
+
+export class UpdateOrganizationDto {
+  @ApiPropertyOptional({ maxLength: 64 })
+  @ValidateIf((_dto, value) => value !== undefined)
+  @IsString({ message: messages.string })
+  @IsNotEmpty({ message: messages.blank })
+  @MaxLength(64, { message: messages.maxLength(64) })
+  name?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean({ message: messages.boolean })
+  is_member_join_email_enabled?: boolean;
+
+  @ApiPropertyOptional({ nullable: true, type: Boolean })
+  @ValidateIf((_dto, value) => value !== undefined && value !== null)
+  @IsBoolean({ message: messages.boolean })
+  enforce_2fa?: boolean | null;
+}

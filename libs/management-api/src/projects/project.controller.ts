@@ -1,0 +1,78 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { MembershipLevel } from '@hogbase/postgres';
+import { Access, Caller } from '../auth/access.decorator';
+import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
+import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { CreateProjectDto, UpdateProjectDto } from './project.dto';
+import { ProjectService } from './project.service';
+
+@ApiTags('projects')
+@Controller('api/projects')
+export class ProjectController {
+  constructor(private readonly projects: ProjectService) {}
+
+  @Get()
+  @ApiOperation({ summary: "List the projects of the caller's organizations" })
+  @Access({ scope: 'project:read' })
+  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.projects.list(caller, page);
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @ApiOperation({ summary: "Create a project in the caller's current organization (admin)" })
+  @Access({ scope: 'project:write' })
+  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto) {
+    return this.projects.createInCurrentOrganization(caller, dto);
+  }
+
+  @Get(':id')
+  @Access({ scope: 'project:read', projectParam: 'id' })
+  retrieve(@Caller() caller: AccessContext, @Param('id') _id: string) {
+    return this.projects.retrieve(requireProject(caller));
+  }
+
+  @Patch(':id')
+  @Access({ scope: 'project:write', projectParam: 'id' })
+  update(@Caller() caller: AccessContext, @Param('id') _id: string, @Body() dto: UpdateProjectDto) {
+    return this.projects.update(requireProject(caller), dto);
+  }
+
+  @Patch(':id/reset_token')
+  @ApiOperation({ summary: 'Replace the project API key' })
+  @Access({ scope: 'project:write', projectParam: 'id', level: MembershipLevel.Admin })
+  resetToken(@Caller() caller: AccessContext, @Param('id') _id: string) {
+    return this.projects.resetToken(requireProject(caller));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Access({ scope: 'project:write', projectParam: 'id', level: MembershipLevel.Admin })
+  async remove(@Caller() caller: AccessContext, @Param('id') _id: string): Promise<void> {
+    await this.projects.remove(requireProject(caller));
+  }
+}
+
+/** PostHog 2025's organization-scoped project routes, handy for scripting several organizations. */
+@ApiTags('projects')
+@Controller('api/organizations/:organization_id/projects')
+export class OrganizationProjectController {
+  constructor(private readonly projects: ProjectService) {}
+
+  @Get()
+  @Access({ scope: 'project:read', organizationParam: 'organization_id' })
+  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.projects.list(caller, page, requireOrganization(caller).organization.id);
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @Access({ scope: 'project:write', organizationParam: 'organization_id', level: MembershipLevel.Admin })
+  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto) {
+    return this.projects.create(caller, requireOrganization(caller), dto);
+  }
+}

@@ -1,0 +1,25 @@
+import { OrganizationDomain } from './organization-domain.entity';
+import { OrganizationInvite } from './organization-invite.entity';
+import { OrganizationMembership } from './organization-membership.entity';
+import { Organization } from './organization.entity';
+import { PersonalApiKey } from './personal-api-key.entity';
+import { Team } from './team.entity';
+import { User } from './user.entity';
+
+export * from './organization-domain.entity';
+export * from './organization-invite.entity';
+export * from './organization-membership.entity';
+export * from './organization.entity';
+export * from './personal-api-key.entity';
+export * from './team.entity';
+export * from './user.entity';
+
+export const ENTITIES = [
+  User,
+  Organization,
+  OrganizationMembership,
+  Team,
+  PersonalApiKey,
+  OrganizationInvite,
+  OrganizationDomain,
+];
