@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import { mkdir } from 'node:fs/promises';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { ConfigError, describeDatabase } from '@hogbase/config';
+import { ConfigError, describeDatabase, loadStandaloneConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
 import { ensureInitialCredentials } from './first-run';
-import { loadStandaloneConfig } from './standalone.config';
+
 
 /**
  * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres) unless

@@ -1,2 +1,3 @@
 export * from './env.util';
 export * from './management.config';
+export * from './standalone.config';

@@ -6,3 +6,5 @@ export * from './bootstrap/bootstrap.service';
 export * from './invites/invite.service';
 export * from './auth/scopes';
 export * from './common/api-error';
+export * from './routes/route-table';
+export * from './auth/access.decorator';

@@ -9,6 +9,7 @@ import type { ManagementConfig } from '@hogbase/config';
 import { MetricsService } from './health/metrics.service';
 import { PinoNestLogger } from './logging/pino-nest.logger';
 import { ManagementModule } from './management.module';
+import { assertEveryRouteDeclaresAccess } from './routes/route-table';
 import { OpenApiDocument } from './schema/openapi-document';
 
 export interface ManagementAppOptions {
@@ -24,6 +25,7 @@ export async function createManagementApp({ config, databaseUrl, logger }: Manag
     bodyParser: false,
     abortOnError: false,
   });
+  assertEveryRouteDeclaresAccess(app);
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.use(

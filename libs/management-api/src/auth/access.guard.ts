@@ -64,7 +64,8 @@ export class AccessGuard implements CanActivate {
         throw permissionDenied(`API key does not have access to the requested project: ID ${team.id}.`);
       }
       access.team = team;
-      await this.resolveOrganization(team.organizationId, access);
+      // A project of an organization the user is not in answers exactly as a project that does not exist.
+      await this.resolveOrganization(team.organizationId, access, 'Project not found.');
     } else if (rule.organizationParam) {
       await this.resolveOrganization(request.params[rule.organizationParam], access);
     }
@@ -85,14 +86,18 @@ export class AccessGuard implements CanActivate {
     return team;
   }
 
-  private async resolveOrganization(rawId: string | string[] | undefined, access: AccessContext): Promise<void> {
+  private async resolveOrganization(
+    rawId: string | string[] | undefined,
+    access: AccessContext,
+    notFoundDetail = 'Not found.',
+  ): Promise<void> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
     const id = value === '@current' ? access.user.currentOrganizationId : value;
-    if (!id || !isUuid(id)) throw notFound();
+    if (!id || !isUuid(id)) throw notFound(notFoundDetail);
     const membership = await this.dataSource
       .getRepository(OrganizationMembership)
       .findOne({ where: { organizationId: id, userId: access.user.id } });
-    if (!membership) throw notFound();
+    if (!membership) throw notFound(notFoundDetail);
     const organization = await this.dataSource.getRepository(Organization).findOneOrFail({ where: { id } });
     access.organization = organization;
     access.membership = membership;

@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'user_already_member'
   | 'throttled'
   | 'conflict'
+  | 'service_unavailable'
   | 'error';
 
 export type ErrorType =
@@ -58,6 +59,7 @@ const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = 
   user_already_member: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   throttled: { status: HttpStatus.TOO_MANY_REQUESTS, type: 'throttled_error' },
   conflict: { status: HttpStatus.CONFLICT, type: 'invalid_request' },
+  service_unavailable: { status: HttpStatus.SERVICE_UNAVAILABLE, type: 'server_error' },
   error: { status: HttpStatus.INTERNAL_SERVER_ERROR, type: 'server_error' },
 };
 

@@ -17,7 +17,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
     const error = this.toApiError(exception, request);
-    if (error.status >= 500) {
+    if (error.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(
         { err: exception, method: request.method, url: request.originalUrl, requestId: request.id },
         'unhandled error',
@@ -43,7 +43,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       return new ApiError('unsupported_media_type', 'Unsupported request encoding.');
     }
     if (exception instanceof HttpException) {
-      switch (exception.getStatus()) {
+      switch (exception.getStatus() as HttpStatus) {
         case HttpStatus.NOT_FOUND:
           // Nest throws this for paths no controller serves.
           return new ApiError('not_found', 'Endpoint not found.');

@@ -1,8 +1,9 @@
-import { Controller, Get, Header, HttpCode, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Access } from '../auth/access.decorator';
+import { ApiError } from '../common/api-error';
 import { MetricsService } from './metrics.service';
 
 @ApiExcludeController()
@@ -28,7 +29,7 @@ export class HealthController {
     try {
       await this.dataSource.query('SELECT 1');
     } catch {
-      throw new ServiceUnavailableException({ status: 'unavailable', postgres: 'down' });
+      throw new ApiError('service_unavailable', 'Postgres does not answer.');
     }
     return { status: 'ok', postgres: 'up' };
   }

@@ -1,4 +1,5 @@
-import { Environment, loadManagementConfig, ManagementConfig, readString } from '@hogbase/config';
+import { Environment, readString } from './env.util';
+import { loadManagementConfig, ManagementConfig } from './management.config';
 
 export interface StandaloneConfig {
   management: ManagementConfig;

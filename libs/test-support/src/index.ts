@@ -1,0 +1,3 @@
+export * from './dns-test-server.util';
+export * from './smtp-test-server.util';
+export * from './test-database.util';

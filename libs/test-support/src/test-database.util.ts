@@ -1,0 +1,82 @@
+import { Client } from 'pg';
+
+export interface TestDatabase {
+  /** Connection URL of the new database, with the credentials of TEST_DATABASE_URL. */
+  url: string;
+  name: string;
+  /** Terminates the database's connections and drops it. Safe to call twice. */
+  drop(): Promise<void>;
+}
+
+let databasesCreated = 0;
+
+/** Throws unless `name` contains `test`: helpers that create or drop databases never touch anything else. */
+export function assertTestDatabaseName(name: string): void {
+  if (!name.includes('test')) {
+    throw new Error(`Refusing to create or drop database "${name}": its name does not contain "test"`);
+  }
+}
+
+function readServerUrl(): URL {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    throw new Error(
+      'TEST_DATABASE_URL is not set. Run the tests through `npm test` (it starts PostgreSQL and sets it), ' +
+        'or set it to a PostgreSQL URL whose role may CREATE DATABASE.',
+    );
+  }
+  return new URL(serverUrl);
+}
+
+async function withServerClient<T>(serverUrl: URL, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: serverUrl.toString() });
+  try {
+    await client.connect();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `Cannot connect to TEST_DATABASE_URL (${serverUrl.host}${serverUrl.pathname}): ${reason}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function dropDatabase(client: Client, name: string): Promise<void> {
+  assertTestDatabaseName(name);
+  // WITH (FORCE) terminates the database's sessions atomically with the drop, so a pool that
+  // reconnects between a separate pg_terminate_backend and the DROP cannot make it fail.
+  await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
+}
+
+/**
+ * Creates an empty database for one test file on the server of TEST_DATABASE_URL. The name is
+ * unique per jest worker, process and call, so parallel workers never share a database.
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = readServerUrl();
+  databasesCreated += 1;
+  const name = `hogbase_test_w${process.env.JEST_WORKER_ID ?? '0'}_${process.pid}_${databasesCreated}`;
+  assertTestDatabaseName(name);
+
+  await withServerClient(serverUrl, async (client) => {
+    // A database left over from a crashed run with a recycled pid would make CREATE fail.
+    await dropDatabase(client, name);
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  });
+
+  const databaseUrl = new URL(serverUrl);
+  databaseUrl.pathname = `/${name}`;
+
+  return {
+    url: databaseUrl.toString(),
+    name,
+    drop: () => withServerClient(serverUrl, (client) => dropDatabase(client, name)),
+  };
+}

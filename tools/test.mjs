@@ -1,0 +1,267 @@
+// `npm test`: starts the services the test tiers need (unless they are already given), runs every
+// project's `test` target through nx, then stops exactly what it started and exits with nx's code.
+//
+// Arguments after `--` go to `nx run-many` unchanged, for example:
+//   npm test -- --projects=management
+//   npm test -- --projects=test-support --skip-nx-cache
+//
+// Environment:
+//   TEST_DATABASE_URL  use this PostgreSQL (a role that may CREATE DATABASE) instead of the
+//                      machine's PostgreSQL 15 cluster `main`.
+//   CI                 passed through to nx and jest.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const binDir = path.join(repoRoot, 'node_modules', '.bin');
+
+const POSTGRES_VERSION = '15';
+const POSTGRES_CLUSTER = 'main';
+const TEST_ROLE = 'hogbase_test';
+const TEST_ROLE_PASSWORD = 'hogbase_test';
+const POSTGRES_READY_TIMEOUT_MS = 30_000;
+
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 };
+
+/** Set once SIGINT/SIGTERM arrives; start-up steps check it so a Ctrl-C during start-up still cleans up. */
+let receivedSignal = null;
+/** The running nx process, so signals can be forwarded to it. */
+let nxProcess = null;
+
+function log(message) {
+  console.log(`[npm test] ${message}`);
+}
+
+class InterruptedError extends Error {}
+
+function throwIfInterrupted() {
+  if (receivedSignal) throw new InterruptedError(`interrupted by ${receivedSignal}`);
+}
+
+/**
+ * Runs a command to completion. Output is captured (and returned) unless `inherit` is set.
+ * Resolves with the exit code instead of throwing so callers decide what a failure means.
+ */
+function run(command, args, { inherit = false, cwd = repoRoot, env = process.env } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      env,
+      stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    child.on('error', (error) =>
+      reject(new Error(`cannot run ${command}: ${error.message}`, { cause: error })),
+    );
+    child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, stdout, stderr }));
+  });
+}
+
+async function runOrThrow(command, args, options) {
+  const result = await run(command, args, options);
+  if (result.code !== 0) {
+    const output = `${result.stdout}${result.stderr}`.trim();
+    throw new Error(
+      `${command} ${args.join(' ')} failed (exit ${result.code})${output ? `:\n${output}` : ''}`,
+    );
+  }
+  return result;
+}
+
+async function findPostgresCluster() {
+  const { stdout } = await runOrThrow('pg_lsclusters', ['--no-header']);
+  for (const line of stdout.split('\n')) {
+    const [version, cluster, port, status] = line.trim().split(/\s+/);
+    if (version === POSTGRES_VERSION && cluster === POSTGRES_CLUSTER) {
+      return { port: Number(port), online: status.startsWith('online') };
+    }
+  }
+  throw new Error(
+    `PostgreSQL ${POSTGRES_VERSION} cluster "${POSTGRES_CLUSTER}" not found by pg_lsclusters; ` +
+      'install it or set TEST_DATABASE_URL',
+  );
+}
+
+async function waitForPostgres(port) {
+  const deadline = Date.now() + POSTGRES_READY_TIMEOUT_MS;
+  for (;;) {
+    throwIfInterrupted();
+    const { code } = await run('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(port)]);
+    if (code === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`PostgreSQL on 127.0.0.1:${port} not ready after ${POSTGRES_READY_TIMEOUT_MS} ms`);
+    }
+    await sleep(250);
+  }
+}
+
+async function ensureTestRole(port) {
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      `creating the ${TEST_ROLE} role needs root (runuser -u postgres); ` +
+        'run as root or set TEST_DATABASE_URL',
+    );
+  }
+  // SUPERUSER so tests can CREATE DATABASE and CREATE EXTENSION; this role only exists on a
+  // developer or CI machine's local cluster, reachable on 127.0.0.1.
+  const sql = `DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${TEST_ROLE}') THEN
+    CREATE ROLE ${TEST_ROLE} LOGIN SUPERUSER PASSWORD '${TEST_ROLE_PASSWORD}';
+  ELSE
+    ALTER ROLE ${TEST_ROLE} LOGIN SUPERUSER PASSWORD '${TEST_ROLE_PASSWORD}';
+  END IF;
+END
+$$;`;
+  // cwd '/': the postgres user may not be allowed into the repository directory.
+  await runOrThrow(
+    'runuser',
+    ['-u', 'postgres', '--', 'psql', '-X', '-q', '-p', String(port), '-v', 'ON_ERROR_STOP=1', '-c', sql],
+    { cwd: '/' },
+  );
+}
+
+/** Pushes a stop callback onto `stops` only if it starts the cluster itself. */
+async function startPostgres(childEnv, stops) {
+  if (process.env.TEST_DATABASE_URL) {
+    log('PostgreSQL: using TEST_DATABASE_URL from the environment');
+    childEnv.TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+    return;
+  }
+
+  const cluster = await findPostgresCluster();
+  if (cluster.online) {
+    log(
+      `PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER} already running on port ${cluster.port}; will leave it running`,
+    );
+  } else {
+    log(`starting PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER} on port ${cluster.port}`);
+    // Register the stop before starting: a half-started cluster must be stopped too.
+    stops.push(async () => {
+      log(`stopping PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER}`);
+      const { code, stderr } = await run('pg_ctlcluster', [POSTGRES_VERSION, POSTGRES_CLUSTER, 'stop']);
+      if (code !== 0) log(`could not stop PostgreSQL: ${stderr.trim()}`);
+    });
+    await runOrThrow('pg_ctlcluster', [POSTGRES_VERSION, POSTGRES_CLUSTER, 'start']);
+  }
+  await waitForPostgres(cluster.port);
+  throwIfInterrupted();
+  await ensureTestRole(cluster.port);
+  childEnv.TEST_DATABASE_URL = `postgres://${TEST_ROLE}:${TEST_ROLE_PASSWORD}@127.0.0.1:${cluster.port}/postgres`;
+  log(`PostgreSQL ready: TEST_DATABASE_URL=postgres://${TEST_ROLE}:***@127.0.0.1:${cluster.port}/postgres`);
+}
+
+/**
+ * Starts every service the tests need and fills `childEnv` with their URLs.
+ * Returns stop callbacks, in start order; they run in reverse. If a start fails (or a signal
+ * arrives) part-way, what already started is stopped before the error propagates.
+ */
+async function startServices(childEnv) {
+  const stops = [];
+  try {
+    await startPostgres(childEnv, stops);
+    throwIfInterrupted();
+
+    // ---- Kafka broker: start it here ----------------------------------------------------------
+    // Same shape as startPostgres: honour KAFKA_BROKERS from the environment if set, otherwise
+    // start a local broker, push its stop callback onto `stops` *before* waiting for it to accept
+    // connections (so a failed or interrupted start is still stopped), and set
+    // childEnv.KAFKA_BROKERS. e.g. `await startKafka(childEnv, stops);`
+    // ---------------------------------------------------------------------------------------------
+
+    return stops;
+  } catch (error) {
+    await stopServices(stops);
+    throw error;
+  }
+}
+
+async function stopServices(stops) {
+  for (const stop of [...stops].reverse()) {
+    try {
+      await stop();
+    } catch (error) {
+      log(`stop failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+function runNx(childEnv, extraArgs) {
+  const nxArgs = ['run-many', '-t', 'test', '--parallel=1', '--outputStyle=stream', ...extraArgs];
+  log(`running nx ${nxArgs.join(' ')}`);
+  return new Promise((resolve, reject) => {
+    nxProcess = spawn(path.join(binDir, 'nx'), nxArgs, { cwd: repoRoot, env: childEnv, stdio: 'inherit' });
+    nxProcess.on('error', (error) => reject(new Error(`cannot run nx: ${error.message}`, { cause: error })));
+    nxProcess.on('close', (code, signal) => {
+      nxProcess = null;
+      resolve(code ?? SIGNAL_EXIT_CODES[signal] ?? 1);
+    });
+  });
+}
+
+function onSignal(signal) {
+  if (receivedSignal) {
+    // A second Ctrl-C means "now": kill nx hard, but still stop services on the way out.
+    nxProcess?.kill('SIGKILL');
+    return;
+  }
+  receivedSignal = signal;
+  log(`received ${signal}, shutting down`);
+  // NOTE: on Ctrl-C the terminal already signalled nx (same process group); forwarding is for
+  // `kill <pid>` from a supervisor, which only reaches us.
+  nxProcess?.kill(signal);
+}
+
+async function main() {
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  // npm already strips the `--` separator; tolerate one when called directly.
+  const extraArgs = process.argv.slice(2).filter((arg, index) => !(index === 0 && arg === '--'));
+
+  if (!existsSync(path.join(binDir, 'nx'))) {
+    log('node_modules/.bin/nx is missing: run `npm ci` first');
+    process.exit(1);
+  }
+
+  const childEnv = {
+    ...process.env,
+    // node_modules/.bin first so nx and jest run on the pinned Node (the `node` devDependency).
+    PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
+    NX_DAEMON: 'false',
+    NX_NO_CLOUD: 'true',
+    // NestJS 12 ships as ES modules; Jest loads them through require(esm), which needs vm modules.
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--disable-warning=ExperimentalWarning']
+      .filter(Boolean)
+      .join(' '),
+  };
+
+  let exitCode = 1;
+  let stops = [];
+  try {
+    stops = await startServices(childEnv);
+    throwIfInterrupted();
+    exitCode = await runNx(childEnv, extraArgs);
+  } catch (error) {
+    if (error instanceof InterruptedError) {
+      log(error.message);
+    } else {
+      log(`error: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    exitCode = 1;
+  } finally {
+    await stopServices(stops);
+  }
+
+  if (receivedSignal) exitCode = SIGNAL_EXIT_CODES[receivedSignal];
+  log(`exit ${exitCode}`);
+  process.exit(exitCode);
+}
+
+await main();
