@@ -193,11 +193,24 @@ async function stopServices(stops) {
 }
 
 function runNx(childEnv, extraArgs) {
-  const nxArgs = ['run-many', '-t', 'test', '--parallel=1', '--outputStyle=stream', ...extraArgs];
-  log(`running nx ${nxArgs.join(' ')}`);
+  return runTool(childEnv, 'nx', ['run-many', '-t', 'test', '--parallel=1', '--outputStyle=stream', ...extraArgs]);
+}
+
+/**
+ * The static checks CI would otherwise skip: the whole repository type-checks and lints with no
+ * warning. They run only for a full `npm test`, not when arguments narrow the run.
+ */
+async function runStaticChecks(childEnv) {
+  const typecheck = await runTool(childEnv, 'tsc', ['-p', 'tsconfig.json', '--noEmit']);
+  if (typecheck !== 0) return typecheck;
+  return runTool(childEnv, 'nx', ['run-many', '-t', 'lint', '--parallel=2', '--outputStyle=stream']);
+}
+
+function runTool(childEnv, tool, args) {
+  log(`running ${tool} ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
-    nxProcess = spawn(path.join(binDir, 'nx'), nxArgs, { cwd: repoRoot, env: childEnv, stdio: 'inherit' });
-    nxProcess.on('error', (error) => reject(new Error(`cannot run nx: ${error.message}`, { cause: error })));
+    nxProcess = spawn(path.join(binDir, tool), args, { cwd: repoRoot, env: childEnv, stdio: 'inherit' });
+    nxProcess.on('error', (error) => reject(new Error(`cannot run ${tool}: ${error.message}`, { cause: error })));
     nxProcess.on('close', (code, signal) => {
       nxProcess = null;
       resolve(code ?? SIGNAL_EXIT_CODES[signal] ?? 1);
@@ -245,6 +258,11 @@ async function main() {
   let exitCode = 1;
   let stops = [];
   try {
+    if (extraArgs.length === 0) {
+      exitCode = await runStaticChecks(childEnv);
+      throwIfInterrupted();
+      if (exitCode !== 0) throw new Error('static checks failed');
+    }
     stops = await startServices(childEnv);
     throwIfInterrupted();
     exitCode = await runNx(childEnv, extraArgs);
@@ -254,7 +272,7 @@ async function main() {
     } else {
       log(`error: ${error instanceof Error ? error.message : String(error)}`);
     }
-    exitCode = 1;
+    exitCode = exitCode || 1;
   } finally {
     await stopServices(stops);
   }
