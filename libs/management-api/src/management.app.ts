@@ -9,7 +9,8 @@ import type { ManagementConfig } from '@hogbase/config';
 import { MetricsService } from './health/metrics.service';
 import { PinoNestLogger } from './logging/pino-nest.logger';
 import { ManagementModule } from './management.module';
-import { assertEveryRouteDeclaresAccess } from './routes/route-table';
+import { RouteMatcher } from './routes/route-matcher';
+import { assertEveryRouteDeclaresAccess, routeTable } from './routes/route-table';
 import { OpenApiDocument } from './schema/openapi-document';
 
 export interface ManagementAppOptions {
@@ -26,6 +27,7 @@ export async function createManagementApp({ config, databaseUrl, logger }: Manag
     abortOnError: false,
   });
   assertEveryRouteDeclaresAccess(app);
+  app.get(RouteMatcher).load(routeTable(app));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.use(

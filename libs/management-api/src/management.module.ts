@@ -24,6 +24,7 @@ import { OrganizationProvisioningService } from './organizations/organization-pr
 import { OrganizationService } from './organizations/organization.service';
 import { OrganizationProjectController, ProjectController } from './projects/project.controller';
 import { ProjectService } from './projects/project.service';
+import { RouteMatcher } from './routes/route-matcher';
 import { OpenApiDocument } from './schema/openapi-document';
 import { SchemaController } from './schema/schema.controller';
 import { UserController } from './users/user.controller';
@@ -64,6 +65,7 @@ export class ManagementModule {
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
         OpenApiDocument,
+        RouteMatcher,
         MetricsService,
         PersonalApiKeyService,
         OrganizationProvisioningService,

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { RouteMatcher } from '../routes/route-matcher';
 import { ApiError, ErrorBody } from './api-error';
 
 interface BodyParserError {
@@ -11,6 +12,8 @@ interface BodyParserError {
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpError');
+
+  constructor(private readonly routes: RouteMatcher) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -24,6 +27,9 @@ export class HttpErrorFilter implements ExceptionFilter {
       );
     }
     if (response.headersSent) return;
+    if (error.code === 'method_not_allowed') {
+      response.setHeader('Allow', this.routes.methodsFor(request.path).join(', '));
+    }
     if (error.code === 'not_authenticated' || error.code === 'authentication_failed') {
       response.setHeader('WWW-Authenticate', 'Bearer');
     }
@@ -45,8 +51,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       switch (exception.getStatus() as HttpStatus) {
         case HttpStatus.NOT_FOUND:
-          // Nest throws this for paths no controller serves.
-          return new ApiError('not_found', 'Endpoint not found.');
+          // Nest throws this for requests no route serves: a known path with another method is a 405.
+          return this.routes.methodsFor(request.path).length > 0
+            ? new ApiError('method_not_allowed', `Method "${request.method}" not allowed.`)
+            : new ApiError('not_found', 'Endpoint not found.');
         case HttpStatus.METHOD_NOT_ALLOWED:
           return new ApiError('method_not_allowed', `Method "${request.method}" not allowed.`);
         case HttpStatus.PAYLOAD_TOO_LARGE:

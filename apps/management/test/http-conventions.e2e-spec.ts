@@ -1,0 +1,110 @@
+import { PersonalApiKey } from '@hogbase/postgres';
+import { ManagementTestApp, startManagementTestApp } from './management-test-app';
+
+describe('HTTP conventions', () => {
+  let testApp: ManagementTestApp;
+  let owner: Awaited<ReturnType<ManagementTestApp['createOwner']>>;
+
+  beforeAll(async () => {
+    testApp = await startManagementTestApp();
+    owner = await testApp.createOwner('conventions@example.test', 'Conventions');
+  });
+
+  afterAll(async () => {
+    await testApp?.close();
+  });
+
+  it('answers 404 "Endpoint not found." for a path no route serves', async () => {
+    const response = await owner.api.get('/api/nothing-here/');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ type: 'invalid_request', code: 'not_found', detail: 'Endpoint not found.', attr: null });
+  });
+
+  it('answers 405 with Allow for a known path asked with another method', async () => {
+    const response = await owner.api.request('PUT', `/api/organizations/${owner.organizationId}/`, { body: {} });
+    expect(response.status).toBe(405);
+    expect(response.body).toEqual({
+      type: 'invalid_request',
+      code: 'method_not_allowed',
+      detail: 'Method "PUT" not allowed.',
+      attr: null,
+    });
+    expect(response.headers.get('allow')).toBe('DELETE, GET, PATCH');
+  });
+
+  it('serves a route with and without its trailing slash', async () => {
+    const withSlash = await owner.api.get(`/api/organizations/${owner.organizationId}/`);
+    const withoutSlash = await owner.api.get(`/api/organizations/${owner.organizationId}`);
+    expect([withSlash.status, withoutSlash.status]).toEqual([200, 200]);
+    expect(withoutSlash.body).toEqual(withSlash.body);
+  });
+
+  it('answers 400 parse_error to a body that is not JSON', async () => {
+    const response = await owner.api.request('POST', '/api/organizations/', { rawBody: '{"name": ' });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ type: 'invalid_request', code: 'parse_error', attr: null });
+  });
+
+  it('answers 413 to a body over the limit, without reading it', async () => {
+    const response = await owner.api.request('POST', '/api/organizations/', { rawBody: JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) }) });
+    expect(response.status).toBe(413);
+    expect(response.body.code).toBe('payload_too_large');
+  });
+
+  it('answers 400 to a JSON body that is not an object where an object is expected', async () => {
+    const list = await owner.api.request('POST', '/api/organizations/', { rawBody: '[]' });
+    expect(list).toMatchObject({
+      status: 400,
+      body: { type: 'validation_error', code: 'invalid_input', detail: 'Invalid data. Expected a dictionary, but got list.', attr: null },
+    });
+    for (const rawBody of ['"name"', '42', 'null']) {
+      const response = await owner.api.request('POST', '/api/organizations/', { rawBody });
+      expect({ rawBody, status: response.status, code: response.body.code }).toEqual({ rawBody, status: 400, code: 'parse_error' });
+    }
+  });
+
+  it('reports health, readiness and metrics without credentials', async () => {
+    const client = testApp.client();
+    expect((await client.get('/_health')).status).toBe(200);
+    expect(await client.get('/_ready')).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'up' } });
+    const metrics = await client.get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toContain('management_http_request_duration_seconds');
+  });
+
+  it('serves the OpenAPI document at /api/schema/ with the bearer scheme', async () => {
+    const { status, body } = await testApp.client().get('/api/schema/');
+    expect(status).toBe(200);
+    expect(body.openapi).toMatch(/^3\./);
+    expect(body.components.securitySchemes.PersonalAPIKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(body.paths['/api/organizations/{organization_id}/invites/bulk'].post.security).toEqual([
+      { PersonalAPIKey: ['organization_member:write'] },
+    ]);
+  });
+
+  it('echoes a request id on every response', async () => {
+    const response = await owner.api.request('GET', '/api/organizations/', { headers: { 'X-Request-Id': 'trace-123' } });
+    expect(response.headers.get('x-request-id')).toBe('trace-123');
+    expect((await owner.api.get('/api/organizations/')).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("records a key's last use, at most once an hour", async () => {
+    const key = await testApp.createKey('conventions@example.test', ['organization:read']);
+    const keys = testApp.dataSource.getRepository(PersonalApiKey);
+    const stored = async () => (await keys.find()).find((row) => row.maskValue === `${key.slice(0, 4)}...${key.slice(-4)}`)!;
+    expect((await stored()).lastUsedAt).toBeNull();
+    await testApp.client(`Bearer ${key}`).get('/api/organizations/');
+    const firstUse = (await stored()).lastUsedAt;
+    expect(firstUse).toBeInstanceOf(Date);
+    await testApp.client(`Bearer ${key}`).get('/api/organizations/');
+    expect((await stored()).lastUsedAt).toEqual(firstUse);
+  });
+
+  it('answers the user and the key behind the request', async () => {
+    const me = await owner.api.get('/api/users/@me/');
+    expect(me.body).toMatchObject({ email: 'conventions@example.test', organization: { id: owner.organizationId } });
+    const current = await owner.api.get('/api/personal_api_keys/@current/');
+    expect(current.body).toMatchObject({ scopes: ['*'], mask_value: `${owner.key.slice(0, 4)}...${owner.key.slice(-4)}` });
+    expect(JSON.stringify(current.body)).not.toContain(owner.key);
+  });
+});
