@@ -1,11 +1,20 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined, IsIn } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsIn, IsOptional } from 'class-validator';
 import { MEMBERSHIP_LEVELS, MembershipLevel } from '@hogbase/postgres';
 import { messages } from '../common/messages';
+import { RejectNull } from '../organizations/drf-fields.util';
 
+/** DRF's ChoiceField matches the choice's string form, so `"8"` is level 8 as PostHog reads it. */
+const levelFromString = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && MEMBERSHIP_LEVELS.map(String).includes(value) ? Number(value) : value;
+
+/** A PATCH is partial, as in PostHog: without `level` nothing changes. */
 export class UpdateMemberDto {
-  @ApiProperty({ enum: MEMBERSHIP_LEVELS, description: '1 member, 8 admin, 15 owner' })
-  @IsDefined({ message: messages.required })
+  @ApiPropertyOptional({ enum: MEMBERSHIP_LEVELS, description: '1 member, 8 admin, 15 owner' })
+  @Transform(levelFromString)
+  @RejectNull()
+  @IsOptional()
   @IsIn(MEMBERSHIP_LEVELS, { message: (args) => messages.choice(args.value) })
-  level!: MembershipLevel;
+  level?: MembershipLevel;
 }

@@ -13,7 +13,8 @@ type MembershipWithUser = OrganizationMembership & { user: User };
 
 /**
  * PostHog's `OrganizationMembership.validate_update`: who may change (or, with no new level,
- * remove) whose membership. Each refusal is a 403 with PostHog's message.
+ * remove) whose membership. Each refusal is a 403 with PostHog's message. Nothing but the level
+ * rules applies to your own membership.
  */
 export function validateMembershipUpdate(
   requester: OrganizationMembership,
@@ -29,6 +30,7 @@ export function validateMembershipUpdate(
       throw permissionDenied('You can only change access level of others to lower or equal to your current one.');
     }
   }
+  if (target.id === requester.id) return;
   if (requester.organizationId !== target.organizationId) {
     throw permissionDenied('You both need to belong to the same organization.');
   }
@@ -63,8 +65,14 @@ export class MemberService {
     return { count, results: memberships.map((membership) => presentMember(membership as MembershipWithUser)) };
   }
 
-  async update(caller: AccessContext, resolved: ResolvedOrganization, userUuid: string, level: MembershipLevel) {
+  /**
+   * As PostHog: the object permission (the rules without a level) runs first, so a member editing
+   * someone else hears "only if you are an admin" whatever level they asked for; then the level rules.
+   */
+  async update(caller: AccessContext, resolved: ResolvedOrganization, userUuid: string, level?: MembershipLevel) {
     const target = await this.findTarget(caller, resolved, userUuid);
+    validateMembershipUpdate(resolved.membership, target);
+    if (level === undefined) return presentMember(target);
     validateMembershipUpdate(resolved.membership, target, level);
     target.level = level;
     await this.dataSource.getRepository(OrganizationMembership).save(target);
@@ -74,7 +82,7 @@ export class MemberService {
   /** Removing someone else needs the update rules; leaving is open to anyone but an owner. */
   async remove(caller: AccessContext, resolved: ResolvedOrganization, userUuid: string): Promise<void> {
     const target = await this.findTarget(caller, resolved, userUuid);
-    if (target.id !== resolved.membership.id) validateMembershipUpdate(resolved.membership, target);
+    validateMembershipUpdate(resolved.membership, target);
     if (target.level === MembershipLevel.Owner) {
       throw validationError('Cannot leave the organization as its owner!');
     }

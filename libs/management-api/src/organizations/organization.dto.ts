@@ -1,9 +1,11 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { messages } from '../common/messages';
+import { DrfBooleanField, DrfCharField } from './drf-fields.util';
 
 export class CreateOrganizationDto {
   @ApiProperty({ maxLength: 64 })
+  @DrfCharField()
   @IsDefined({ message: messages.required })
   @IsString({ message: messages.string })
   @IsNotEmpty({ message: messages.blank })
@@ -11,11 +13,13 @@ export class CreateOrganizationDto {
   name!: string;
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   is_member_join_email_enabled?: boolean;
 
   @ApiPropertyOptional({ nullable: true, type: Boolean })
+  @DrfBooleanField({ allowNull: true })
   @ValidateIf((_dto, value) => value !== undefined && value !== null)
   @IsBoolean({ message: messages.boolean })
   enforce_2fa?: boolean | null;
@@ -23,6 +27,7 @@ export class CreateOrganizationDto {
 
 export class UpdateOrganizationDto {
   @ApiPropertyOptional({ maxLength: 64 })
+  @DrfCharField()
   @ValidateIf((_dto, value) => value !== undefined)
   @IsString({ message: messages.string })
   @IsNotEmpty({ message: messages.blank })
@@ -30,11 +35,13 @@ export class UpdateOrganizationDto {
   name?: string;
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   is_member_join_email_enabled?: boolean;
 
   @ApiPropertyOptional({ nullable: true, type: Boolean })
+  @DrfBooleanField({ allowNull: true })
   @ValidateIf((_dto, value) => value !== undefined && value !== null)
   @IsBoolean({ message: messages.boolean })
   enforce_2fa?: boolean | null;

@@ -6,15 +6,29 @@ import {
   IsDefined,
   IsNotEmpty,
   IsOptional,
+  isTimeZone,
   IsString,
-  IsTimeZone,
   MaxLength,
+  ValidateBy,
   ValidateIf,
 } from 'class-validator';
 import { messages } from '../common/messages';
+import { DrfBooleanField, DrfCharField, RejectNull } from '../organizations/drf-fields.util';
+
+/**
+ * PostHog's timezone is a choice field over the IANA zones, so any other value (a number too) is
+ * `"<value>" is not a valid choice.`; the constraint is named `isIn` for DRF's `invalid_choice` code.
+ */
+function IsTimeZoneChoice(): PropertyDecorator {
+  return ValidateBy(
+    { name: 'isIn', validator: { validate: (value: unknown) => isTimeZone(value) } },
+    { message: (args) => messages.choice(args.value) },
+  );
+}
 
 export class CreateProjectDto {
   @ApiProperty({ maxLength: 200 })
+  @DrfCharField()
   @IsDefined({ message: messages.required })
   @IsString({ message: messages.string })
   @IsNotEmpty({ message: messages.blank })
@@ -22,12 +36,13 @@ export class CreateProjectDto {
   name!: string;
 
   @ApiPropertyOptional({ example: 'UTC' })
+  @RejectNull()
   @IsOptional()
-  @IsString({ message: messages.string })
-  @IsTimeZone({ message: (args) => messages.choice(args.value) })
+  @IsTimeZoneChoice()
   timezone?: string;
 
   @ApiPropertyOptional({ type: [String] })
+  @RejectNull()
   @IsOptional()
   @IsArray({ message: 'Expected a list of items.' })
   @ArrayMaxSize(100)
@@ -35,16 +50,19 @@ export class CreateProjectDto {
   app_urls?: string[];
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   anonymize_ips?: boolean;
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   is_demo?: boolean;
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   completed_snippet_onboarding?: boolean;
@@ -52,6 +70,7 @@ export class CreateProjectDto {
 
 export class UpdateProjectDto {
   @ApiPropertyOptional({ maxLength: 200 })
+  @DrfCharField()
   @ValidateIf((_dto, value) => value !== undefined)
   @IsString({ message: messages.string })
   @IsNotEmpty({ message: messages.blank })
@@ -59,12 +78,13 @@ export class UpdateProjectDto {
   name?: string;
 
   @ApiPropertyOptional({ example: 'UTC' })
-  @ValidateIf((_dto, value) => value !== undefined)
-  @IsString({ message: messages.string })
-  @IsTimeZone({ message: (args) => messages.choice(args.value) })
+  @RejectNull()
+  @IsOptional()
+  @IsTimeZoneChoice()
   timezone?: string;
 
   @ApiPropertyOptional({ type: [String] })
+  @RejectNull()
   @IsOptional()
   @IsArray({ message: 'Expected a list of items.' })
   @ArrayMaxSize(100)
@@ -72,11 +92,13 @@ export class UpdateProjectDto {
   app_urls?: string[];
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   anonymize_ips?: boolean;
 
   @ApiPropertyOptional()
+  @DrfBooleanField()
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   completed_snippet_onboarding?: boolean;
