@@ -42,7 +42,12 @@ describe('HTTP conventions', () => {
   it('answers 400 parse_error to a body that is not JSON', async () => {
     const response = await owner.api.request('POST', '/api/organizations/', { rawBody: '{"name": ' });
     expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ type: 'invalid_request', code: 'parse_error', attr: null });
+    expect(response.body).toEqual({
+      type: 'invalid_request',
+      code: 'parse_error',
+      detail: 'JSON parse error - the request body is not valid JSON.',
+      attr: null,
+    });
   });
 
   it('answers 413 to a body over the limit, without reading it', async () => {
@@ -57,10 +62,34 @@ describe('HTTP conventions', () => {
       status: 400,
       body: { type: 'validation_error', code: 'invalid_input', detail: 'Invalid data. Expected a dictionary, but got list.', attr: null },
     });
-    for (const rawBody of ['"name"', '42', 'null']) {
+    for (const [rawBody, got] of [['"name"', 'str'], ['42', 'int'], ['null', 'NoneType'], ['true', 'bool']]) {
       const response = await owner.api.request('POST', '/api/organizations/', { rawBody });
-      expect({ rawBody, status: response.status, code: response.body.code }).toEqual({ rawBody, status: 400, code: 'parse_error' });
+      expect({ rawBody, status: response.status, detail: response.body.detail }).toEqual({
+        rawBody,
+        status: 400,
+        detail: `Invalid data. Expected a dictionary, but got ${got}.`,
+      });
     }
+  });
+
+  it('reads a write without a body as an empty object', async () => {
+    const response = await owner.api.request('POST', '/api/organizations/');
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'name' });
+  });
+
+  it('answers 415 to a body that is not JSON', async () => {
+    const response = await owner.api.request('POST', '/api/organizations/', {
+      rawBody: 'name=Acme',
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(response.status).toBe(415);
+    expect(response.body).toEqual({
+      type: 'invalid_request',
+      code: 'unsupported_media_type',
+      detail: 'Unsupported media type "text/plain" in request.',
+      attr: null,
+    });
   });
 
   it('reports health, readiness and metrics without credentials', async () => {

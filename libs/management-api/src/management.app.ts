@@ -12,6 +12,18 @@ import { ManagementModule } from './management.module';
 import { RouteMatcher } from './routes/route-matcher';
 import { assertEveryRouteDeclaresAccess, routeTable } from './routes/route-table';
 import { OpenApiDocument } from './schema/openapi-document';
+import { UnsupportedMediaTypeError } from './common/validation.pipe';
+
+/** A write with a body that is not JSON is a 415, as DRF answers, rather than an empty body. */
+function refuseUnsupportedBodies(request: express.Request, _response: express.Response, next: express.NextFunction) {
+  const contentType = request.headers['content-type'];
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  if (hasBody && contentType && request.body === undefined && !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(request.method)) {
+    next(new UnsupportedMediaTypeError(contentType.split(';')[0].trim()));
+    return;
+  }
+  next();
+}
 
 export interface ManagementAppOptions {
   config: ManagementConfig;
@@ -52,7 +64,9 @@ export async function createManagementApp({ config, databaseUrl, logger }: Manag
     });
     next();
   });
-  app.use(express.json({ limit: '2mb', type: ['application/json', 'application/*+json'] }));
+  // Not strict: a JSON string or number is parsed, then refused by the validation pipe with DRF's message.
+  app.use(express.json({ limit: '2mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(refuseUnsupportedBodies);
 
   const document = SwaggerModule.createDocument(
     app,

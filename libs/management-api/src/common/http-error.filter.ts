@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { Request, Response } from 'express';
 import { RouteMatcher } from '../routes/route-matcher';
 import { ApiError, ErrorBody } from './api-error';
+import { UnsupportedMediaTypeError } from './validation.pipe';
 
 interface BodyParserError {
   type?: string;
@@ -38,7 +39,8 @@ export class HttpErrorFilter implements ExceptionFilter {
 
   private toApiError(exception: unknown, request: Request): ApiError {
     if (exception instanceof ApiError) return exception;
-    const parserError = exception as BodyParserError;
+    // Nest wraps body-parser failures in a BadRequestException whose cause is the parser's error.
+    const parserError = (exception instanceof HttpException ? exception.cause : exception) as BodyParserError | undefined;
     if (parserError?.type === 'entity.parse.failed') {
       return new ApiError('parse_error', 'JSON parse error - the request body is not valid JSON.');
     }
@@ -47,6 +49,9 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
       return new ApiError('unsupported_media_type', 'Unsupported request encoding.');
+    }
+    if (exception instanceof UnsupportedMediaTypeError) {
+      return new ApiError('unsupported_media_type', `Unsupported media type "${exception.mediaType}" in request.`);
     }
     if (exception instanceof HttpException) {
       switch (exception.getStatus() as HttpStatus) {

@@ -40,6 +40,8 @@ function absoluteUrl(request: Request, params: Record<string, number | undefined
     if (value === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(value));
   }
+  // DRF's replace_query_param rebuilds the query string sorted by key.
+  url.searchParams.sort();
   return url.toString();
 }
 

@@ -45,9 +45,10 @@ export class ApiValidationPipe implements PipeTransform {
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' && isDtoClass(metadata.metatype)) {
-      if (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) {
-        const got = Array.isArray(value) ? 'list' : value === null || value === undefined ? 'nothing' : typeof value;
-        throw new ApiError('invalid_input', `Invalid data. Expected a dictionary, but got ${got}.`);
+      // No body at all reads as `{}`, as DRF does: required fields then say so one by one.
+      if (value === undefined) value = {};
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw new ApiError('invalid_input', `Invalid data. Expected a dictionary, but got ${pythonTypeName(value)}.`);
       }
     }
     return this.inner.transform(value, metadata);
@@ -59,4 +60,26 @@ function isDtoClass(metatype: unknown): boolean {
     typeof metatype === 'function' &&
     ![String, Boolean, Number, Array, Object].includes(metatype as never)
   );
+}
+
+/** DRF names the JSON value it got by its Python type. */
+function pythonTypeName(value: unknown): string {
+  if (Array.isArray(value)) return 'list';
+  if (value === null) return 'NoneType';
+  switch (typeof value) {
+    case 'string':
+      return 'str';
+    case 'number':
+      return Number.isInteger(value) ? 'int' : 'float';
+    case 'boolean':
+      return 'bool';
+    default:
+      return typeof value;
+  }
+}
+
+export class UnsupportedMediaTypeError extends Error {
+  constructor(readonly mediaType: string) {
+    super(`Unsupported media type "${mediaType}" in request.`);
+  }
 }
