@@ -3,7 +3,18 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules', '**/dist', '**/.nx', '**/.data', '**/jest.config.js', 'jest.preset.js', 'tools/**', 'bench/**/*.mjs'] },
+  {
+    ignores: [
+      '**/node_modules',
+      '**/dist',
+      '**/.nx',
+      '**/.data',
+      '**/jest.config.js',
+      'jest.preset.js',
+      'tools/**',
+      'bench/**/*.mjs',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     files: ['**/*.ts'],
@@ -25,7 +36,13 @@ export default tseslint.config(
             { sourceTag: 'scope:workers', onlyDependOnLibsWithTags: ['scope:workers', 'scope:shared'] },
             {
               sourceTag: 'scope:standalone',
-              onlyDependOnLibsWithTags: ['scope:management', 'scope:capture', 'scope:ingestion', 'scope:workers', 'scope:shared'],
+              onlyDependOnLibsWithTags: [
+                'scope:management',
+                'scope:capture',
+                'scope:ingestion',
+                'scope:workers',
+                'scope:shared',
+              ],
             },
           ],
         },
@@ -33,17 +50,30 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
-      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true },
+      ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-extraneous-class': 'off',
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read configuration through the app config (libs/config), not process.env.' },
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read configuration through the app config (libs/config), not process.env.',
+        },
       ],
     },
   },
   {
-    files: ['libs/config/**/*.ts', 'libs/test-support/**/*.ts', '**/*.spec.ts', '**/*-spec.ts', '**/test/**/*.ts', 'bench/**/*.ts'],
+    files: [
+      'libs/config/**/*.ts',
+      'libs/test-support/**/*.ts',
+      '**/*.spec.ts',
+      '**/*-spec.ts',
+      '**/test/**/*.ts',
+      'bench/**/*.ts',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
@@ -67,7 +97,10 @@ export default tseslint.config(
     // Capture never pulls in the management stack.
     files: ['apps/capture/**/*.ts', 'libs/capture*/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@nestjs/*', 'typeorm', '@hogbase/management-api', '@hogbase/postgres'] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['@nestjs/*', 'typeorm', '@hogbase/management-api', '@hogbase/postgres'] },
+      ],
     },
   },
   prettier,

@@ -193,7 +193,14 @@ async function stopServices(stops) {
 }
 
 function runNx(childEnv, extraArgs) {
-  return runTool(childEnv, 'nx', ['run-many', '-t', 'test', '--parallel=1', '--outputStyle=stream', ...extraArgs]);
+  return runTool(childEnv, 'nx', [
+    'run-many',
+    '-t',
+    'test',
+    '--parallel=1',
+    '--outputStyle=stream',
+    ...extraArgs,
+  ]);
 }
 
 /**
@@ -210,7 +217,9 @@ function runTool(childEnv, tool, args) {
   log(`running ${tool} ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
     nxProcess = spawn(path.join(binDir, tool), args, { cwd: repoRoot, env: childEnv, stdio: 'inherit' });
-    nxProcess.on('error', (error) => reject(new Error(`cannot run ${tool}: ${error.message}`, { cause: error })));
+    nxProcess.on('error', (error) =>
+      reject(new Error(`cannot run ${tool}: ${error.message}`, { cause: error })),
+    );
     nxProcess.on('close', (code, signal) => {
       nxProcess = null;
       resolve(code ?? SIGNAL_EXIT_CODES[signal] ?? 1);
@@ -250,7 +259,11 @@ async function main() {
     NX_DAEMON: 'false',
     NX_NO_CLOUD: 'true',
     // NestJS 12 ships as ES modules; Jest loads them through require(esm), which needs vm modules.
-    NODE_OPTIONS: [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--disable-warning=ExperimentalWarning']
+    NODE_OPTIONS: [
+      process.env.NODE_OPTIONS,
+      '--experimental-vm-modules',
+      '--disable-warning=ExperimentalWarning',
+    ]
       .filter(Boolean)
       .join(' '),
   };

@@ -8,12 +8,19 @@ async function main(): Promise<void> {
   const config = loadManagementConfig();
   const logger = pino({ level: config.logLevel });
   if (!config.database.url) {
-    throw new ConfigError('DATABASE_URL', '', 'is required when the management app runs alone (npm start embeds Postgres)');
+    throw new ConfigError(
+      'DATABASE_URL',
+      '',
+      'is required when the management app runs alone (npm start embeds Postgres)',
+    );
   }
   const app = await createManagementApp({ config, databaseUrl: config.database.url, logger });
   app.enableShutdownHooks();
   await app.listen(config.port, config.host);
-  logger.info({ database: describeDatabase(config.database, config.dataDir) }, `management API on http://${config.host}:${config.port}`);
+  logger.info(
+    { database: describeDatabase(config.database, config.dataDir) },
+    `management API on http://${config.host}:${config.port}`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -30,7 +30,11 @@ describe('access matrix', () => {
 
     const owner = await testApp.createOwner('owner@target.test', 'Target organization');
     const outsider = await testApp.createOwner('outsider@other.test', 'Other organization');
-    const member = await testApp.createMember('member@target.test', owner.organizationId, MembershipLevel.Member);
+    const member = await testApp.createMember(
+      'member@target.test',
+      owner.organizationId,
+      MembershipLevel.Member,
+    );
     const invite = await owner.api.post(`/api/organizations/${owner.organizationId}/invites/`, {
       target_email: 'invited@target.test',
     });
@@ -63,7 +67,9 @@ describe('access matrix', () => {
     callers.notBearer = testApp.client(`Basic ${Buffer.from('owner:secret').toString('base64')}`);
     callers.malformed = testApp.client('Bearer phx_not-a-real-key');
     callers.revoked = testApp.client(`Bearer ${revoked}`);
-    callers.unrelatedScope = testApp.client(`Bearer ${await testApp.createKey('owner@target.test', ['insight:read'])}`);
+    callers.unrelatedScope = testApp.client(
+      `Bearer ${await testApp.createKey('owner@target.test', ['insight:read'])}`,
+    );
     callers.otherOrganizationKey = testApp.client(
       `Bearer ${await testApp.createKey('owner@target.test', ['*'], { organizations: [outsider.organizationId] })}`,
     );
@@ -94,13 +100,25 @@ describe('access matrix', () => {
   }
 
   function call(caller: ApiClient, route: RouteEntry): Promise<ApiResponse> {
-    return caller.request(route.method, concretePath(route), { body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} });
+    return caller.request(route.method, concretePath(route), {
+      body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {},
+    });
   }
 
   /** What a refused caller must never see. The organization id is itself a secret to outsiders. */
-  function expectNoLeak(response: ApiResponse, { organizationIdIsSecret }: { organizationIdIsSecret: boolean }) {
+  function expectNoLeak(
+    response: ApiResponse,
+    { organizationIdIsSecret }: { organizationIdIsSecret: boolean },
+  ) {
     const text = JSON.stringify(response.body);
-    const secrets = [target.projectApiKey, target.inviteId, target.domainId, target.memberEmail, target.ownerEmail, target.memberUuid];
+    const secrets = [
+      target.projectApiKey,
+      target.inviteId,
+      target.domainId,
+      target.memberEmail,
+      target.ownerEmail,
+      target.memberUuid,
+    ];
     if (organizationIdIsSecret) secrets.push(target.organizationId);
     for (const secret of secrets) expect(text).not.toContain(secret);
   }
@@ -129,7 +147,11 @@ describe('access matrix', () => {
     for (const route of routes.filter((entry) => entry.rule?.scope !== 'public')) {
       for (const caller of [callers.none, callers.notBearer]) {
         const response = await call(caller, route);
-        expect({ route: `${route.method} ${route.path}`, status: response.status, body: response.body }).toEqual({
+        expect({
+          route: `${route.method} ${route.path}`,
+          status: response.status,
+          body: response.body,
+        }).toEqual({
           route: `${route.method} ${route.path}`,
           status: 401,
           body: {
@@ -148,7 +170,11 @@ describe('access matrix', () => {
     for (const route of routes.filter((entry) => entry.rule?.scope !== 'public')) {
       for (const caller of [callers.malformed, callers.revoked]) {
         const response = await call(caller, route);
-        expect({ route: `${route.method} ${route.path}`, status: response.status, code: response.body.code }).toEqual({
+        expect({
+          route: `${route.method} ${route.path}`,
+          status: response.status,
+          code: response.body.code,
+        }).toEqual({
           route: `${route.method} ${route.path}`,
           status: 401,
           code: 'authentication_failed',
@@ -161,7 +187,11 @@ describe('access matrix', () => {
   it('answers 403 naming the scope to a key without it, on every route', async () => {
     for (const route of routes.filter((entry) => entry.rule?.scope !== 'public')) {
       const response = await call(callers.unrelatedScope, route);
-      expect({ route: `${route.method} ${route.path}`, status: response.status, detail: response.body.detail }).toEqual({
+      expect({
+        route: `${route.method} ${route.path}`,
+        status: response.status,
+        detail: response.body.detail,
+      }).toEqual({
         route: `${route.method} ${route.path}`,
         status: 403,
         detail: `API key missing required scope '${route.rule!.scope}'`,
@@ -170,10 +200,14 @@ describe('access matrix', () => {
     }
   });
 
-  it("answers 403 to a key scoped to another organization, on every organization or project route", async () => {
+  it('answers 403 to a key scoped to another organization, on every organization or project route', async () => {
     for (const route of routes.filter(scoped)) {
       const response = await call(callers.otherOrganizationKey, route);
-      expect({ route: `${route.method} ${route.path}`, status: response.status, code: response.body.code }).toEqual({
+      expect({
+        route: `${route.method} ${route.path}`,
+        status: response.status,
+        code: response.body.code,
+      }).toEqual({
         route: `${route.method} ${route.path}`,
         status: 403,
         code: 'permission_denied',
@@ -182,14 +216,20 @@ describe('access matrix', () => {
     }
   });
 
-  it("answers a non-member exactly as for an id that does not exist, on every organization or project route", async () => {
+  it('answers a non-member exactly as for an id that does not exist, on every organization or project route', async () => {
     for (const route of routes.filter(scoped)) {
       const response = await call(callers.outsider, route);
       const unknownPath = concretePath(route)
         .replace(target.organizationId, randomUUID())
         .replace(`/api/projects/${target.projectId}/`, '/api/projects/999999/');
-      const unknown = await callers.outsider.request(route.method, unknownPath, { body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} });
-      expect({ route: `${route.method} ${route.path}`, status: response.status, body: response.body }).toEqual({
+      const unknown = await callers.outsider.request(route.method, unknownPath, {
+        body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {},
+      });
+      expect({
+        route: `${route.method} ${route.path}`,
+        status: response.status,
+        body: response.body,
+      }).toEqual({
         route: `${route.method} ${route.path}`,
         status: 404,
         body: unknown.body,
@@ -200,11 +240,17 @@ describe('access matrix', () => {
   });
 
   it('answers 403 to a member below the level a route needs', async () => {
-    const leveled = routes.filter((route) => scoped(route) && (route.rule?.level ?? MembershipLevel.Member) > MembershipLevel.Member);
+    const leveled = routes.filter(
+      (route) => scoped(route) && (route.rule?.level ?? MembershipLevel.Member) > MembershipLevel.Member,
+    );
     expect(leveled.length).toBeGreaterThan(5);
     for (const route of leveled) {
       const response = await call(callers.member, route);
-      expect({ route: `${route.method} ${route.path}`, status: response.status, detail: response.body.detail }).toEqual({
+      expect({
+        route: `${route.method} ${route.path}`,
+        status: response.status,
+        detail: response.body.detail,
+      }).toEqual({
         route: `${route.method} ${route.path}`,
         status: 403,
         detail: 'Your organization access level is insufficient.',
@@ -213,7 +259,9 @@ describe('access matrix', () => {
   });
 
   it("never lists the target organization's resources to an outsider on routes without an organization", async () => {
-    const unscopedReads = routes.filter((route) => route.method === 'GET' && !scoped(route) && route.rule?.scope !== 'public');
+    const unscopedReads = routes.filter(
+      (route) => route.method === 'GET' && !scoped(route) && route.rule?.scope !== 'public',
+    );
     expect(unscopedReads.length).toBeGreaterThanOrEqual(2);
     for (const route of unscopedReads) {
       const response = await call(callers.outsider, route);
@@ -229,8 +277,14 @@ describe('access matrix', () => {
     expect((await owner.get(`/api/projects/${target.projectId}/`)).body.api_token).toBe(target.projectApiKey);
     const invites = await owner.get(`/api/organizations/${target.organizationId}/invites/`);
     expect(invites.body.results.map((invite: { id: string }) => invite.id)).toEqual([target.inviteId]);
-    expect((await owner.get(`/api/organizations/${target.organizationId}/domains/${target.domainId}/`)).status).toBe(200);
-    const members = await owner.get(`/api/organizations/${target.organizationId}/members/?email=${target.memberEmail}`);
-    expect(members.body.results.map((member: { level: number }) => member.level)).toEqual([MembershipLevel.Member]);
+    expect(
+      (await owner.get(`/api/organizations/${target.organizationId}/domains/${target.domainId}/`)).status,
+    ).toBe(200);
+    const members = await owner.get(
+      `/api/organizations/${target.organizationId}/members/?email=${target.memberEmail}`,
+    );
+    expect(members.body.results.map((member: { level: number }) => member.level)).toEqual([
+      MembershipLevel.Member,
+    ]);
   });
 });

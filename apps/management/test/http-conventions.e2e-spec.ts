@@ -17,11 +17,18 @@ describe('HTTP conventions', () => {
   it('answers 404 "Endpoint not found." for a path no route serves', async () => {
     const response = await owner.api.get('/api/nothing-here/');
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ type: 'invalid_request', code: 'not_found', detail: 'Endpoint not found.', attr: null });
+    expect(response.body).toEqual({
+      type: 'invalid_request',
+      code: 'not_found',
+      detail: 'Endpoint not found.',
+      attr: null,
+    });
   });
 
   it('answers 405 with Allow for a known path asked with another method', async () => {
-    const response = await owner.api.request('PUT', `/api/organizations/${owner.organizationId}/`, { body: {} });
+    const response = await owner.api.request('PUT', `/api/organizations/${owner.organizationId}/`, {
+      body: {},
+    });
     expect(response.status).toBe(405);
     expect(response.body).toEqual({
       type: 'invalid_request',
@@ -51,7 +58,9 @@ describe('HTTP conventions', () => {
   });
 
   it('answers 413 to a body over the limit, without reading it', async () => {
-    const response = await owner.api.request('POST', '/api/organizations/', { rawBody: JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) }) });
+    const response = await owner.api.request('POST', '/api/organizations/', {
+      rawBody: JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) }),
+    });
     expect(response.status).toBe(413);
     expect(response.body.code).toBe('payload_too_large');
   });
@@ -60,9 +69,19 @@ describe('HTTP conventions', () => {
     const list = await owner.api.request('POST', '/api/organizations/', { rawBody: '[]' });
     expect(list).toMatchObject({
       status: 400,
-      body: { type: 'validation_error', code: 'invalid_input', detail: 'Invalid data. Expected a dictionary, but got list.', attr: null },
+      body: {
+        type: 'validation_error',
+        code: 'invalid_input',
+        detail: 'Invalid data. Expected a dictionary, but got list.',
+        attr: null,
+      },
     });
-    for (const [rawBody, got] of [['"name"', 'str'], ['42', 'int'], ['null', 'NoneType'], ['true', 'bool']]) {
+    for (const [rawBody, got] of [
+      ['"name"', 'str'],
+      ['42', 'int'],
+      ['null', 'NoneType'],
+      ['true', 'bool'],
+    ]) {
       const response = await owner.api.request('POST', '/api/organizations/', { rawBody });
       expect({ rawBody, status: response.status, detail: response.body.detail }).toEqual({
         rawBody,
@@ -75,7 +94,12 @@ describe('HTTP conventions', () => {
   it('reads a write without a body as an empty object', async () => {
     const response = await owner.api.request('POST', '/api/organizations/');
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ type: 'validation_error', code: 'required', detail: 'This field is required.', attr: 'name' });
+    expect(response.body).toEqual({
+      type: 'validation_error',
+      code: 'required',
+      detail: 'This field is required.',
+      attr: 'name',
+    });
   });
 
   it('answers 415 to a body that is not JSON', async () => {
@@ -95,7 +119,10 @@ describe('HTTP conventions', () => {
   it('reports health, readiness and metrics without credentials', async () => {
     const client = testApp.client();
     expect((await client.get('/_health')).status).toBe(200);
-    expect(await client.get('/_ready')).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'up' } });
+    expect(await client.get('/_ready')).toMatchObject({
+      status: 200,
+      body: { status: 'ok', postgres: 'up' },
+    });
     const metrics = await client.get('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.body).toContain('management_http_request_duration_seconds');
@@ -112,15 +139,20 @@ describe('HTTP conventions', () => {
   });
 
   it('echoes a request id on every response', async () => {
-    const response = await owner.api.request('GET', '/api/organizations/', { headers: { 'X-Request-Id': 'trace-123' } });
+    const response = await owner.api.request('GET', '/api/organizations/', {
+      headers: { 'X-Request-Id': 'trace-123' },
+    });
     expect(response.headers.get('x-request-id')).toBe('trace-123');
-    expect((await owner.api.get('/api/organizations/')).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await owner.api.get('/api/organizations/')).headers.get('x-request-id')).toMatch(
+      /^[0-9a-f-]{36}$/,
+    );
   });
 
   it("records a key's last use, at most once an hour", async () => {
     const key = await testApp.createKey('conventions@example.test', ['organization:read']);
     const keys = testApp.dataSource.getRepository(PersonalApiKey);
-    const stored = async () => (await keys.find()).find((row) => row.maskValue === `${key.slice(0, 4)}...${key.slice(-4)}`)!;
+    const stored = async () =>
+      (await keys.find()).find((row) => row.maskValue === `${key.slice(0, 4)}...${key.slice(-4)}`)!;
     expect((await stored()).lastUsedAt).toBeNull();
     await testApp.client(`Bearer ${key}`).get('/api/organizations/');
     const firstUse = (await stored()).lastUsedAt;
@@ -131,9 +163,15 @@ describe('HTTP conventions', () => {
 
   it('answers the user and the key behind the request', async () => {
     const me = await owner.api.get('/api/users/@me/');
-    expect(me.body).toMatchObject({ email: 'conventions@example.test', organization: { id: owner.organizationId } });
+    expect(me.body).toMatchObject({
+      email: 'conventions@example.test',
+      organization: { id: owner.organizationId },
+    });
     const current = await owner.api.get('/api/personal_api_keys/@current/');
-    expect(current.body).toMatchObject({ scopes: ['*'], mask_value: `${owner.key.slice(0, 4)}...${owner.key.slice(-4)}` });
+    expect(current.body).toMatchObject({
+      scopes: ['*'],
+      mask_value: `${owner.key.slice(0, 4)}...${owner.key.slice(-4)}`,
+    });
     expect(JSON.stringify(current.body)).not.toContain(owner.key);
   });
 });

@@ -19,7 +19,11 @@ export interface ApiClient {
   post<T = any>(path: string, body?: unknown): Promise<ApiResponse<T>>;
   patch<T = any>(path: string, body?: unknown): Promise<ApiResponse<T>>;
   delete<T = any>(path: string): Promise<ApiResponse<T>>;
-  request<T = any>(method: string, path: string, init?: { body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    init?: { body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
 }
 
 export interface TestUser {
@@ -37,10 +41,17 @@ export interface ManagementTestApp {
   /** A client with the given Authorization header value (or none). */
   client(authorization?: string): ApiClient;
   /** A user with a `*` key, owner of a new organization (with its default project). */
-  createOwner(email: string, organizationName?: string): Promise<TestUser & { organizationId: string; projectId: number; projectApiKey: string }>;
+  createOwner(
+    email: string,
+    organizationName?: string,
+  ): Promise<TestUser & { organizationId: string; projectId: number; projectApiKey: string }>;
   /** A user with a `*` key who joins `organizationId` at `level`. */
   createMember(email: string, organizationId: string, level: MembershipLevel): Promise<TestUser>;
-  createKey(email: string, scopes: string[], options?: { organizations?: string[]; projects?: number[] }): Promise<string>;
+  createKey(
+    email: string,
+    scopes: string[],
+    options?: { organizations?: string[]; projects?: number[] },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -84,7 +95,9 @@ export function apiClient(baseUrl: string, authorization?: string): ApiClient {
  * The management app on a fresh Postgres database of its own, listening on a random loopback port:
  * tests talk to it over HTTP exactly as a client does.
  */
-export async function startManagementTestApp(overrides: Partial<ManagementConfig> = {}): Promise<ManagementTestApp> {
+export async function startManagementTestApp(
+  overrides: Partial<ManagementConfig> = {},
+): Promise<ManagementTestApp> {
   const database: TestDatabase = await createTestDatabase();
   const config: ManagementConfig = {
     ...loadManagementConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/tmp/hogbase-test-unused' }),
@@ -131,9 +144,13 @@ export async function startManagementTestApp(overrides: Partial<ManagementConfig
     },
     async createMember(email, organizationId, level) {
       const user = await bootstrap.findOrCreateUser(email);
-      await dataSource.getRepository(OrganizationMembership).insert({ id: uuidv7(), organizationId, userId: user.id, level });
+      await dataSource
+        .getRepository(OrganizationMembership)
+        .insert({ id: uuidv7(), organizationId, userId: user.id, level });
       if (!user.currentOrganizationId) {
-        await dataSource.getRepository(User).update({ id: user.id }, { currentOrganizationId: organizationId });
+        await dataSource
+          .getRepository(User)
+          .update({ id: user.id }, { currentOrganizationId: organizationId });
         user.currentOrganizationId = organizationId;
       }
       const key = await createKey(email, ['*']);

@@ -22,7 +22,9 @@ export async function ensureInitialCredentials(
     () => false,
   );
   if (exists) return undefined;
-  const [{ count }] = await dataSource.query<{ count: string }[]>('SELECT count(*)::text AS count FROM users');
+  const [{ count }] = await dataSource.query<{ count: string }[]>(
+    'SELECT count(*)::text AS count FROM users',
+  );
   if (count !== '0') return undefined;
   const credentials: InitialCredentials = await bootstrap.bootstrap({ email });
   await writeFile(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: 'wx' });

@@ -7,6 +7,10 @@ import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
 import { ensureInitialCredentials } from './first-run';
 
+// NOTE: the embedded server refuses every connection past its limit, and the admin CLI run while
+// the server is up (`npm run admin`, pool of 2) connects through this server. Under load the app's
+// pool holds all of its connections, so the limit keeps room for the CLI beyond the app's pool.
+const ADMIN_CLI_CONNECTIONS = 4;
 
 /**
  * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres) unless
@@ -20,7 +24,9 @@ async function main(): Promise<void> {
 
   let embedded: EmbeddedPostgres | undefined;
   if (!management.database.url) {
-    embedded = await startEmbeddedPostgres(management.dataDir, { maxConnections: management.database.poolSize });
+    embedded = await startEmbeddedPostgres(management.dataDir, {
+      maxConnections: management.database.poolSize + ADMIN_CLI_CONNECTIONS,
+    });
   }
   const databaseUrl = management.database.url ?? embedded!.url;
   const app = await createManagementApp({ config: management, databaseUrl, logger });

@@ -15,10 +15,20 @@ import { OpenApiDocument } from './schema/openapi-document';
 import { UnsupportedMediaTypeError } from './common/validation.pipe';
 
 /** A write with a body that is not JSON is a 415, as DRF answers, rather than an empty body. */
-function refuseUnsupportedBodies(request: express.Request, _response: express.Response, next: express.NextFunction) {
+function refuseUnsupportedBodies(
+  request: express.Request,
+  _response: express.Response,
+  next: express.NextFunction,
+) {
   const contentType = request.headers['content-type'];
-  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-  if (hasBody && contentType && request.body === undefined && !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(request.method)) {
+  const hasBody =
+    Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  if (
+    hasBody &&
+    contentType &&
+    request.body === undefined &&
+    !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(request.method)
+  ) {
     next(new UnsupportedMediaTypeError(contentType.split(';')[0].trim()));
     return;
   }
@@ -33,11 +43,14 @@ export interface ManagementAppOptions {
 
 /** Builds the management app (not yet listening): middleware, OpenAPI document, then Nest init. */
 export async function createManagementApp({ config, databaseUrl, logger }: ManagementAppOptions) {
-  const app = await NestFactory.create<NestExpressApplication>(ManagementModule.forRoot({ config, databaseUrl }), {
-    logger: new PinoNestLogger(logger.child({ app: 'management' })),
-    bodyParser: false,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    ManagementModule.forRoot({ config, databaseUrl }),
+    {
+      logger: new PinoNestLogger(logger.child({ app: 'management' })),
+      bodyParser: false,
+      abortOnError: false,
+    },
+  );
   assertEveryRouteDeclaresAccess(app);
   app.get(RouteMatcher).load(routeTable(app));
   app.set('trust proxy', config.trustProxy);
@@ -77,7 +90,11 @@ export async function createManagementApp({ config, databaseUrl, logger }: Manag
           'each operation lists the key scope it needs under `security`, and its full access rule under `x-access`.',
       )
       .setVersion('1')
-      .addSecurity('PersonalAPIKey', { type: 'http', scheme: 'bearer', description: 'personal API key phx_…' })
+      .addSecurity('PersonalAPIKey', {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'personal API key phx_…',
+      })
       .build(),
   );
   app.get(OpenApiDocument).document = document;

@@ -38,7 +38,11 @@ export interface ManagementModuleOptions {
 @Module({})
 export class ManagementModule {
   static forRoot({ config, databaseUrl }: ManagementModuleOptions): DynamicModule {
-    const connection = { url: databaseUrl, poolSize: config.database.poolSize, applicationName: 'management' };
+    const connection = {
+      url: databaseUrl,
+      poolSize: config.database.poolSize,
+      applicationName: 'management',
+    };
     return {
       module: ManagementModule,
       imports: [

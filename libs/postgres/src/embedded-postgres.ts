@@ -1,4 +1,5 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -31,18 +32,39 @@ function isAlive(pid: number): boolean {
   }
 }
 
+const PROBE_TIMEOUT_MS = 2_000;
+
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const settle = (accepted: boolean) => {
+      socket.destroy();
+      resolve(accepted);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => settle(false));
+    socket.once('connect', () => settle(true));
+    socket.once('error', () => settle(false));
+  });
+}
+
 /**
  * The URL of the embedded Postgres another process of this data directory is serving, if any.
  * PGlite is single-process: a second process must go through the first one's socket, never open
  * the files itself.
  */
 export async function findRunningEmbeddedPostgres(dataDir: string): Promise<string | undefined> {
+  let lock: EmbeddedPostgresLock;
   try {
-    const lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')) as EmbeddedPostgresLock;
-    return lock.pid !== process.pid && isAlive(lock.pid) ? connectionUrl(lock.port) : undefined;
+    lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')) as EmbeddedPostgresLock;
   } catch {
     return undefined;
   }
+  if (!Number.isInteger(lock.port) || lock.port <= 0 || lock.port > 65535) return undefined;
+  if (lock.pid === process.pid || !isAlive(lock.pid)) return undefined;
+  // TRICKY: a server killed with SIGKILL leaves its lock behind, and after a restart (a container's
+  // small pids above all) its pid may belong to an unrelated live process. Only a listening port
+  // proves the server is still there; without this check the data dir stays locked for good.
+  return (await acceptsConnections(lock.port)) ? connectionUrl(lock.port) : undefined;
 }
 
 /**
@@ -60,7 +82,9 @@ export async function startEmbeddedPostgres(
     throw new Error(`the embedded Postgres of ${dataDir} is already served by another process (${running})`);
   }
   const databaseDir = path.join(dataDir, 'postgres');
-  await mkdir(databaseDir, { recursive: true });
+  // Owner only, as Postgres insists for its data directory: it holds e-mails and key hashes.
+  await mkdir(databaseDir, { recursive: true, mode: 0o700 });
+  await chmod(databaseDir, 0o700);
   const maxConnections = options.maxConnections ?? 8;
   const db = await PGlite.create({ dataDir: databaseDir });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0, maxConnections });

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { generatePersonalApiKey, generateProjectApiToken, hashPersonalApiKey, maskApiKey } from './tokens.util';
+import {
+  generatePersonalApiKey,
+  generateProjectApiToken,
+  hashPersonalApiKey,
+  maskApiKey,
+} from './tokens.util';
 
 describe('tokens', () => {
   it('makes personal keys and project tokens with their prefixes and base62 bodies', () => {

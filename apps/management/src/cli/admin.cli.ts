@@ -72,7 +72,10 @@ async function main(argv: string[]): Promise<unknown> {
     databaseUrl = embedded.url;
   }
   const context = await NestFactory.createApplicationContext(
-    ManagementModule.forRoot({ config: { ...config, database: { ...config.database, poolSize: 2 } }, databaseUrl }),
+    ManagementModule.forRoot({
+      config: { ...config, database: { ...config.database, poolSize: 2 } },
+      databaseUrl,
+    }),
     { logger: false, abortOnError: false },
   );
   try {
@@ -101,10 +104,12 @@ async function main(argv: string[]): Promise<unknown> {
       case 'revoke-key':
         return { revoked: await bootstrap.revokePersonalApiKey(required(values, 'key')) };
       case 'accept-invite': {
-        const { user, membership } = await context.get(InviteService).accept(required(values, 'invite'), required(values, 'email'), {
-          firstName: values['first-name'],
-          lastName: values['last-name'],
-        });
+        const { user, membership } = await context
+          .get(InviteService)
+          .accept(required(values, 'invite'), required(values, 'email'), {
+            firstName: values['first-name'],
+            lastName: values['last-name'],
+          });
         return { user_uuid: user.uuid, organization_id: membership.organizationId, level: membership.level };
       }
       default:
@@ -122,10 +127,18 @@ main(process.argv.slice(2)).then(
     if (result !== undefined) process.stdout.write(`${JSON.stringify(result)}\n`);
   },
   (error: unknown) => {
-    if (error instanceof ApiError) process.stderr.write(`error: ${error.detail}${error.attr ? ` (${error.attr})` : ''}\n`);
-    else if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof ApiError)
+      process.stderr.write(`error: ${error.detail}${error.attr ? ` (${error.attr})` : ''}\n`);
+    else if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       process.stderr.write(`error: ${(error as Error).message}\n\n${USAGE}\n`);
-    } else process.stderr.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    } else
+      process.stderr.write(
+        `error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
     process.exitCode = 1;
   },
 );

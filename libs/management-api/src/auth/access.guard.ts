@@ -36,7 +36,9 @@ export class AccessGuard implements CanActivate {
     const rule = this.reflector.get<AccessRule | undefined>(ACCESS_RULE, context.getHandler());
     if (!rule) {
       // Fail closed: a route that forgot its rule is unreachable, and the route-table test names it.
-      throw new Error(`route ${context.getClass().name}.${context.getHandler().name} declares no access rule`);
+      throw new Error(
+        `route ${context.getClass().name}.${context.getHandler().name} declares no access rule`,
+      );
     }
     if (rule.scope === 'public') return true;
 
@@ -79,7 +81,8 @@ export class AccessGuard implements CanActivate {
 
   private async resolveProject(rawId: string | string[] | undefined, access: AccessContext): Promise<Team> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
-    const id = value === '@current' ? access.user.currentTeamId : /^\d{1,9}$/.test(value ?? '') ? Number(value) : null;
+    const id =
+      value === '@current' ? access.user.currentTeamId : /^\d{1,9}$/.test(value ?? '') ? Number(value) : null;
     if (id === null) throw notFound('Project not found.');
     const team = await this.dataSource.getRepository(Team).findOne({ where: { id } });
     if (!team) throw notFound('Project not found.');

@@ -24,9 +24,7 @@ export class PersonalApiKeyService {
   private async touch(apiKey: PersonalApiKey): Promise<void> {
     const now = new Date();
     if (apiKey.lastUsedAt && now.getTime() - apiKey.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
-    await this.dataSource
-      .getRepository(PersonalApiKey)
-      .update({ id: apiKey.id }, { lastUsedAt: now });
+    await this.dataSource.getRepository(PersonalApiKey).update({ id: apiKey.id }, { lastUsedAt: now });
     apiKey.lastUsedAt = now;
   }
 }

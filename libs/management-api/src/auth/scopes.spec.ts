@@ -23,7 +23,10 @@ describe('isValidScope', () => {
     expect(isValidScope(scope)).toBe(true);
   });
 
-  it.each(['', 'organization', 'organization:admin', 'nothing:read', '*:read', 'organization:read '])('refuses %j', (scope) => {
-    expect(isValidScope(scope)).toBe(false);
-  });
+  it.each(['', 'organization', 'organization:admin', 'nothing:read', '*:read', 'organization:read '])(
+    'refuses %j',
+    (scope) => {
+      expect(isValidScope(scope)).toBe(false);
+    },
+  );
 });

@@ -52,7 +52,11 @@ export class BootstrapService {
    * Idempotent on (email, organization name): a second run reuses the user, the organization and
    * the project of that name, and issues a new key (a key cannot be shown twice).
    */
-  async bootstrap(input: { email: string; organizationName?: string; projectName?: string }): Promise<InitialCredentials> {
+  async bootstrap(input: {
+    email: string;
+    organizationName?: string;
+    projectName?: string;
+  }): Promise<InitialCredentials> {
     const organizationName = input.organizationName ?? 'Default organization';
     const projectName = input.projectName ?? 'Default project';
     const user = await this.findOrCreateUser(input.email);
@@ -66,7 +70,11 @@ export class BootstrapService {
       .getOne();
     let team: Team | null = null;
     if (!organization) {
-      ({ organization, team } = await this.provisioning.createOrganization(user, { name: organizationName }, projectName));
+      ({ organization, team } = await this.provisioning.createOrganization(
+        user,
+        { name: organizationName },
+        projectName,
+      ));
     } else {
       team = await this.dataSource.getRepository(Team).findOne({
         where: { organizationId: organization.id, name: projectName },
@@ -76,7 +84,11 @@ export class BootstrapService {
         this.provisioning.createProject(manager, organization!.id, projectName),
       );
     }
-    const personalApiKey = await this.createPersonalApiKey({ email: user.email, scopes: ['*'], label: 'bootstrap' });
+    const personalApiKey = await this.createPersonalApiKey({
+      email: user.email,
+      scopes: ['*'],
+      label: 'bootstrap',
+    });
     return {
       email: user.email,
       personal_api_key: personalApiKey,
@@ -136,7 +148,9 @@ export class BootstrapService {
 
   /** Revokes a key: it stops authenticating at once. */
   async revokePersonalApiKey(key: string): Promise<boolean> {
-    const result = await this.dataSource.getRepository(PersonalApiKey).delete({ secureValue: hashPersonalApiKey(key) });
+    const result = await this.dataSource
+      .getRepository(PersonalApiKey)
+      .delete({ secureValue: hashPersonalApiKey(key) });
     return (result.affected ?? 0) > 0;
   }
 
@@ -147,7 +161,11 @@ export class BootstrapService {
         [user.id, organizationIds],
       );
       if (rows.length !== new Set(organizationIds).size) {
-        throw new ApiError('invalid_input', 'You must be a member of all organizations that you are scoping the key to.', 'scoped_organizations');
+        throw new ApiError(
+          'invalid_input',
+          'You must be a member of all organizations that you are scoping the key to.',
+          'scoped_organizations',
+        );
       }
     }
     if (teamIds.length > 0) {
@@ -157,7 +175,11 @@ export class BootstrapService {
         [user.id, teamIds],
       );
       if (rows.length !== new Set(teamIds).size) {
-        throw new ApiError('invalid_input', 'You must be a member of all teams that you are scoping the key to.', 'scoped_teams');
+        throw new ApiError(
+          'invalid_input',
+          'You must be a member of all teams that you are scoping the key to.',
+          'scoped_teams',
+        );
       }
     }
   }

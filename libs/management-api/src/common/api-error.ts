@@ -30,11 +30,7 @@ export type ErrorCode =
   | 'error';
 
 export type ErrorType =
-  | 'validation_error'
-  | 'authentication_error'
-  | 'invalid_request'
-  | 'throttled_error'
-  | 'server_error';
+  'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
 
 const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = {
   not_authenticated: { status: HttpStatus.UNAUTHORIZED, type: 'authentication_error' },
@@ -94,8 +90,10 @@ export const notFound = (detail = 'Not found.') => new ApiError('not_found', det
 export const permissionDenied = (detail = 'You do not have permission to perform this action.') =>
   new ApiError('permission_denied', detail);
 
-export const insufficientLevel = () =>
-  permissionDenied('Your organization access level is insufficient.');
+export const insufficientLevel = () => permissionDenied('Your organization access level is insufficient.');
 
-export const validationError = (detail: string, attr: string | null = null, code: ErrorCode = 'invalid_input') =>
-  new ApiError(code, detail, attr);
+export const validationError = (
+  detail: string,
+  attr: string | null = null,
+  code: ErrorCode = 'invalid_input',
+) => new ApiError(code, detail, attr);

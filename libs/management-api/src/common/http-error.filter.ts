@@ -40,7 +40,8 @@ export class HttpErrorFilter implements ExceptionFilter {
   private toApiError(exception: unknown, request: Request): ApiError {
     if (exception instanceof ApiError) return exception;
     // Nest wraps body-parser failures in a BadRequestException whose cause is the parser's error.
-    const parserError = (exception instanceof HttpException ? exception.cause : exception) as BodyParserError | undefined;
+    const parserError = (exception instanceof HttpException ? exception.cause : exception) as
+      BodyParserError | undefined;
     if (parserError?.type === 'entity.parse.failed') {
       return new ApiError('parse_error', 'JSON parse error - the request body is not valid JSON.');
     }
@@ -51,7 +52,10 @@ export class HttpErrorFilter implements ExceptionFilter {
       return new ApiError('unsupported_media_type', 'Unsupported request encoding.');
     }
     if (exception instanceof UnsupportedMediaTypeError) {
-      return new ApiError('unsupported_media_type', `Unsupported media type "${exception.mediaType}" in request.`);
+      return new ApiError(
+        'unsupported_media_type',
+        `Unsupported media type "${exception.mediaType}" in request.`,
+      );
     }
     if (exception instanceof HttpException) {
       switch (exception.getStatus() as HttpStatus) {

@@ -11,7 +11,10 @@ const CODE_BY_CONSTRAINT: Record<string, ErrorCode> = {
 };
 
 /** The first failing field, depth first, with nested keys joined by `__` as drf-exceptions-hog does. */
-function firstFailure(errors: ValidationError[], prefix = ''): { attr: string; constraint: string; message: string } {
+function firstFailure(
+  errors: ValidationError[],
+  prefix = '',
+): { attr: string; constraint: string; message: string } {
   const error = errors[0];
   const attr = prefix ? `${prefix}__${error.property}` : error.property;
   if (error.constraints) {
@@ -48,7 +51,10 @@ export class ApiValidationPipe implements PipeTransform {
       // No body at all reads as `{}`, as DRF does: required fields then say so one by one.
       if (value === undefined) value = {};
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        throw new ApiError('invalid_input', `Invalid data. Expected a dictionary, but got ${pythonTypeName(value)}.`);
+        throw new ApiError(
+          'invalid_input',
+          `Invalid data. Expected a dictionary, but got ${pythonTypeName(value)}.`,
+        );
       }
     }
     return this.inner.transform(value, metadata);
@@ -57,8 +63,7 @@ export class ApiValidationPipe implements PipeTransform {
 
 function isDtoClass(metatype: unknown): boolean {
   return (
-    typeof metatype === 'function' &&
-    ![String, Boolean, Number, Array, Object].includes(metatype as never)
+    typeof metatype === 'function' && ![String, Boolean, Number, Array, Object].includes(metatype as never)
   );
 }
 

@@ -17,7 +17,11 @@ export class DomainController {
 
   @Get()
   @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
-  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
     const page = pageRequestFrom(query);
     const { count, results } = await this.domains.list(requireOrganization(caller), page);
     return toPage(request, page, count, results);
@@ -50,7 +54,9 @@ export class DomainController {
 
   @Post(':id/verify')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Look up the TXT record _posthog-challenge.<domain> and mark the domain verified' })
+  @ApiOperation({
+    summary: 'Look up the TXT record _posthog-challenge.<domain> and mark the domain verified',
+  })
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
   verify(@Caller() caller: AccessContext, @Param('id') id: string) {
     return this.domains.verify(requireOrganization(caller), id);

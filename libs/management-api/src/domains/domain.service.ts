@@ -30,7 +30,10 @@ export class DomainService {
     private readonly dnsChallenge: DnsChallengeService,
   ) {}
 
-  async list({ organization }: ResolvedOrganization, page: PageRequest): Promise<{ count: number; results: DomainResponse[] }> {
+  async list(
+    { organization }: ResolvedOrganization,
+    page: PageRequest,
+  ): Promise<{ count: number; results: DomainResponse[] }> {
     const [domains, count] = await this.dataSource.getRepository(OrganizationDomain).findAndCount({
       where: { organizationId: organization.id },
       order: { domain: 'ASC' },
@@ -72,10 +75,15 @@ export class DomainService {
     }
     for (const field of ['jit_provisioning_enabled', 'sso_enforcement'] as const) {
       if (dto[field] !== undefined && domain.verifiedAt === null) {
-        throw validationError('This attribute cannot be updated until the domain is verified.', field, 'verification_required');
+        throw validationError(
+          'This attribute cannot be updated until the domain is verified.',
+          field,
+          'verification_required',
+        );
       }
     }
-    if (dto.jit_provisioning_enabled !== undefined) domain.jitProvisioningEnabled = dto.jit_provisioning_enabled;
+    if (dto.jit_provisioning_enabled !== undefined)
+      domain.jitProvisioningEnabled = dto.jit_provisioning_enabled;
     if (dto.sso_enforcement !== undefined) domain.ssoEnforcement = dto.sso_enforcement;
     if (dto.saml_entity_id !== undefined) domain.samlEntityId = dto.saml_entity_id;
     if (dto.saml_acs_url !== undefined) domain.samlAcsUrl = dto.saml_acs_url;
@@ -109,7 +117,9 @@ export class DomainService {
 
   private async find({ organization }: ResolvedOrganization, id: string): Promise<OrganizationDomain> {
     const domain = isUuid(id)
-      ? await this.dataSource.getRepository(OrganizationDomain).findOneBy({ id, organizationId: organization.id })
+      ? await this.dataSource
+          .getRepository(OrganizationDomain)
+          .findOneBy({ id, organizationId: organization.id })
       : null;
     if (!domain) throw notFound();
     return domain;
@@ -119,7 +129,10 @@ export class DomainService {
     try {
       await this.dataSource.getRepository(OrganizationDomain).save(domain);
     } catch (error) {
-      if (error instanceof QueryFailedError && (error.driverError as { code?: string }).code === UNIQUE_VIOLATION) {
+      if (
+        error instanceof QueryFailedError &&
+        (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
+      ) {
         throw duplicateDomain();
       }
       throw error;

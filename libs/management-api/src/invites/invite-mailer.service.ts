@@ -12,7 +12,15 @@ export class InviteMailerService implements OnModuleDestroy {
   private readonly transport: Transporter | undefined;
 
   constructor(@Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig) {
-    this.transport = config.smtp ? createTransport(config.smtp.url) : undefined;
+    // Bounded timeouts: the mail is sent within the request, so a silent SMTP server must not stall it.
+    this.transport = config.smtp
+      ? createTransport({
+          url: config.smtp.url,
+          connectionTimeout: 10_000,
+          greetingTimeout: 10_000,
+          socketTimeout: 30_000,
+        })
+      : undefined;
   }
 
   get available(): boolean {
@@ -44,7 +52,10 @@ export class InviteMailerService implements OnModuleDestroy {
       });
       return true;
     } catch (error) {
-      this.logger.warn({ err: error, inviteId: invite.id }, 'invite e-mail was not accepted by the SMTP server');
+      this.logger.warn(
+        { err: error, inviteId: invite.id },
+        'invite e-mail was not accepted by the SMTP server',
+      );
       return false;
     }
   }

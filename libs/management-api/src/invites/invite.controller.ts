@@ -14,7 +14,11 @@ export class InviteController {
 
   @Get()
   @Access({ scope: 'organization_member:read', organizationParam: 'organization_id' })
-  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
     const page = pageRequestFrom(query);
     const { count, results } = await this.invites.list(requireOrganization(caller), page);
     return toPage(request, page, count, results);
@@ -29,7 +33,14 @@ export class InviteController {
   @Post('bulk')
   @HttpCode(200)
   @ApiOperation({ summary: 'Create up to 20 invites at once (a JSON array), or one (a JSON object)' })
-  @ApiBody({ schema: { oneOf: [{ type: 'array', maxItems: 20, items: { $ref: '#/components/schemas/CreateInviteDto' } }, { $ref: '#/components/schemas/CreateInviteDto' }] } })
+  @ApiBody({
+    schema: {
+      oneOf: [
+        { type: 'array', maxItems: 20, items: { $ref: '#/components/schemas/CreateInviteDto' } },
+        { $ref: '#/components/schemas/CreateInviteDto' },
+      ],
+    },
+  })
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
   bulk(@Caller() caller: AccessContext, @Body() body: unknown) {
     return this.invites.bulk(caller, requireOrganization(caller), body);

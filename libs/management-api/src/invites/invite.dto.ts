@@ -1,5 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsEmail, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsEmail,
+  IsIn,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import { MEMBERSHIP_LEVELS, MembershipLevel } from '@hogbase/postgres';
 import { messages } from '../common/messages';
 
@@ -28,7 +37,10 @@ export class CreateInviteDto {
   @MaxLength(10_000, { message: messages.maxLength(10_000) })
   message?: string | null;
 
-  @ApiPropertyOptional({ default: true, description: 'write-only: send the invite e-mail when SMTP is configured' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'write-only: send the invite e-mail when SMTP is configured',
+  })
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   send_email?: boolean;

@@ -29,7 +29,10 @@ export class InviteService {
     private readonly mailer: InviteMailerService,
   ) {}
 
-  async list({ organization }: ResolvedOrganization, page: PageRequest): Promise<{ count: number; results: InviteResponse[] }> {
+  async list(
+    { organization }: ResolvedOrganization,
+    page: PageRequest,
+  ): Promise<{ count: number; results: InviteResponse[] }> {
     const [invites, count] = await this.dataSource.getRepository(OrganizationInvite).findAndCount({
       where: { organizationId: organization.id },
       relations: { createdBy: true },
@@ -40,7 +43,11 @@ export class InviteService {
     return { count, results: invites.map(presentInvite) };
   }
 
-  async create(caller: AccessContext, resolved: ResolvedOrganization, dto: CreateInviteDto): Promise<InviteResponse> {
+  async create(
+    caller: AccessContext,
+    resolved: ResolvedOrganization,
+    dto: CreateInviteDto,
+  ): Promise<InviteResponse> {
     const [invite] = await this.createMany(caller, resolved, [dto]);
     return invite;
   }
@@ -49,7 +56,11 @@ export class InviteService {
    * `bulk/` takes a JSON array (at most 20) or a single object. Every item is validated before
    * any is created, and all are created in one transaction: either all invites exist or none.
    */
-  async bulk(caller: AccessContext, resolved: ResolvedOrganization, body: unknown): Promise<InviteResponse | InviteResponse[]> {
+  async bulk(
+    caller: AccessContext,
+    resolved: ResolvedOrganization,
+    body: unknown,
+  ): Promise<InviteResponse | InviteResponse[]> {
     if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
       return this.create(caller, resolved, await this.validateItem(body));
     }
@@ -57,11 +68,15 @@ export class InviteService {
       throw validationError('This endpoint needs an array of data for bulk invite creation.');
     }
     if (body.length > MAX_BULK_INVITES) {
-      throw validationError(`A maximum of ${MAX_BULK_INVITES} invites can be sent in a single request.`, null, 'max_length');
+      throw validationError(
+        `A maximum of ${MAX_BULK_INVITES} invites can be sent in a single request.`,
+        null,
+        'max_length',
+      );
     }
     if (body.length === 0) throw validationError('This list may not be empty.', null, 'min_length');
     const items: CreateInviteDto[] = [];
-    for (const item of body) {
+    for (const item of body as unknown[]) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
         throw validationError('Invalid data. Expected a dictionary, but got a different type.');
       }
@@ -129,8 +144,21 @@ export class InviteService {
     return invites.map(presentInvite);
   }
 
-  private async refuseMembersAndDuplicates(manager: EntityManager, organizationId: string, emails: string[]): Promise<void> {
+  private async refuseMembersAndDuplicates(
+    manager: EntityManager,
+    organizationId: string,
+    emails: string[],
+  ): Promise<void> {
     const lowered = emails.map((email) => email.toLowerCase());
+    // TRICKY: two requests inviting one address at once would both find no active invite and both
+    // insert. A transaction-scoped lock per (organization, address), taken in a fixed order so that
+    // bulk requests cannot deadlock, makes the second wait for the first to commit; its queries then
+    // run on a fresh READ COMMITTED snapshot and see the first invite.
+    for (const email of [...new Set(lowered)].sort()) {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+        `invite:${organizationId}:${email}`,
+      ]);
+    }
     const member = await manager
       .getRepository(OrganizationMembership)
       .createQueryBuilder('membership')
@@ -161,7 +189,9 @@ export class InviteService {
    */
   async accept(inviteId: string, email: string, names: { firstName?: string; lastName?: string } = {}) {
     return this.dataSource.transaction(async (manager) => {
-      const invite = isUuid(inviteId) ? await manager.getRepository(OrganizationInvite).findOneBy({ id: inviteId }) : null;
+      const invite = isUuid(inviteId)
+        ? await manager.getRepository(OrganizationInvite).findOneBy({ id: inviteId })
+        : null;
       if (!invite) throw notFound('Invite not found.');
       if (invite.targetEmail.toLowerCase() !== email.trim().toLowerCase()) {
         throw new ApiError('invalid_input', 'This invite is intended for another email address.', 'email');
@@ -189,7 +219,8 @@ export class InviteService {
       const existing = await manager
         .getRepository(OrganizationMembership)
         .findOneBy({ organizationId: invite.organizationId, userId: user.id });
-      if (existing) throw new ApiError('user_already_member', 'You already are a member of this organization.');
+      if (existing)
+        throw new ApiError('user_already_member', 'You already are a member of this organization.');
       const membership = await manager.save(
         manager.create(OrganizationMembership, {
           id: uuidv7(),
@@ -206,14 +237,18 @@ export class InviteService {
         .andWhere('lower(target_email) = lower(:email)', { email: invite.targetEmail })
         .execute();
       if (!user.currentOrganizationId) {
-        const team = await manager.query(
+        const team = await manager.query<{ id: number }[]>(
           'SELECT id FROM teams WHERE organization_id = $1 ORDER BY id LIMIT 1',
           [invite.organizationId],
         );
-        await manager.update(User, { id: user.id }, {
-          currentOrganizationId: invite.organizationId,
-          currentTeamId: team[0]?.id ?? null,
-        });
+        await manager.update(
+          User,
+          { id: user.id },
+          {
+            currentOrganizationId: invite.organizationId,
+            currentTeamId: team[0]?.id ?? null,
+          },
+        );
       }
       return { user, membership };
     });

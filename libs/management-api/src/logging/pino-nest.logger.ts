@@ -31,7 +31,8 @@ export class PinoNestLogger implements LoggerService {
 
   private write(level: Level, message: unknown, rest: unknown[]): void {
     // Nest appends the context (the logger's name) as the last string argument.
-    const context = rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    const context =
+      rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
     if (message !== null && typeof message === 'object' && !(message instanceof Error)) {
       const text = typeof rest[0] === 'string' ? rest[0] : undefined;
       this.pino[level]({ context, ...(message as Record<string, unknown>) }, text);

@@ -14,7 +14,11 @@ export class MemberController {
 
   @Get()
   @Access({ scope: 'organization_member:read', organizationParam: 'organization_id' })
-  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
     const page = pageRequestFrom(query);
     const email = typeof query.email === 'string' ? query.email : undefined;
     const { count, results } = await this.members.list(requireOrganization(caller), page, { email });
@@ -24,7 +28,11 @@ export class MemberController {
   /** The level rules are PostHog's validate_update, applied by the service. */
   @Patch(':user__uuid')
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
-  update(@Caller() caller: AccessContext, @Param('user__uuid') userUuid: string, @Body() dto: UpdateMemberDto) {
+  update(
+    @Caller() caller: AccessContext,
+    @Param('user__uuid') userUuid: string,
+    @Body() dto: UpdateMemberDto,
+  ) {
     return this.members.update(caller, requireOrganization(caller), userUuid, dto.level);
   }
 

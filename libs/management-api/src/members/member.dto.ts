@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsOptional } from 'class-validator';
 import { MEMBERSHIP_LEVELS, MembershipLevel } from '@hogbase/postgres';
 import { messages } from '../common/messages';
-import { RejectNull } from '../organizations/drf-fields.util';
+import { RejectNull } from '../common/drf-fields.util';
 
 /** DRF's ChoiceField matches the choice's string form, so `"8"` is level 8 as PostHog reads it. */
 const levelFromString = ({ value }: { value: unknown }) =>

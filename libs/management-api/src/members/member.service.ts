@@ -27,14 +27,17 @@ export function validateMembershipUpdate(
       throw permissionDenied("You can only make another member owner if you're this organization's owner.");
     }
     if (newLevel > requester.level) {
-      throw permissionDenied('You can only change access level of others to lower or equal to your current one.');
+      throw permissionDenied(
+        'You can only change access level of others to lower or equal to your current one.',
+      );
     }
   }
   if (target.id === requester.id) return;
   if (requester.organizationId !== target.organizationId) {
     throw permissionDenied('You both need to belong to the same organization.');
   }
-  if (requester.level < MembershipLevel.Admin) throw permissionDenied('You can only edit others if you are an admin.');
+  if (requester.level < MembershipLevel.Admin)
+    throw permissionDenied('You can only edit others if you are an admin.');
   if (target.level > requester.level) {
     throw permissionDenied('You can only edit others with level lower or equal to you.');
   }
@@ -62,14 +65,22 @@ export class MemberService {
       .skip(page.offset)
       .take(page.limit)
       .getManyAndCount();
-    return { count, results: memberships.map((membership) => presentMember(membership as MembershipWithUser)) };
+    return {
+      count,
+      results: memberships.map((membership) => presentMember(membership as MembershipWithUser)),
+    };
   }
 
   /**
    * As PostHog: the object permission (the rules without a level) runs first, so a member editing
    * someone else hears "only if you are an admin" whatever level they asked for; then the level rules.
    */
-  async update(caller: AccessContext, resolved: ResolvedOrganization, userUuid: string, level?: MembershipLevel) {
+  async update(
+    caller: AccessContext,
+    resolved: ResolvedOrganization,
+    userUuid: string,
+    level?: MembershipLevel,
+  ) {
     const target = await this.findTarget(caller, resolved, userUuid);
     validateMembershipUpdate(resolved.membership, target);
     if (level === undefined) return presentMember(target);

@@ -48,14 +48,23 @@ export class OrganizationProvisioningService {
         level: MembershipLevel.Owner,
       });
       const team = await this.createProject(manager, organization.id, projectName);
-      await manager.update(User, { id: creator.id }, { currentOrganizationId: organization.id, currentTeamId: team.id });
+      await manager.update(
+        User,
+        { id: creator.id },
+        { currentOrganizationId: organization.id, currentTeamId: team.id },
+      );
       creator.currentOrganizationId = organization.id;
       creator.currentTeamId = team.id;
       return { organization, team };
     });
   }
 
-  async createProject(manager: EntityManager, organizationId: string, name: string, timezone = 'UTC'): Promise<Team> {
+  async createProject(
+    manager: EntityManager,
+    organizationId: string,
+    name: string,
+    timezone = 'UTC',
+  ): Promise<Team> {
     const team = manager.create(Team, {
       uuid: uuidv7(),
       organizationId,

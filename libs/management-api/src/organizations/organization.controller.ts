@@ -16,7 +16,11 @@ export class OrganizationController {
   @Get()
   @ApiOperation({ summary: 'List the organizations the caller belongs to' })
   @Access({ scope: 'organization:read' })
-  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
     const page = pageRequestFrom(query);
     const { count, results } = await this.organizations.list(caller, page);
     return toPage(request, page, count, results);

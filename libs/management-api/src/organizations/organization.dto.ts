@@ -1,7 +1,15 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import { messages } from '../common/messages';
-import { DrfBooleanField, DrfCharField } from './drf-fields.util';
+import { DrfBooleanField, DrfCharField } from '../common/drf-fields.util';
 
 export class CreateOrganizationDto {
   @ApiProperty({ maxLength: 64 })

@@ -19,7 +19,10 @@ export class OrganizationService {
     @Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig,
   ) {}
 
-  async list(caller: AccessContext, page: PageRequest): Promise<{ count: number; results: OrganizationResponse[] }> {
+  async list(
+    caller: AccessContext,
+    page: PageRequest,
+  ): Promise<{ count: number; results: OrganizationResponse[] }> {
     const query = this.dataSource
       .getRepository(OrganizationMembership)
       .createQueryBuilder('membership')
@@ -88,9 +91,14 @@ export class OrganizationService {
     });
   }
 
-  private async present(organization: Organization, membership: OrganizationMembership): Promise<OrganizationResponse> {
+  private async present(
+    organization: Organization,
+    membership: OrganizationMembership,
+  ): Promise<OrganizationResponse> {
     const [teams, memberCount] = await Promise.all([
-      this.dataSource.getRepository(Team).find({ where: { organizationId: organization.id }, order: { id: 'ASC' } }),
+      this.dataSource
+        .getRepository(Team)
+        .find({ where: { organizationId: organization.id }, order: { id: 'ASC' } }),
       this.dataSource
         .getRepository(OrganizationMembership)
         .createQueryBuilder('membership')

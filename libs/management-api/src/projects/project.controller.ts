@@ -16,7 +16,11 @@ export class ProjectController {
   @Get()
   @ApiOperation({ summary: "List the projects of the caller's organizations" })
   @Access({ scope: 'project:read' })
-  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
     const page = pageRequestFrom(query);
     const { count, results } = await this.projects.list(caller, page);
     return toPage(request, page, count, results);
@@ -64,9 +68,17 @@ export class OrganizationProjectController {
 
   @Get()
   @Access({ scope: 'project:read', organizationParam: 'organization_id' })
-  async list(@Caller() caller: AccessContext, @Req() request: Request, @Query() query: Record<string, unknown>) {
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
     const page = pageRequestFrom(query);
-    const { count, results } = await this.projects.list(caller, page, requireOrganization(caller).organization.id);
+    const { count, results } = await this.projects.list(
+      caller,
+      page,
+      requireOrganization(caller).organization.id,
+    );
     return toPage(request, page, count, results);
   }
 

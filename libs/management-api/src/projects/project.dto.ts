@@ -13,7 +13,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { messages } from '../common/messages';
-import { DrfBooleanField, DrfCharField, RejectNull } from '../organizations/drf-fields.util';
+import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
 
 /**
  * PostHog's timezone is a choice field over the IANA zones, so any other value (a number too) is

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { generateProjectApiToken, MembershipLevel, Organization, OrganizationMembership, Team, User } from '@hogbase/postgres';
+import {
+  generateProjectApiToken,
+  MembershipLevel,
+  Organization,
+  OrganizationMembership,
+  Team,
+  User,
+} from '@hogbase/postgres';
 import type { AccessContext, ResolvedOrganization, ResolvedProject } from '../auth/access-context';
 import { assertOrganizationAccess } from '../auth/organization-access.util';
 import { notFound } from '../common/api-error';
@@ -59,14 +66,30 @@ export class ProjectService {
           .findOneBy({ organizationId, userId: caller.user.id })
       : null;
     if (!membership) throw notFound('Organization not found.');
-    const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: membership.organizationId });
+    const organization = await this.dataSource
+      .getRepository(Organization)
+      .findOneByOrFail({ id: membership.organizationId });
     return this.create(caller, { organization, membership }, dto);
   }
 
-  async create(caller: AccessContext, resolved: ResolvedOrganization, dto: CreateProjectDto): Promise<ProjectResponse> {
-    assertOrganizationAccess(caller.apiKey, resolved.organization, resolved.membership, MembershipLevel.Admin);
+  async create(
+    caller: AccessContext,
+    resolved: ResolvedOrganization,
+    dto: CreateProjectDto,
+  ): Promise<ProjectResponse> {
+    assertOrganizationAccess(
+      caller.apiKey,
+      resolved.organization,
+      resolved.membership,
+      MembershipLevel.Admin,
+    );
     const team = await this.dataSource.transaction(async (manager) => {
-      const created = await this.provisioning.createProject(manager, resolved.organization.id, dto.name, dto.timezone);
+      const created = await this.provisioning.createProject(
+        manager,
+        resolved.organization.id,
+        dto.name,
+        dto.timezone,
+      );
       created.appUrls = dto.app_urls ?? [];
       created.anonymizeIps = dto.anonymize_ips ?? false;
       created.isDemo = dto.is_demo ?? false;
@@ -101,7 +124,9 @@ export class ProjectService {
 
   async remove({ team }: ResolvedProject): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const affected = await manager.getRepository(User).find({ select: { id: true }, where: { currentTeamId: team.id } });
+      const affected = await manager
+        .getRepository(User)
+        .find({ select: { id: true }, where: { currentTeamId: team.id } });
       await manager.getRepository(Team).delete({ id: team.id });
       // Users whose current project was this one move to the first project of their current organization.
       await manager.query(

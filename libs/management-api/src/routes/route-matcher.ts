@@ -13,7 +13,9 @@ export class RouteMatcher {
       pattern: new RegExp(
         `^${route.path
           .split('/')
-          .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .map((segment) =>
+            segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
           .join('/')}/?$`,
       ),
     }));
@@ -21,7 +23,9 @@ export class RouteMatcher {
 
   methodsFor(path: string): string[] {
     const pathname = path.split('?')[0];
-    const methods = new Set(this.patterns.filter(({ pattern }) => pattern.test(pathname)).map(({ method }) => method));
+    const methods = new Set(
+      this.patterns.filter(({ pattern }) => pattern.test(pathname)).map(({ method }) => method),
+    );
     return [...methods].sort();
   }
 }

@@ -23,10 +23,14 @@ class ThingModule {}
 describe('routeTable', () => {
   it('lists every route with its access rule, and refuses a route without one', async () => {
     const moduleRef = await Test.createTestingModule({ imports: [ThingModule] }).compile();
-    expect(routeTable(moduleRef).map(({ method, path, rule }) => ({ method, path, scope: rule?.scope }))).toEqual([
+    expect(
+      routeTable(moduleRef).map(({ method, path, rule }) => ({ method, path, scope: rule?.scope })),
+    ).toEqual([
       { method: 'POST', path: '/api/things', scope: undefined },
       { method: 'GET', path: '/api/things/:id', scope: 'organization:read' },
     ]);
-    expect(() => assertEveryRouteDeclaresAccess(moduleRef)).toThrow('POST /api/things (ThingController.create)');
+    expect(() => assertEveryRouteDeclaresAccess(moduleRef)).toThrow(
+      'POST /api/things (ThingController.create)',
+    );
   });
 });

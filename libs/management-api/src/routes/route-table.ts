@@ -12,7 +12,10 @@ export interface RouteEntry {
 }
 
 function joinPath(...parts: string[]): string {
-  return `/${parts.map((part) => part.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+  return `/${parts
+    .map((part) => part.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
 }
 
 /** Every route the app's controllers declare, with the access rule each one carries (if any). */
@@ -33,7 +36,12 @@ export function routeTable(app: INestApplicationContext): RouteEntry[] {
         const rule = Reflect.getMetadata(ACCESS_RULE, handler) as AccessRule | undefined;
         for (const controllerPath of controllerPaths) {
           for (const path of [methodPath].flat()) {
-            routes.push({ method, path: joinPath(controllerPath, path), handler: `${controller.name}.${name}`, rule });
+            routes.push({
+              method,
+              path: joinPath(controllerPath, path),
+              handler: `${controller.name}.${name}`,
+              rule,
+            });
           }
         }
       }

@@ -45,7 +45,9 @@ export class CreateManagementCore1763790000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now(),
         UNIQUE (organization_id, user_id)
       )`);
-    await queryRunner.query(`CREATE INDEX organization_memberships_user_idx ON organization_memberships (user_id)`);
+    await queryRunner.query(
+      `CREATE INDEX organization_memberships_user_idx ON organization_memberships (user_id)`,
+    );
 
     await queryRunner.query(`
       CREATE TABLE teams (
@@ -113,7 +115,9 @@ export class CreateManagementCore1763790000000 implements MigrationInterface {
         saml_x509_cert text,
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(`CREATE INDEX organization_domains_org_idx ON organization_domains (organization_id)`);
+    await queryRunner.query(
+      `CREATE INDEX organization_domains_org_idx ON organization_domains (organization_id)`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

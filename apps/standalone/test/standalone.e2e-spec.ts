@@ -1,0 +1,423 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const REPO_ROOT = path.resolve(__dirname, '../../..');
+const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 20_000;
+const CLI_TIMEOUT_MS = 60_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CREDENTIALS_FILE = 'initial-credentials.json';
+const LOCK_FILE = 'postgres.lock.json';
+
+interface InitialCredentials {
+  email: string;
+  personal_api_key: string;
+  organization_id: string;
+  project_id: number;
+  project_api_key: string;
+}
+
+interface RunningServer {
+  child: ChildProcessWithoutNullStreams;
+  /** stdout and stderr together, as an operator's terminal shows them. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
+function standaloneEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
+    DATA_DIR: dataDir,
+    MANAGEMENT_PORT: String(port),
+  };
+  delete env.DATABASE_URL;
+  delete env.NODE_OPTIONS;
+  delete env.LOG_LEVEL;
+  return env;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function startStandalone(dataDir: string, port: number): RunningServer {
+  const child = spawn('node', ['-r', '@swc-node/register', 'apps/standalone/src/main.ts'], {
+    cwd: REPO_ROOT,
+    env: standaloneEnv(dataDir, port),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output: () => output, exited };
+}
+
+/** Polls `GET /_ready` until it answers 200; fails early with the log if the process dies. */
+async function waitForReady(server: RunningServer, baseUrl: string): Promise<void> {
+  let exit: { code: number | null } | undefined;
+  void server.exited.then((result) => (exit = result));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exit)
+      throw new Error(`standalone exited with ${String(exit.code)} before ready:\n${server.output()}`);
+    try {
+      const response = await fetch(`${baseUrl}/_ready`);
+      if (response.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(200);
+  }
+  throw new Error(`standalone not ready within ${READY_TIMEOUT_MS} ms:\n${server.output()}`);
+}
+
+async function stopStandalone(
+  server: RunningServer,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.exited;
+  server.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<undefined>(
+    (resolve) => (timer = setTimeout(() => resolve(undefined), STOP_TIMEOUT_MS)),
+  );
+  const result = await Promise.race([server.exited, timedOut]);
+  clearTimeout(timer);
+  if (!result) {
+    server.child.kill('SIGKILL');
+    throw new Error(`standalone did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM:\n${server.output()}`);
+  }
+  return result;
+}
+
+/** `npm run admin -- <args>` as an operator types it, on the same DATA_DIR and without DATABASE_URL. */
+function runAdmin(
+  dataDir: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const env = standaloneEnv(dataDir, 0);
+    delete env.MANAGEMENT_PORT;
+    const child = spawn('npm', ['run', 'admin', '--', ...args], { cwd: REPO_ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS - 5_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function get(baseUrl: string, requestPath: string, key: string) {
+  const response = await fetch(`${baseUrl}${requestPath}`, { headers: { Authorization: `Bearer ${key}` } });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+/**
+ * Keeps `concurrency` authenticated requests in flight until stopped, so the server holds every
+ * connection of its Postgres pool open (an idle pooled connection would be closed after a while).
+ */
+function keepServerBusy(baseUrl: string, key: string, concurrency: number) {
+  let running = true;
+  let completed = 0;
+  const failures: string[] = [];
+  const worker = async () => {
+    while (running) {
+      try {
+        const response = await fetch(`${baseUrl}/api/organizations/`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        await response.arrayBuffer();
+        if (response.status === 200) completed += 1;
+        else failures.push(`HTTP ${response.status}`);
+      } catch (error) {
+        failures.push(String(error));
+      }
+    }
+  };
+  const workers = Array.from({ length: concurrency }, () => worker());
+  return {
+    completed: () => completed,
+    async stop() {
+      running = false;
+      await Promise.all(workers);
+      return { completed, failures };
+    },
+  };
+}
+
+describe('npm start (standalone on embedded Postgres)', () => {
+  let dataDir: string;
+  let port: number;
+  let baseUrl: string;
+  let credentialsPath: string;
+  let first: RunningServer | undefined;
+  let second: RunningServer | undefined;
+  let third: RunningServer | undefined;
+  let credentials: InitialCredentials;
+  let credentialsText: string;
+  let credentialsMtimeMs: number;
+  let cliKey: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-standalone-test-'));
+    port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    credentialsPath = path.join(dataDir, CREDENTIALS_FILE);
+  });
+
+  afterAll(async () => {
+    for (const server of [first, second, third]) {
+      if (server && server.child.exitCode === null && server.child.signalCode === null) {
+        server.child.kill('SIGKILL');
+        await server.exited;
+      }
+    }
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  describe('first start on an empty DATA_DIR', () => {
+    it(
+      'answers GET /_ready with 200 within 60 s',
+      async () => {
+        first = startStandalone(dataDir, port);
+
+        await waitForReady(first, baseUrl);
+
+        const ready = await fetch(`${baseUrl}/_ready`);
+        expect(ready.status).toBe(200);
+      },
+      READY_TIMEOUT_MS + 10_000,
+    );
+
+    it('writes initial-credentials.json, readable by the owner only, with the five contract fields', async () => {
+      const file = await stat(credentialsPath);
+      credentialsText = await readFile(credentialsPath, 'utf8');
+      credentialsMtimeMs = file.mtimeMs;
+      credentials = JSON.parse(credentialsText) as InitialCredentials;
+
+      expect(file.mode & 0o777).toBe(0o600);
+      expect(Object.keys(credentials).sort()).toEqual([
+        'email',
+        'organization_id',
+        'personal_api_key',
+        'project_api_key',
+        'project_id',
+      ]);
+      expect(credentials.email).toEqual(expect.stringMatching(/^[^\s@]+@[^\s@]+$/));
+      expect(credentials.personal_api_key).toEqual(expect.stringMatching(/^phx_[A-Za-z0-9]{20,}$/));
+      expect(credentials.organization_id).toEqual(expect.stringMatching(UUID));
+      expect(Number.isInteger(credentials.project_id)).toBe(true);
+      expect(credentials.project_api_key).toEqual(expect.stringMatching(/^phc_[A-Za-z0-9]{20,}$/));
+    });
+
+    it('keeps the embedded database directory private to its owner', async () => {
+      const databaseDir = await stat(path.join(dataDir, 'postgres'));
+
+      expect(databaseDir.isDirectory()).toBe(true);
+      expect(databaseDir.mode & 0o077).toBe(0);
+    });
+
+    it("logs the credentials file's path but never the key", () => {
+      const output = first!.output();
+
+      expect(output).toContain(credentialsPath);
+      expect(output).not.toContain(credentials.personal_api_key);
+      expect(output).not.toContain(credentials.personal_api_key.slice(4));
+    });
+
+    it('serves the organization and project to the initial key over HTTP', async () => {
+      const organizations = await get(baseUrl, '/api/organizations/', credentials.personal_api_key);
+      const project = await get(
+        baseUrl,
+        `/api/projects/${credentials.project_id}/`,
+        credentials.personal_api_key,
+      );
+
+      expect(organizations.status).toBe(200);
+      expect(organizations.body.results.map((organization: { id: string }) => organization.id)).toEqual([
+        credentials.organization_id,
+      ]);
+      expect(organizations.body.results[0].membership_level).toBe(15);
+      expect(project.status).toBe(200);
+      expect(project.body.api_token).toBe(credentials.project_api_key);
+    });
+
+    it(
+      'runs `npm run admin -- create-key` on the same DATA_DIR through the running server, and the key works',
+      async () => {
+        const lockBefore = await readFile(path.join(dataDir, LOCK_FILE), 'utf8');
+        expect(JSON.parse(lockBefore).pid).toBe(first!.child.pid);
+
+        const result = await runAdmin(dataDir, [
+          'create-key',
+          '--email',
+          credentials.email,
+          '--scopes',
+          'organization:read',
+          '--organizations',
+          credentials.organization_id,
+        ]);
+
+        expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(result.stdout).toMatch(/^\{"personal_api_key":"phx_[A-Za-z0-9]+"\}\n$/);
+        cliKey = (JSON.parse(result.stdout) as { personal_api_key: string }).personal_api_key;
+        // Had the CLI opened the embedded database itself, it would have replaced (and then removed) the lock.
+        expect(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).toBe(lockBefore);
+        const organizations = await get(baseUrl, '/api/organizations/', cliKey);
+        expect(organizations.status).toBe(200);
+        expect(organizations.body.results[0].id).toBe(credentials.organization_id);
+        const refused = await fetch(`${baseUrl}/api/organizations/`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${cliKey}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'not allowed' }),
+        });
+        expect(refused.status).toBe(403);
+        expect(first!.output()).not.toContain(cliKey);
+      },
+      CLI_TIMEOUT_MS,
+    );
+
+    it(
+      'serves `npm run admin -- create-key` through the running server while its own Postgres pool is busy',
+      async () => {
+        const load = keepServerBusy(baseUrl, credentials.personal_api_key, 30);
+        let result: Awaited<ReturnType<typeof runAdmin>>;
+        try {
+          // Long enough for the pool to grow to its maximum before the CLI connects.
+          while (load.completed() < 100) await sleep(50);
+          result = await runAdmin(dataDir, [
+            'create-key',
+            '--email',
+            credentials.email,
+            '--scopes',
+            'organization:read',
+          ]);
+        } finally {
+          const { completed, failures } = await load.stop();
+          expect(failures).toEqual([]);
+          expect(completed).toBeGreaterThan(100);
+        }
+
+        expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+        const key = (JSON.parse(result.stdout) as { personal_api_key: string }).personal_api_key;
+        expect((await get(baseUrl, '/api/organizations/', key)).status).toBe(200);
+      },
+      CLI_TIMEOUT_MS + 10_000,
+    );
+
+    it(
+      'refuses a second `npm start` on the same DATA_DIR while the first runs, and the first keeps serving',
+      async () => {
+        const intruder = startStandalone(dataDir, await freePort());
+
+        const { code } = await intruder.exited;
+
+        expect(code).not.toBe(0);
+        expect(intruder.output()).toContain('already served by another process');
+        expect((await fetch(`${baseUrl}/_ready`)).status).toBe(200);
+        expect((await get(baseUrl, '/api/organizations/', credentials.personal_api_key)).status).toBe(200);
+        expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(first!.child.pid);
+      },
+      READY_TIMEOUT_MS,
+    );
+
+    it(
+      'stops on SIGTERM with exit code 0 and releases the embedded database',
+      async () => {
+        const result = await stopStandalone(first!);
+
+        expect(result).toEqual({ code: 0, signal: null });
+        await expect(stat(path.join(dataDir, LOCK_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+        await expect(fetch(`${baseUrl}/_ready`)).rejects.toThrow();
+      },
+      STOP_TIMEOUT_MS + 5_000,
+    );
+  });
+
+  describe('second start on the same DATA_DIR', () => {
+    it(
+      'becomes ready again',
+      async () => {
+        expect(credentials).toBeDefined();
+        second = startStandalone(dataDir, port);
+
+        await waitForReady(second, baseUrl);
+      },
+      READY_TIMEOUT_MS + 10_000,
+    );
+
+    it('leaves initial-credentials.json untouched and does not announce new credentials', async () => {
+      const file = await stat(credentialsPath);
+
+      expect(await readFile(credentialsPath, 'utf8')).toBe(credentialsText);
+      expect(file.mtimeMs).toBe(credentialsMtimeMs);
+      expect(file.mode & 0o777).toBe(0o600);
+      expect(second!.output()).not.toContain(credentialsPath);
+    });
+
+    it('keeps the data: the initial key and the key made by the CLI still work on the same organization', async () => {
+      const organizations = await get(baseUrl, '/api/organizations/', credentials.personal_api_key);
+      const throughCliKey = await get(baseUrl, `/api/organizations/${credentials.organization_id}/`, cliKey);
+
+      expect(organizations.status).toBe(200);
+      expect(organizations.body.count).toBe(1);
+      expect(organizations.body.results[0].id).toBe(credentials.organization_id);
+      expect(throughCliKey.status).toBe(200);
+      expect(second!.output()).not.toContain(credentials.personal_api_key);
+    });
+
+    it(
+      'stops on SIGTERM with exit code 0',
+      async () => {
+        expect(await stopStandalone(second!)).toEqual({ code: 0, signal: null });
+      },
+      STOP_TIMEOUT_MS + 5_000,
+    );
+  });
+
+  describe('start after a crash', () => {
+    it(
+      'starts although the lock left by a killed server names a pid that another live process now has',
+      async () => {
+        // What SIGKILL leaves behind once the pid has been reused: here by the test runner itself.
+        await writeFile(
+          path.join(dataDir, LOCK_FILE),
+          JSON.stringify({ pid: process.pid, port: await freePort() }),
+        );
+        third = startStandalone(dataDir, port);
+
+        await waitForReady(third, baseUrl);
+
+        const organizations = await get(baseUrl, '/api/organizations/', credentials.personal_api_key);
+        expect(organizations.body.results[0].id).toBe(credentials.organization_id);
+        expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(third.child.pid);
+        expect(await stopStandalone(third)).toEqual({ code: 0, signal: null });
+      },
+      READY_TIMEOUT_MS + STOP_TIMEOUT_MS,
+    );
+  });
+});
