@@ -31,4 +31,5 @@ module.exports = {
     ],
   },
   testTimeout: 30000,
+  reporters: ['default', path.join(__dirname, 'tools/jest-summary-reporter.js')],
 };

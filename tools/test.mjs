@@ -10,7 +10,8 @@
 //                      machine's PostgreSQL 15 cluster `main`.
 //   CI                 passed through to nx and jest.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -240,6 +241,21 @@ function onSignal(signal) {
   nxProcess?.kill(signal);
 }
 
+/** The closing line: totals over every Jest run, as `N passed, N failed[, N skipped]`. */
+function printSummary(file) {
+  const runs = existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
+  const total = (key) => runs.reduce((sum, run) => sum + run[key], 0);
+  const skipped = total('skipped');
+  console.log(
+    `tests: ${total('passed')} passed, ${total('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`,
+  );
+}
+
 async function main() {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -258,6 +274,7 @@ async function main() {
     PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
     NX_DAEMON: 'false',
     NX_NO_CLOUD: 'true',
+    TEST_SUMMARY_FILE: path.join(mkdtempSync(path.join(tmpdir(), 'hogbase-test-')), 'summary.jsonl'),
     // NestJS 12 ships as ES modules; Jest loads them through require(esm), which needs vm modules.
     NODE_OPTIONS: [
       process.env.NODE_OPTIONS,
@@ -279,6 +296,7 @@ async function main() {
     stops = await startServices(childEnv);
     throwIfInterrupted();
     exitCode = await runNx(childEnv, extraArgs);
+    printSummary(childEnv.TEST_SUMMARY_FILE);
   } catch (error) {
     if (error instanceof InterruptedError) {
       log(error.message);
