@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,12 +5,11 @@ import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
 import { loadManagementConfig } from '@hogbase/config';
 import { createManagementApp } from '@hogbase/management-api';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createTestDatabase, runProcess, type TestDatabase, UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { apiClient, type ApiClient } from './management-test-app';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const CLI = 'apps/management/src/cli/admin.cli.ts';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CLI_TIMEOUT_MS = 90_000;
 const CONTRACT_FIELDS = ['email', 'organization_id', 'personal_api_key', 'project_api_key', 'project_id'];
 
@@ -37,25 +35,10 @@ function runCli(args: string[], env: Record<string, string>, { viaNpm = false } 
   const [command, commandArgs] = viaNpm
     ? ['npm', ['run', 'admin', '--', ...args]]
     : ['node', ['-r', '@swc-node/register', CLI, ...args]];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, commandArgs, {
-      cwd: REPO_ROOT,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS - 5_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+  return runProcess(command, commandArgs, {
+    cwd: REPO_ROOT,
+    env: childEnv,
+    timeoutMs: CLI_TIMEOUT_MS - 5_000,
   });
 }
 

@@ -8,20 +8,15 @@ import {
   type ManagementTestApp,
   type TestUser,
 } from './management-test-app';
+import { UUID_PATTERN as UUID } from '@hogbase/test-support';
+import { INSUFFICIENT_LEVEL } from './expected-bodies';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const INVALID_DOMAIN = {
   type: 'validation_error',
   code: 'invalid_input',
   detail: 'Please enter a valid domain or subdomain name.',
   attr: 'domain',
-};
-const INSUFFICIENT_LEVEL = {
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: 'Your organization access level is insufficient.',
-  attr: null,
 };
 
 let domainCounter = 0;

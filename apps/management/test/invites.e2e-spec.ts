@@ -4,8 +4,8 @@ import { InviteService } from '@hogbase/management-api';
 import { MembershipLevel } from '@hogbase/postgres';
 import { startSmtpTestServer, type SmtpTestServer } from '@hogbase/test-support';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
+import { UUID_PATTERN as UUID } from '@hogbase/test-support';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const FOUR_DAYS_MS = 4 * 24 * 60 * 60 * 1000;
 

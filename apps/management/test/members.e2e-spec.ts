@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MembershipLevel, OrganizationMembership, User } from '@hogbase/postgres';
 import { ManagementTestApp, startManagementTestApp, TestUser } from './management-test-app';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-
-const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
+import { UUID_PATTERN as UUID, ISO_8601_PATTERN as ISO_8601 } from '@hogbase/test-support';
+import { NOT_FOUND } from './expected-bodies';
 
 function permissionDenied(detail: string) {
   return { type: 'authentication_error', code: 'permission_denied', detail, attr: null };

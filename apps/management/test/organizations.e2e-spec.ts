@@ -1,21 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { MembershipLevel, OrganizationMembership, Team, User } from '@hogbase/postgres';
 import { ApiClient, ManagementTestApp, startManagementTestApp } from './management-test-app';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-
-const NOT_FOUND = { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null };
-const INSUFFICIENT_LEVEL = {
-  type: 'authentication_error',
-  code: 'permission_denied',
-  detail: 'Your organization access level is insufficient.',
-  attr: null,
-};
-
-function validationError(code: string, detail: string, attr: string | null) {
-  return { type: 'validation_error', code, detail, attr };
-}
+import { UUID_PATTERN as UUID, ISO_8601_PATTERN as ISO_8601 } from '@hogbase/test-support';
+import { NOT_FOUND, INSUFFICIENT_LEVEL, validationError } from './expected-bodies';
 
 describe('organizations', () => {
   let testApp: ManagementTestApp;

@@ -4,13 +4,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runProcess, UUID_PATTERN as UUID } from '@hogbase/test-support';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
 const CLI_TIMEOUT_MS = 60_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CREDENTIALS_FILE = 'initial-credentials.json';
 const LOCK_FILE = 'postgres.lock.json';
 
@@ -111,23 +111,12 @@ function runAdmin(
   dataDir: string,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = standaloneEnv(dataDir, 0);
-    delete env.MANAGEMENT_PORT;
-    const child = spawn('npm', ['run', 'admin', '--', ...args], { cwd: REPO_ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS - 5_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+  const env = standaloneEnv(dataDir, 0);
+  delete env.MANAGEMENT_PORT;
+  return runProcess('npm', ['run', 'admin', '--', ...args], {
+    cwd: REPO_ROOT,
+    env,
+    timeoutMs: CLI_TIMEOUT_MS - 5_000,
   });
 }
 

@@ -1,3 +1,5 @@
 export * from './dns-test-server.util';
 export * from './smtp-test-server.util';
 export * from './test-database.util';
+export * from './patterns';
+export * from './run-process.util';
