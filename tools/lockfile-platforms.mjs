@@ -1,0 +1,31 @@
+// Completes package-lock.json with entries for platform-specific optional packages that the
+// registry reachable here does not serve (e.g. chDB's macOS and arm64 engine builds). Without an
+// entry, `npm ci` refuses the lockfile as out of sync; with one that names its os/cpu, npm skips
+// the package on other platforms and fetches it where it applies.
+//
+// Run after any `npm install` that changes the lockfile: `node tools/lockfile-platforms.mjs`.
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const PLATFORM_PACKAGES = {
+  '@chdb/lib-darwin-arm64': { os: ['darwin'], cpu: ['arm64'] },
+  '@chdb/lib-darwin-x64': { os: ['darwin'], cpu: ['x64'] },
+  '@chdb/lib-linux-arm64-gnu': { os: ['linux'], cpu: ['arm64'], libc: ['glibc'] },
+};
+
+const lockPath = new URL('../package-lock.json', import.meta.url);
+const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
+let added = 0;
+for (const entry of Object.values(lock.packages)) {
+  for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {
+    const platform = PLATFORM_PACKAGES[name];
+    const location = `node_modules/${name}`;
+    if (!platform || lock.packages[location]) continue;
+    lock.packages[location] = { version, license: 'Apache-2.0', optional: true, ...platform };
+    added += 1;
+  }
+}
+if (added > 0) {
+  lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
+}
+console.log(`lockfile-platforms: ${added} entr${added === 1 ? 'y' : 'ies'} added`);
