@@ -1,0 +1,71 @@
+/**
+ * What capture puts on the queue for each accepted event, and ingestion reads: PostHog's
+ * CapturedEvent (rust/capture) plus the project id, which capture resolves from the token so
+ * ingestion never has to.
+ */
+export interface CapturedEvent {
+  /** UUID of the event: the SDK's `uuid` when valid, else a UUIDv7 assigned by capture. */
+  uuid: string;
+  /** The event's distinct id, stringified, at most 200 characters. */
+  distinct_id: string;
+  /** Client IP as capture saw it (X-Forwarded-For aware), or null. */
+  ip: string | null;
+  /** The event exactly as received, JSON-encoded (before timestamp normalisation). */
+  data: string;
+  /** Server receive time, ISO 8601 UTC. */
+  now: string;
+  /** The request's `sent_at`, ISO 8601 UTC, or null. */
+  sent_at: string | null;
+  /** The project API key the request carried. */
+  token: string;
+  /** The project (team) the token belongs to. */
+  team_id: number;
+  event: string;
+  /** The normalised timestamp (clock-skew corrected), ISO 8601 UTC with microseconds when known. */
+  timestamp: string;
+  historical_migration?: boolean;
+}
+
+/** The original event inside `CapturedEvent.data`, as SDKs send it. */
+export interface RawEvent {
+  event?: unknown;
+  distinct_id?: unknown;
+  uuid?: unknown;
+  properties?: Record<string, unknown>;
+  timestamp?: unknown;
+  offset?: unknown;
+  $set?: Record<string, unknown>;
+  $set_once?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** One message on the queue: keyed `<team_id>:<distinct_id>` so one person's events stay in order. */
+export interface QueueMessage {
+  key: string;
+  value: string;
+  headers?: Record<string, string>;
+}
+
+export const EVENTS_TOPIC = 'events_plugin_ingestion';
+export const HISTORICAL_EVENTS_TOPIC = 'events_plugin_ingestion_historical';
+export const DEAD_LETTER_TOPIC = 'events_plugin_ingestion_dlq';
+
+export function partitionKey(teamId: number, distinctId: string): string {
+  return `${teamId}:${distinctId}`;
+}
+
+export function toQueueMessage(event: CapturedEvent): QueueMessage {
+  return {
+    key: partitionKey(event.team_id, event.distinct_id),
+    value: JSON.stringify(event),
+    headers: {
+      token: event.token,
+      distinct_id: event.distinct_id,
+      uuid: event.uuid,
+      event: event.event,
+      timestamp: String(Date.parse(event.timestamp)),
+      now: event.now,
+      historical_migration: event.historical_migration ? 'true' : 'false',
+    },
+  };
+}
