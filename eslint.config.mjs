@@ -96,6 +96,7 @@ export default tseslint.config(
   {
     // Capture never pulls in the management stack.
     files: ['apps/capture/**/*.ts', 'libs/capture*/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*-spec.ts', '**/test/**'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,0 +1,86 @@
+import type { Pool } from 'pg';
+
+export class TokenLookupUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the project token could not be looked up: Postgres is unavailable', { cause });
+    this.name = 'TokenLookupUnavailableError';
+  }
+}
+
+interface CacheEntry {
+  teamId: number | null;
+  checkedAt: number;
+}
+
+export interface ProjectTokenCacheOptions {
+  /** How long a known token is trusted before it is looked up again. */
+  knownTtlMs?: number;
+  /** How long an unknown token is remembered as unknown (a token created since gets in after this). */
+  unknownTtlMs?: number;
+  maxEntries?: number;
+}
+
+/**
+ * Resolves project API keys (`phc_…`) to project ids through Postgres, cached in memory.
+ *
+ * NOTE: when Postgres fails, a token that was ever known keeps resolving from the cache (capture
+ * must not stop taking events because Postgres blinked); a token never seen cannot be decided
+ * and raises TokenLookupUnavailableError, which capture answers with 503 so the SDK retries.
+ * Concurrent lookups of one token share a single query.
+ */
+export class ProjectTokenCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly inFlight = new Map<string, Promise<number | null>>();
+  private readonly knownTtlMs: number;
+  private readonly unknownTtlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(
+    private readonly pool: Pool,
+    options: ProjectTokenCacheOptions = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.knownTtlMs = options.knownTtlMs ?? 60_000;
+    this.unknownTtlMs = options.unknownTtlMs ?? 5_000;
+    this.maxEntries = options.maxEntries ?? 100_000;
+  }
+
+  /** The project id of the token, or null when no project has it. */
+  async resolve(token: string): Promise<number | null> {
+    const entry = this.entries.get(token);
+    const age = entry ? this.now() - entry.checkedAt : Infinity;
+    if (entry && age < (entry.teamId === null ? this.unknownTtlMs : this.knownTtlMs)) return entry.teamId;
+    try {
+      return await this.lookup(token);
+    } catch (error) {
+      if (entry?.teamId != null) return entry.teamId;
+      throw new TokenLookupUnavailableError(error);
+    }
+  }
+
+  private lookup(token: string): Promise<number | null> {
+    let pending = this.inFlight.get(token);
+    if (!pending) {
+      pending = this.pool
+        .query<{ id: number }>('SELECT id FROM teams WHERE api_token = $1', [token])
+        .then((result) => {
+          const teamId = result.rows[0]?.id ?? null;
+          this.remember(token, teamId);
+          return teamId;
+        })
+        .finally(() => this.inFlight.delete(token));
+      this.inFlight.set(token, pending);
+    }
+    return pending;
+  }
+
+  private remember(token: string, teamId: number | null): void {
+    if (this.entries.size >= this.maxEntries && !this.entries.has(token)) {
+      // Drop the oldest insertion: Map iterates in insertion order.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.delete(token);
+    this.entries.set(token, { teamId, checkedAt: this.now() });
+  }
+}

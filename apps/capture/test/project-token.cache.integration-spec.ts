@@ -1,0 +1,73 @@
+import type { Pool } from 'pg';
+import { openDataSource } from '@hogbase/postgres';
+import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
+import { createCapturePool } from '../src/postgres-pool';
+import { ProjectTokenCache, TokenLookupUnavailableError } from '../src/project-token.cache';
+
+describe('ProjectTokenCache', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let clock = 0;
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    const dataSource = await openDataSource({ url: database.url });
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, slug) VALUES ('00000000-0000-4000-8000-000000000001', 'Org', 'org')`,
+    );
+    await dataSource.query(
+      `INSERT INTO teams (uuid, organization_id, name, api_token)
+       VALUES ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'Web', 'phc_known')`,
+    );
+    await dataSource.destroy();
+    pool = createCapturePool(database.url, { warn: () => undefined }, 2);
+    clock = 1_000_000;
+  });
+
+  afterEach(async () => {
+    await pool.end().catch(() => undefined);
+    await database.drop();
+  });
+
+  const cache = (options = {}) => new ProjectTokenCache(pool, options, () => clock);
+
+  it('resolves a project token to its project id and an unknown one to null', async () => {
+    const tokens = cache();
+    const [teamId] = (await pool.query<{ id: number }>('SELECT id FROM teams')).rows.map((row) => row.id);
+    expect(await tokens.resolve('phc_known')).toBe(teamId);
+    expect(await tokens.resolve('phc_unknown')).toBeNull();
+  });
+
+  it('sees a project created after a miss once the negative entry expired', async () => {
+    const tokens = cache({ unknownTtlMs: 5_000 });
+    expect(await tokens.resolve('phc_new')).toBeNull();
+    await pool.query(`UPDATE teams SET api_token = 'phc_new'`);
+    expect(await tokens.resolve('phc_new')).toBeNull();
+    clock += 5_001;
+    expect(await tokens.resolve('phc_new')).toEqual(expect.any(Number));
+  });
+
+  it('stops accepting a rotated token once the positive entry expired', async () => {
+    const tokens = cache({ knownTtlMs: 60_000 });
+    expect(await tokens.resolve('phc_known')).toEqual(expect.any(Number));
+    await pool.query(`UPDATE teams SET api_token = 'phc_rotated'`);
+    clock += 60_001;
+    expect(await tokens.resolve('phc_known')).toBeNull();
+  });
+
+  it('keeps serving known tokens while Postgres is down, and refuses to guess about unknown ones', async () => {
+    const tokens = cache({ knownTtlMs: 1 });
+    const teamId = await tokens.resolve('phc_known');
+    await database.drop();
+    clock += 10;
+    expect(await tokens.resolve('phc_known')).toBe(teamId);
+    await expect(tokens.resolve('phc_never_seen')).rejects.toBeInstanceOf(TokenLookupUnavailableError);
+  });
+
+  it('sends one query for concurrent lookups of one token', async () => {
+    const tokens = cache();
+    const query = jest.spyOn(pool, 'query');
+    await Promise.all(Array.from({ length: 20 }, () => tokens.resolve('phc_known')));
+    expect(query).toHaveBeenCalledTimes(1);
+  });
+});
