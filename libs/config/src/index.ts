@@ -1,3 +1,5 @@
 export * from './env.util';
 export * from './management.config';
 export * from './standalone.config';
+export * from './clickhouse.config';
+export * from './kafka.config';

@@ -1,0 +1,95 @@
+/**
+ * Timestamps travel as ISO 8601 (capture, Kafka) but ClickHouse's DateTime64 text format is
+ * `YYYY-MM-DD hh:mm:ss.ffffff`. JavaScript's Date keeps milliseconds only, so the fraction is
+ * carried over digit by digit instead of going through Date, and microseconds survive.
+ */
+const ISO_8601 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+const CLICKHOUSE_DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
+
+// DateTime64's range; ClickHouse clamps values outside it silently, so we refuse them instead.
+const MIN_YEAR = 1900;
+const MAX_YEAR = 2299;
+
+function outOfRange(value: string): RangeError {
+  return new RangeError(
+    `Timestamp outside ClickHouse DateTime64's range (${MIN_YEAR}-${MAX_YEAR}): ${value}`,
+  );
+}
+
+function pad(value: number, width: number): string {
+  return String(value).padStart(width, '0');
+}
+
+/**
+ * Converts an ISO 8601 timestamp (any offset, any fraction length) or a Date to the UTC text that
+ * a `DateTime64(6, 'UTC')` column accepts: `YYYY-MM-DD hh:mm:ss.ffffff`. A value without an offset
+ * is read as UTC. Digits past the sixth fractional one are truncated, as ClickHouse does.
+ * Throws a RangeError for anything else, or a year outside DateTime64's range (1900–2299).
+ */
+export function toClickHouseDateTime64(value: string | Date): string {
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new RangeError('Invalid Date');
+    return toClickHouseDateTime64(value.toISOString());
+  }
+  const match = ISO_8601.exec(value.trim());
+  if (!match) throw new RangeError(`Not an ISO 8601 timestamp: ${JSON.stringify(value)}`);
+  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', offset] = match;
+  const fields = [year, month, day, hour, minute, second].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const [y, mo, d, h, mi, s] = fields;
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
+    throw new RangeError(`Not a valid date and time: ${JSON.stringify(value)}`);
+  }
+  // TRICKY: Date.UTC maps years 0-99 to 1900-1999, so a local year far out of range is refused
+  // before it gets there; the UTC year is checked exactly below (an offset may cross New Year).
+  if (y < MIN_YEAR - 1 || y > MAX_YEAR + 1) throw outOfRange(value);
+  const offsetMinutes = parseOffsetMinutes(offset, value);
+  const utcMillis = Date.UTC(y, mo - 1, d, h, mi, s) - offsetMinutes * 60_000;
+  const utc = new Date(utcMillis);
+  const utcYear = utc.getUTCFullYear();
+  if (utcYear < MIN_YEAR || utcYear > MAX_YEAR) throw outOfRange(value);
+  const micros = (fraction + '000000').slice(0, 6);
+  return (
+    `${pad(utcYear, 4)}-${pad(utc.getUTCMonth() + 1, 2)}-${pad(utc.getUTCDate(), 2)} ` +
+    `${pad(utc.getUTCHours(), 2)}:${pad(utc.getUTCMinutes(), 2)}:${pad(utc.getUTCSeconds(), 2)}.${micros}`
+  );
+}
+
+/**
+ * The reverse: a UTC DateTime/DateTime64 text value as ClickHouse prints it, to ISO 8601 with the
+ * same fraction (`2024-01-02T03:04:05.123456Z`, or without a fraction for a plain DateTime).
+ */
+export function fromClickHouseDateTime64(value: string): string {
+  const match = CLICKHOUSE_DATETIME.exec(value);
+  if (!match) throw new RangeError(`Not a ClickHouse DateTime value: ${JSON.stringify(value)}`);
+  const [, year, month, day, hour, minute, second, fraction] = match;
+  return `${year}-${month}-${day}T${hour}:${minute}:${second}${fraction ? `.${fraction}` : ''}Z`;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  return month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+}
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+function parseOffsetMinutes(offset: string | undefined, value: string): number {
+  if (!offset || offset === 'Z' || offset === 'z') return 0;
+  const sign = offset.startsWith('-') ? -1 : 1;
+  const digits = offset.slice(1).replace(':', '');
+  const hours = Number(digits.slice(0, 2));
+  const minutes = digits.length > 2 ? Number(digits.slice(2)) : 0;
+  if (hours > 23 || minutes > 59) throw new RangeError(`Invalid UTC offset in ${JSON.stringify(value)}`);
+  return sign * (hours * 60 + minutes);
+}

@@ -1,0 +1,151 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- a .d.ts of ambient types has nothing to import; this keeps it in any program that compiles this file
+/// <reference path="./chdb-connection.d.ts" />
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  ClickHouseClient,
+  ClickHouseClientConfigOptions,
+  ClickHouseSettings,
+  createClient,
+} from '@clickhouse/client';
+import { drainPending } from 'chdb';
+import { createChdbConnection } from 'chdb/connection';
+import { assertDatabaseName } from './sql-identifier.util';
+
+export type { ClickHouseClient } from '@clickhouse/client';
+
+export interface ClickHouseConnectionConfig {
+  /** HTTP(S) URL of a ClickHouse server. When absent, the embedded chDB engine is used. */
+  url?: string;
+  username?: string;
+  password?: string;
+  /**
+   * The database this client works in. The HTTP connection uses it for unqualified names; the chDB
+   * connection has no per-client default database, so every query in this lib names
+   * `<database>.<table>` explicitly and works the same on both.
+   */
+  database: string;
+  /** chDB data directory. Required for the first embedded client of the process, optional after. */
+  dataPath?: string;
+}
+
+/**
+ * Applied to every query on both engines, so that results have one shape whatever the connection.
+ *
+ * - `output_format_json_quote_64bit_integers`: a ClickHouse server quotes (U)Int64 in JSON formats
+ *   by default and chDB does not. We quote on both: `count()`, `team_id` and offsets come back as
+ *   decimal strings, never as numbers that silently lose precision past 2^53. Callers convert
+ *   (`Number(row.count)`) where the value is known to be small.
+ * - `async_insert`: chDB enables it by default. Ingestion commits Kafka offsets only after the
+ *   insert, so an insert must be written when it returns, not buffered.
+ * - `date_time_output_format`: DateTime64 come back as `YYYY-MM-DD hh:mm:ss.ffffff` (UTC columns),
+ *   the same format we insert.
+ */
+export const CLICKHOUSE_DEFAULT_SETTINGS: ClickHouseSettings = {
+  output_format_json_quote_64bit_integers: 1,
+  async_insert: 0,
+  date_time_output_format: 'simple',
+};
+
+interface EmbeddedEngine {
+  dataPath: string;
+  openClients: number;
+}
+
+/**
+ * TRICKY: libchdb binds ONE data directory per process. Every embedded client therefore opens its
+ * own native connection on the same path (connections on one path coexist and run in parallel),
+ * and this registry refuses a second path instead of letting the native layer fail later with a
+ * less helpful message. Closing one client closes only its connection; the path is released when
+ * the last embedded client is closed.
+ *
+ * NOTE: under Jest each test file gets a fresh module registry while the native engine stays
+ * per worker process, so tests use one data path per worker and isolate by database name.
+ */
+let embeddedEngine: EmbeddedEngine | undefined;
+const embeddedClients = new WeakSet<ClickHouseClient>();
+
+export class ClickHouseEngineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClickHouseEngineError';
+  }
+}
+
+/** The data path the embedded engine of this process is bound to, if an embedded client is open. */
+export function embeddedClickHouseDataPath(): string | undefined {
+  return embeddedEngine?.dataPath;
+}
+
+export function isEmbeddedClickHouse(client: ClickHouseClient): boolean {
+  return embeddedClients.has(client);
+}
+
+/**
+ * A `@clickhouse/client` client: HTTP to the server at `url`, or the in-process chDB engine under
+ * `dataPath`. The SQL is the same for both; close it with `closeClickHouse`.
+ */
+export function createClickHouse(config: ClickHouseConnectionConfig): ClickHouseClient {
+  assertDatabaseName(config.database);
+  if (config.url) {
+    return createClient({
+      url: config.url,
+      username: config.username,
+      password: config.password,
+      database: config.database,
+      application: 'hogbase',
+      clickhouse_settings: CLICKHOUSE_DEFAULT_SETTINGS,
+    });
+  }
+  return createEmbeddedClient(config);
+}
+
+function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseClient {
+  const requested = config.dataPath ? path.resolve(config.dataPath) : embeddedEngine?.dataPath;
+  if (!requested) {
+    throw new ClickHouseEngineError(
+      'The embedded ClickHouse (chDB) needs a data path: set CLICKHOUSE_URL for a server, or give dataPath',
+    );
+  }
+  if (embeddedEngine && embeddedEngine.dataPath !== requested) {
+    throw new ClickHouseEngineError(
+      `The embedded ClickHouse (chDB) of this process is bound to ${embeddedEngine.dataPath} and cannot ` +
+        `also open ${requested}: chDB runs one engine per process on one data path. Share that path ` +
+        `(and isolate by database name), or close every embedded client first.`,
+    );
+  }
+  mkdirSync(requested, { recursive: true });
+  const connection = createChdbConnection({ path: requested });
+  const client = createClient({
+    // NOTE: chdb/connection implements the Connection of @clickhouse/client-common 1.23.0, which the
+    // client now vendors as its own copy: the same contract, but the settings types have drifted
+    // by a few keys, so the compiler sees two unrelated types.
+    connection: connection as unknown as ClickHouseClientConfigOptions['connection'],
+    database: config.database,
+    application: 'hogbase',
+    clickhouse_settings: CLICKHOUSE_DEFAULT_SETTINGS,
+  });
+  embeddedEngine = embeddedEngine ?? { dataPath: requested, openClients: 0 };
+  embeddedEngine.openClients += 1;
+  embeddedClients.add(client);
+  return client;
+}
+
+/**
+ * Closes one client. For chDB this closes that client's own connection only: other clients on the
+ * shared engine keep working. Safe to call twice.
+ */
+export async function closeClickHouse(client: ClickHouseClient): Promise<void> {
+  if (!embeddedClients.delete(client)) {
+    await client.close();
+    return;
+  }
+  await client.close();
+  if (!embeddedEngine) return;
+  embeddedEngine.openClients -= 1;
+  if (embeddedEngine.openClients > 0) return;
+  // close() defers the native teardown while an aborted query is still running; the engine only
+  // lets go of its data path (so another one may be opened) once that has finished.
+  await drainPending();
+  if (embeddedEngine?.openClients === 0) embeddedEngine = undefined;
+}

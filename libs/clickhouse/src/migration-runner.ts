@@ -1,0 +1,232 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { assertClusterName, assertDatabaseName } from './sql-identifier.util';
+
+/**
+ * ClickHouse schema changes are numbered SQL files, `NNN-verb-object.sql`, shipped beside this
+ * module in `migrations/single-node/` and `migrations/cluster/` (the same versions in both). The
+ * runner records what it applied, with a checksum, in `<database>.schema_migrations`.
+ *
+ * ClickHouse has no transactions and no locks, so safety against a second process running the
+ * same migrations at the same moment lives in the statements: every statement is idempotent
+ * (`CREATE ... IF NOT EXISTS`, `ADD COLUMN IF NOT EXISTS`, ...), the bookkeeping table collapses
+ * duplicate records, and the runner re-reads what is recorded before each migration and after
+ * the last. A test checks that every shipped statement is of the idempotent kind.
+ */
+export const CLICKHOUSE_MIGRATIONS_DIR = path.join(__dirname, '../migrations');
+
+export type ClickHouseMigrationVariant = 'single-node' | 'cluster';
+
+export interface ClickHouseMigration {
+  version: number;
+  /** The file name, e.g. `001-create-events.sql`. */
+  name: string;
+  /** sha256 of the file as written (before placeholders are filled in), hex. */
+  checksum: string;
+  sql: string;
+}
+
+export interface MigrateClickHouseOptions {
+  database: string;
+  /** A cluster name from the servers' `remote_servers`: the cluster variant runs `ON CLUSTER` it. */
+  cluster?: string;
+  /** Folder holding `single-node/` and `cluster/`; the shipped migrations by default. */
+  migrationsDir?: string;
+}
+
+export interface MigrateClickHouseResult {
+  /** Names of the migrations this call applied, in order. */
+  applied: string[];
+  /** Names of the migrations that were already recorded (by an earlier run or another process). */
+  alreadyApplied: string[];
+}
+
+export class ClickHouseMigrationError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ClickHouseMigrationError';
+  }
+}
+
+const MIGRATION_FILE = /^(\d{3,})-[a-z0-9]+(?:-[a-z0-9]+)*\.sql$/;
+const MIGRATIONS_TABLE = 'schema_migrations';
+
+/** Reads one variant's migration files, sorted by version. */
+export async function loadClickHouseMigrations(
+  variant: ClickHouseMigrationVariant,
+  migrationsDir: string = CLICKHOUSE_MIGRATIONS_DIR,
+): Promise<ClickHouseMigration[]> {
+  const directory = path.join(migrationsDir, variant);
+  const fileNames = (await readdir(directory)).filter((fileName) => fileName.endsWith('.sql')).sort();
+  const migrations: ClickHouseMigration[] = [];
+  const byVersion = new Map<number, string>();
+  for (const name of fileNames) {
+    const match = MIGRATION_FILE.exec(name);
+    if (!match) {
+      throw new ClickHouseMigrationError(
+        `ClickHouse migration ${path.join(directory, name)} is not named NNN-verb-object.sql`,
+      );
+    }
+    const version = Number(match[1]);
+    const clash = byVersion.get(version);
+    if (clash) {
+      throw new ClickHouseMigrationError(`ClickHouse migrations ${clash} and ${name} have the same version`);
+    }
+    byVersion.set(version, name);
+    const sql = await readFile(path.join(directory, name), 'utf8');
+    migrations.push({ version, name, checksum: createHash('sha256').update(sql).digest('hex'), sql });
+  }
+  return migrations.sort((left, right) => left.version - right.version);
+}
+
+/**
+ * Fills in the placeholders and splits a migration into statements. Statements end with `;` at
+ * the end of a line; whole-line `--` comments are dropped. Placeholders:
+ * `{database}`, `{on_cluster}` (`ON CLUSTER '<name>'`, or nothing on a single node) and
+ * `{cluster_name}`. Server macros such as `{shard}` and `{replica}` are left for ClickHouse.
+ */
+export function renderClickHouseMigration(
+  sql: string,
+  target: { database: string; cluster?: string },
+): string[] {
+  const database = assertDatabaseName(target.database);
+  const cluster = target.cluster === undefined ? undefined : assertClusterName(target.cluster);
+  const rendered = sql
+    .split('\n')
+    .filter((line) => !/^\s*--/.test(line))
+    .join('\n')
+    .replace(/\{(database|on_cluster|cluster_name)\}/g, (placeholder, name: string) => {
+      if (name === 'database') return database;
+      if (cluster === undefined) {
+        if (name === 'on_cluster') return '';
+        throw new ClickHouseMigrationError(`${placeholder} is used in a migration run without a cluster`);
+      }
+      return name === 'on_cluster' ? `ON CLUSTER '${cluster}'` : cluster;
+    });
+  return rendered
+    .split(/;[ \t]*(?:\r?\n|$)/)
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.length > 0);
+}
+
+function migrationsTableSql(database: string, cluster: string | undefined): string {
+  const columns = `(
+    version UInt32,
+    name String,
+    checksum String,
+    applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+  )`;
+  // NOTE: on a cluster the record must be visible from every node, whichever node ran the
+  // migration, so it is one replicated table across all shards (no {shard} in the path).
+  const engine = cluster
+    ? `ReplicatedReplacingMergeTree('/clickhouse/tables/${database}/${MIGRATIONS_TABLE}', '{replica}', applied_at)`
+    : 'ReplacingMergeTree(applied_at)';
+  const onCluster = cluster ? ` ON CLUSTER '${cluster}'` : '';
+  return `CREATE TABLE IF NOT EXISTS ${database}.${MIGRATIONS_TABLE}${onCluster} ${columns} ENGINE = ${engine} ORDER BY version`;
+}
+
+interface AppliedMigration {
+  version: number;
+  name: string;
+  /** Every checksum recorded for the version; more than one means two different files ran. */
+  checksums: string[];
+}
+
+async function readApplied(
+  client: ClickHouseClient,
+  database: string,
+): Promise<Map<number, AppliedMigration>> {
+  // Not FINAL: grouping sees every record, including duplicates a merge has not collapsed yet.
+  const result = await client.query({
+    query: `SELECT version, any(name) AS name, groupUniqArray(checksum) AS checksums
+            FROM ${database}.${MIGRATIONS_TABLE} GROUP BY version`,
+    format: 'JSONEachRow',
+  });
+  const rows = await result.json<{ version: number; name: string; checksums: string[] }>();
+  return new Map(rows.map((row) => [Number(row.version), { ...row, version: Number(row.version) }]));
+}
+
+function assertUnchanged(migration: ClickHouseMigration, applied: AppliedMigration, database: string): void {
+  if (applied.checksums.length === 1 && applied.checksums[0] === migration.checksum) return;
+  throw new ClickHouseMigrationError(
+    `ClickHouse migration ${migration.name} was applied to database ${database} as ${applied.name} with checksum ` +
+      `${applied.checksums.join(', ')}, but the file now has checksum ${migration.checksum}. ` +
+      'A migration that has run must never change: restore the file and add a new migration instead.',
+  );
+}
+
+/**
+ * Creates the database and applies the pending migrations in order: the single-node variant, or
+ * the cluster variant `ON CLUSTER` when a cluster is given. Refuses to run when a file that was
+ * applied has changed since. Safe to run again and from several processes at once.
+ */
+export async function migrateClickHouse(
+  client: ClickHouseClient,
+  options: MigrateClickHouseOptions,
+): Promise<MigrateClickHouseResult> {
+  const database = assertDatabaseName(options.database);
+  const cluster = options.cluster === undefined ? undefined : assertClusterName(options.cluster);
+  const migrations = await loadClickHouseMigrations(
+    cluster ? 'cluster' : 'single-node',
+    options.migrationsDir ?? CLICKHOUSE_MIGRATIONS_DIR,
+  );
+
+  await client.command({
+    query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`,
+  });
+  await client.command({ query: migrationsTableSql(database, cluster) });
+
+  // Refuse before changing anything when an applied file was edited.
+  let applied = await readApplied(client, database);
+  for (const migration of migrations) {
+    const record = applied.get(migration.version);
+    if (record) assertUnchanged(migration, record, database);
+  }
+
+  const result: MigrateClickHouseResult = { applied: [], alreadyApplied: [] };
+  for (const migration of migrations) {
+    if (!applied.has(migration.version)) {
+      // Another process may have applied it since we last looked.
+      applied = await readApplied(client, database);
+    }
+    const record = applied.get(migration.version);
+    if (record) {
+      assertUnchanged(migration, record, database);
+      result.alreadyApplied.push(migration.name);
+      continue;
+    }
+    for (const statement of renderClickHouseMigration(migration.sql, { database, cluster })) {
+      try {
+        await client.command({ query: statement });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new ClickHouseMigrationError(
+          `ClickHouse migration ${migration.name} failed on database ${database}: ${reason}`,
+          { cause: error },
+        );
+      }
+    }
+    await client.insert({
+      table: `${database}.${MIGRATIONS_TABLE}`,
+      values: [{ version: migration.version, name: migration.name, checksum: migration.checksum }],
+      format: 'JSONEachRow',
+      clickhouse_settings: { async_insert: 0 },
+    });
+    result.applied.push(migration.name);
+  }
+
+  // A process running different files at the same moment would have recorded another checksum.
+  applied = await readApplied(client, database);
+  for (const migration of migrations) {
+    const record = applied.get(migration.version);
+    if (!record) {
+      throw new ClickHouseMigrationError(
+        `ClickHouse migration ${migration.name} is not recorded after running`,
+      );
+    }
+    assertUnchanged(migration, record, database);
+  }
+  return result;
+}

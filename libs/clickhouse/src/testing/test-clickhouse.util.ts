@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ClickHouseClient, closeClickHouse, createClickHouse } from '../clickhouse.client';
+import { migrateClickHouse } from '../migration-runner';
+
+export interface TestClickHouse {
+  client: ClickHouseClient;
+  /** A database of its own, named `test_clickhouse_<pid>_<random>`. */
+  database: string;
+  /** Drops the database and closes the client. Safe to call twice. */
+  drop(): Promise<void>;
+}
+
+export interface CreateTestClickHouseOptions {
+  /** Apply the migrations to the new database (the default); false leaves it empty. */
+  migrate?: boolean;
+}
+
+const DATA_PATH_PREFIX = 'hogbase-chdb-';
+
+/** Throws unless `name` contains `test`: helpers that create or drop databases touch nothing else. */
+export function assertTestClickHouseDatabase(name: string): void {
+  if (!name.includes('test')) {
+    throw new Error(
+      `Refusing to create or drop ClickHouse database "${name}": its name does not contain "test"`,
+    );
+  }
+}
+
+/**
+ * The chDB data path of this test process. chDB is one engine per process, so every test file a
+ * Jest worker runs shares it and isolates by database name instead.
+ */
+export function testClickHouseDataPath(): string {
+  return path.join(tmpdir(), `${DATA_PATH_PREFIX}${process.pid}`);
+}
+
+let staleDataPathsRemoved = false;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Nothing runs when a Jest worker exits, so its data path stays behind; the next run removes those
+ * of processes that are gone. Best effort: a recycled pid only delays the clean-up.
+ */
+function removeStaleDataPaths(): void {
+  if (staleDataPathsRemoved) return;
+  staleDataPathsRemoved = true;
+  for (const entry of readdirSync(tmpdir())) {
+    const pid = Number(entry.slice(DATA_PATH_PREFIX.length));
+    if (
+      !entry.startsWith(DATA_PATH_PREFIX) ||
+      !Number.isInteger(pid) ||
+      pid === process.pid ||
+      isAlive(pid)
+    ) {
+      continue;
+    }
+    rmSync(path.join(tmpdir(), entry), { recursive: true, force: true });
+  }
+}
+
+/** A chDB client on a new, migrated database for one test file. Call `drop()` in `afterAll`. */
+export async function createTestClickHouse(
+  options: CreateTestClickHouseOptions = {},
+): Promise<TestClickHouse> {
+  removeStaleDataPaths();
+  const database = `test_clickhouse_${process.pid}_${randomBytes(4).toString('hex')}`;
+  assertTestClickHouseDatabase(database);
+  const client = createClickHouse({ database, dataPath: testClickHouseDataPath() });
+  let dropped = false;
+  const drop = async (): Promise<void> => {
+    if (dropped) return;
+    dropped = true;
+    try {
+      assertTestClickHouseDatabase(database);
+      await client.command({ query: `DROP DATABASE IF EXISTS ${database} SYNC` });
+    } finally {
+      await closeClickHouse(client);
+    }
+  };
+  try {
+    if (options.migrate === false) {
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    } else {
+      await migrateClickHouse(client, { database });
+    }
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return { client, database, drop };
+}
