@@ -8,6 +8,8 @@
 // Environment:
 //   TEST_DATABASE_URL  use this PostgreSQL (a role that may CREATE DATABASE) instead of the
 //                      machine's PostgreSQL 15 cluster `main`.
+//   KAFKA_BROKERS      use these Kafka brokers (host:port,...) instead of starting a single-node
+//                      KRaft broker from the cached jars (tools/kafka-broker.mjs).
 //   CI                 passed through to nx and jest.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { startKafkaBroker } from './kafka-broker.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const binDir = path.join(repoRoot, 'node_modules', '.bin');
@@ -159,6 +162,26 @@ async function startPostgres(childEnv, stops) {
 }
 
 /**
+ * Honours KAFKA_BROKERS from the environment; otherwise starts a single-node KRaft broker from the
+ * cached jars (tools/kafka-broker.mjs) on free loopback ports and pushes its stop onto `stops`.
+ */
+async function startKafka(childEnv, stops) {
+  if (process.env.KAFKA_BROKERS) {
+    log(`Kafka: using KAFKA_BROKERS=${process.env.KAFKA_BROKERS} from the environment`);
+    childEnv.KAFKA_BROKERS = process.env.KAFKA_BROKERS;
+    return;
+  }
+  log('starting a Kafka broker (single KRaft node on 127.0.0.1, jars cached in ~/.cache/hogbase)');
+  // NOTE: startKafkaBroker resolves only once the broker answers and stops a broker that failed to
+  // start by itself, so there is no half-started broker to register; a Ctrl-C reaches the JVM too
+  // (same process group), and the module's exit hook kills it if this process dies without stop().
+  // It logs the ready line (address, start time) and the stopped line.
+  const kafka = await startKafkaBroker({ port: 0, log });
+  stops.push(() => kafka.stop());
+  childEnv.KAFKA_BROKERS = kafka.brokers;
+}
+
+/**
  * Starts every service the tests need and fills `childEnv` with their URLs.
  * Returns stop callbacks, in start order; they run in reverse. If a start fails (or a signal
  * arrives) part-way, what already started is stopped before the error propagates.
@@ -169,12 +192,8 @@ async function startServices(childEnv) {
     await startPostgres(childEnv, stops);
     throwIfInterrupted();
 
-    // ---- Kafka broker: start it here ----------------------------------------------------------
-    // Same shape as startPostgres: honour KAFKA_BROKERS from the environment if set, otherwise
-    // start a local broker, push its stop callback onto `stops` *before* waiting for it to accept
-    // connections (so a failed or interrupted start is still stopped), and set
-    // childEnv.KAFKA_BROKERS. e.g. `await startKafka(childEnv, stops);`
-    // ---------------------------------------------------------------------------------------------
+    await startKafka(childEnv, stops);
+    throwIfInterrupted();
 
     return stops;
   } catch (error) {

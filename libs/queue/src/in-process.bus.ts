@@ -1,0 +1,232 @@
+import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, type QueueMessage } from '@hogbase/event-contract';
+import { QueueUnavailableError } from './queue.errors';
+import { silentLogger, type QueueLogger } from './queue-logger.util';
+import type { BatchHandler, ConsumedMessage, EventConsumer, EventPublisher } from './queue.types';
+
+export interface InProcessBusOptions {
+  /** Topics whose messages go to the handler. Default: the live and the historical events topics. */
+  topics?: readonly string[];
+  /** Most messages per handler call. Default 1,000 (one ClickHouse insert costs about the same for 1 or 1,000 rows). */
+  maxBatchSize?: number;
+  /** Messages waiting for the handler beyond which a publish is refused (503). Default 100,000. */
+  maxQueuedMessages?: number;
+  logger?: QueueLogger;
+  /**
+   * Receives what is published to any other topic (the dead-letter topic): nothing consumes it
+   * in-process. Default: each message is logged at warn level with its key and headers (which
+   * carry the dead-letter reason), never silently dropped.
+   */
+  onOtherTopic?: (topic: string, messages: QueueMessage[]) => void | Promise<void>;
+}
+
+/** One publish call, waiting for all of its segments to be processed. */
+interface PendingPublish {
+  remainingSegments: number;
+  settled: boolean;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** Up to maxBatchSize messages of one publish. */
+interface Segment {
+  topic: string;
+  messages: QueueMessage[];
+  publish: PendingPublish;
+}
+
+/**
+ * The queue of the embedded default (`npm start`): publisher and consumer in one object, no broker.
+ *
+ * `publish` resolves only once the handler has processed its messages, so a 200 from capture still
+ * means stored. It group-commits: while the handler processes one batch, publishes accumulate, and
+ * all of them (up to maxBatchSize messages) go to the next single handler call, so the cost of a
+ * ClickHouse insert is shared by every request that arrived meanwhile. A publish that arrives when
+ * the bus is idle is processed at once (no lingering). Messages reach the handler in publish
+ * order, so per-key order holds; a publish larger than maxBatchSize is split over consecutive
+ * calls and resolves after the last one.
+ *
+ * Failure semantics (the choice): the bus does not retry. A handler throw rejects every publish
+ * whose messages were in that handler call with QueueUnavailableError; capture answers 503 and the
+ * SDK retries, which is the same outcome as a Kafka outage. Part of a failed batch may already be
+ * written (persons updated, say); the retry then writes it again, which the events table
+ * deduplicates by UUID: at-least-once, as with Kafka. Publishes in other handler calls are unaffected.
+ */
+export class InProcessBus implements EventPublisher, EventConsumer {
+  private readonly topics: ReadonlySet<string>;
+  private readonly maxBatchSize: number;
+  private readonly maxQueuedMessages: number;
+  private readonly logger: QueueLogger;
+  private readonly onOtherTopic: (topic: string, messages: QueueMessage[]) => void | Promise<void>;
+  private readonly queue: Segment[] = [];
+  private readonly nextOffset = new Map<string, bigint>();
+  private queuedMessages = 0;
+  private handler: BatchHandler | undefined;
+  private accepting = true;
+  private draining: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly otherTopicPublishes = new Set<Promise<void>>();
+
+  constructor(options: InProcessBusOptions = {}) {
+    this.topics = new Set(options.topics ?? [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC]);
+    this.maxBatchSize = options.maxBatchSize ?? 1_000;
+    this.maxQueuedMessages = options.maxQueuedMessages ?? 100_000;
+    if (this.maxBatchSize < 1) throw new Error('maxBatchSize must be at least 1');
+    this.logger = options.logger ?? silentLogger;
+    this.onOtherTopic = options.onOtherTopic ?? ((topic, messages) => this.logUnconsumed(topic, messages));
+  }
+
+  publish(topic: string, messages: QueueMessage[]): Promise<void> {
+    if (!this.accepting) return Promise.reject(new QueueUnavailableError('the in-process bus is stopped'));
+    if (messages.length === 0) return Promise.resolve();
+    if (!this.topics.has(topic)) return this.publishToOtherTopic(topic, messages);
+    if (!this.handler) {
+      return Promise.reject(new QueueUnavailableError('no consumer is running on the in-process bus'));
+    }
+    if (this.queuedMessages > 0 && this.queuedMessages + messages.length > this.maxQueuedMessages) {
+      return Promise.reject(
+        new QueueUnavailableError(`the in-process bus has ${this.queuedMessages} messages waiting`),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const segmentCount = Math.ceil(messages.length / this.maxBatchSize);
+      const publish: PendingPublish = { remainingSegments: segmentCount, settled: false, resolve, reject };
+      for (let start = 0; start < messages.length; start += this.maxBatchSize) {
+        this.queue.push({ topic, messages: messages.slice(start, start + this.maxBatchSize), publish });
+      }
+      this.queuedMessages += messages.length;
+      this.drain();
+    });
+  }
+
+  start(handler: BatchHandler): Promise<void> {
+    if (this.handler) return Promise.reject(new Error('the in-process bus already has a consumer'));
+    if (!this.accepting) return Promise.reject(new Error('the in-process bus is stopped'));
+    this.handler = handler;
+    return Promise.resolve();
+  }
+
+  /** Publisher side of shutdown: refuses new publishes and waits until the queued ones are processed. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.accepting = false;
+      await this.draining;
+      await Promise.allSettled([...this.otherTopicPublishes]);
+    })();
+    return this.closing;
+  }
+
+  /** Consumer side of shutdown: stops intake, processes what is queued, then lets go of the handler. */
+  async stop(): Promise<void> {
+    await this.close();
+    this.handler = undefined;
+  }
+
+  healthy(): boolean {
+    return this.handler !== undefined && this.accepting;
+  }
+
+  /** Starts the processing loop unless it runs already; it runs until the queue is empty. */
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = this.processQueue()
+      .catch((error: unknown) => this.logger.error({ err: error }, 'in-process bus loop failed'))
+      .finally(() => {
+        this.draining = undefined;
+        // A publish may have landed between the loop's last check and now.
+        if (this.queue.length > 0 && this.handler) this.drain();
+      });
+  }
+
+  private async processQueue(): Promise<void> {
+    // Let publishes issued in the same tick join the first batch.
+    await Promise.resolve();
+    while (this.queue.length > 0 && this.handler) {
+      const segments = this.takeBatch();
+      // One handler call per topic (in practice the batch has a single topic).
+      const topics = [...new Set(segments.map((segment) => segment.topic))];
+      for (const topic of topics) {
+        await this.deliver(
+          topic,
+          segments.filter((segment) => segment.topic === topic),
+        );
+      }
+    }
+  }
+
+  /** The oldest segments, up to maxBatchSize messages (a segment is never larger). */
+  private takeBatch(): Segment[] {
+    const batch: Segment[] = [];
+    let size = 0;
+    while (this.queue.length > 0 && size + this.queue[0].messages.length <= this.maxBatchSize) {
+      const segment = this.queue.shift()!;
+      this.queuedMessages -= segment.messages.length;
+      if (segment.publish.settled) continue; // its publish already failed: do not write the rest
+      batch.push(segment);
+      size += segment.messages.length;
+    }
+    return batch;
+  }
+
+  private async deliver(topic: string, segments: Segment[]): Promise<void> {
+    const handler = this.handler;
+    if (!handler || segments.length === 0) return;
+    let offset = this.nextOffset.get(topic) ?? 0n;
+    const messages: ConsumedMessage[] = [];
+    for (const segment of segments) {
+      for (const message of segment.messages) {
+        messages.push({
+          key: message.key,
+          value: message.value,
+          headers: { ...message.headers },
+          offset: String(offset),
+        });
+        offset += 1n;
+      }
+    }
+    this.nextOffset.set(topic, offset);
+    try {
+      await handler({ topic, partition: 0, messages });
+    } catch (error) {
+      this.logger.warn(
+        {
+          err: error,
+          topic,
+          size: messages.length,
+          publishes: new Set(segments.map((segment) => segment.publish)).size,
+        },
+        'in-process batch handler failed; its publishes are rejected',
+      );
+      const failure = new QueueUnavailableError('the in-process consumer could not process the batch', {
+        cause: error,
+      });
+      for (const { publish } of segments) {
+        if (publish.settled) continue;
+        publish.settled = true;
+        publish.reject(failure);
+      }
+      return;
+    }
+    for (const { publish } of segments) {
+      publish.remainingSegments -= 1;
+      if (publish.remainingSegments === 0 && !publish.settled) {
+        publish.settled = true;
+        publish.resolve();
+      }
+    }
+  }
+
+  private publishToOtherTopic(topic: string, messages: QueueMessage[]): Promise<void> {
+    const publishing = Promise.resolve().then(() => this.onOtherTopic(topic, messages));
+    this.otherTopicPublishes.add(publishing);
+    return publishing.finally(() => this.otherTopicPublishes.delete(publishing));
+  }
+
+  private logUnconsumed(topic: string, messages: QueueMessage[]): void {
+    for (const message of messages) {
+      this.logger.warn(
+        { topic, key: message.key, headers: message.headers },
+        'message published to a topic nothing consumes in-process',
+      );
+    }
+  }
+}

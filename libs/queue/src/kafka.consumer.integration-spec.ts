@@ -1,0 +1,195 @@
+import { pino } from 'pino';
+import type { QueueMessage } from '@hogbase/event-contract';
+import { KafkaEventConsumer, type KafkaConsumerOptions } from './kafka.consumer';
+import { KafkaEventPublisher } from './kafka.publisher';
+import type { BatchHandler } from './queue.types';
+import {
+  committedOffsets,
+  createTopic,
+  messageCount,
+  testBrokers,
+  uniqueName,
+  waitFor,
+} from './test/kafka-test.util';
+
+const logger = pino({ level: 'silent' });
+
+function sequenced(key: string, sequence: number): QueueMessage {
+  return { key, value: JSON.stringify({ key, sequence }), headers: { sequence: String(sequence) } };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('KafkaEventConsumer', () => {
+  let brokers: string[];
+  let publisher: KafkaEventPublisher;
+  const consumers: KafkaEventConsumer[] = [];
+
+  beforeAll(() => {
+    brokers = testBrokers();
+    publisher = new KafkaEventPublisher({ brokers, logger });
+  });
+
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.stop()));
+  });
+
+  afterAll(async () => {
+    await publisher.close();
+  });
+
+  function startConsumer(
+    topic: string,
+    groupId: string,
+    handler: BatchHandler,
+    options: Partial<KafkaConsumerOptions> = {},
+  ): { consumer: KafkaEventConsumer; started: Promise<void> } {
+    const consumer = new KafkaEventConsumer({
+      brokers,
+      logger,
+      groupId,
+      topics: [topic],
+      retryInitialMs: 50,
+      maxWaitTimeMs: 200,
+      ...options,
+    });
+    consumers.push(consumer);
+    return { consumer, started: consumer.start(handler) };
+  }
+
+  it('delivers every acknowledged message, in publish order per key, across partitions', async () => {
+    const topic = await createTopic(brokers, 'order', 4);
+    const keys = Array.from({ length: 12 }, (_, index) => `team:person-${index}`);
+    for (let round = 0; round < 5; round++) {
+      const messages: QueueMessage[] = [];
+      for (let sequence = round * 4; sequence < round * 4 + 4; sequence++) {
+        for (const key of keys) messages.push(sequenced(key, sequence));
+      }
+      await publisher.publish(topic, messages);
+    }
+    // publish resolved: the broker has every message.
+    expect(await messageCount(brokers, topic)).toBe(240);
+
+    const seen = new Map<string, number[]>();
+    const partitionsOfKey = new Map<string, Set<number>>();
+    const { consumer, started } = startConsumer(topic, uniqueName('order'), async (batch) => {
+      for (const consumed of batch.messages) {
+        const { key, sequence } = JSON.parse(consumed.value) as { key: string; sequence: number };
+        expect(consumed.key).toBe(key);
+        expect(consumed.headers.sequence).toBe(String(sequence));
+        seen.set(key, [...(seen.get(key) ?? []), sequence]);
+        partitionsOfKey.set(key, (partitionsOfKey.get(key) ?? new Set()).add(batch.partition));
+      }
+      await Promise.resolve();
+    });
+    await started;
+    expect(consumer.healthy()).toBe(true);
+    await waitFor(
+      () => [...seen.values()].reduce((sum, list) => sum + list.length, 0) >= 240,
+      '240 messages',
+    );
+
+    for (const key of keys) expect(seen.get(key)).toEqual([...Array(20).keys()]);
+    // Each key lives in one partition, and the keys are spread over several.
+    expect([...partitionsOfKey.values()].every((partitions) => partitions.size === 1)).toBe(true);
+    expect(
+      new Set([...partitionsOfKey.values()].map((partitions) => [...partitions][0])).size,
+    ).toBeGreaterThan(1);
+
+    await consumer.stop();
+    expect(consumer.healthy()).toBe(false);
+  });
+
+  it('commits nothing while the handler fails and gives it the same messages again', async () => {
+    const topic = await createTopic(brokers, 'retry', 1);
+    const groupId = uniqueName('retry');
+    await publisher.publish(
+      topic,
+      Array.from({ length: 10 }, (_, sequence) => sequenced('k', sequence)),
+    );
+
+    const attempts: string[][] = [];
+    const committedDuringRetry: Record<number, number>[] = [];
+    const processed: string[] = [];
+    const { started } = startConsumer(topic, groupId, async (batch) => {
+      attempts.push(batch.messages.map((consumed) => consumed.offset));
+      if (attempts.length === 1) throw new Error('ClickHouse is down');
+      committedDuringRetry.push(await committedOffsets(brokers, groupId, topic));
+      processed.push(...batch.messages.map((consumed) => consumed.offset));
+    });
+    await started;
+    await waitFor(() => processed.length >= 10, 'the retried batch to be processed');
+
+    expect(attempts[1]).toEqual(attempts[0]);
+    expect(attempts[0][0]).toBe('0');
+    // When the retry ran, the failed attempt had committed nothing.
+    expect(committedDuringRetry[0]).toEqual({ 0: -1 });
+    expect(processed).toEqual([...Array(10).keys()].map(String));
+    // Once it succeeded, the batch is committed.
+    let committed = -1;
+    for (const deadline = Date.now() + 10_000; committed !== 10 && Date.now() < deadline; await sleep(50)) {
+      committed = (await committedOffsets(brokers, groupId, topic))[0];
+    }
+    expect(committed).toBe(10);
+  });
+
+  it('on stop() finishes the batch in flight, commits it, and a restart continues from there', async () => {
+    const topic = await createTopic(brokers, 'stop', 1);
+    const groupId = uniqueName('stop');
+    await publisher.publish(
+      topic,
+      Array.from({ length: 30 }, (_, sequence) => sequenced('k', sequence)),
+    );
+
+    const firstRun: string[] = [];
+    let calls = 0;
+    let stopping: Promise<void> | undefined;
+    let inFlightFinished = false;
+    const first = startConsumer(
+      topic,
+      groupId,
+      async (batch) => {
+        calls += 1;
+        if (calls === 2) {
+          // Stop while this batch is being processed; the batch must still complete and commit.
+          stopping = first.consumer.stop();
+          await sleep(300);
+          inFlightFinished = true;
+        }
+        firstRun.push(...batch.messages.map((consumed) => consumed.offset));
+      },
+      { maxBatchSize: 10 },
+    );
+    await first.started;
+    await waitFor(() => stopping !== undefined, 'the second batch');
+    await stopping;
+
+    expect(inFlightFinished).toBe(true);
+    expect(firstRun.length).toBeLessThan(30);
+    // Exactly what was processed is committed.
+    expect(await committedOffsets(brokers, groupId, topic)).toEqual({ 0: firstRun.length });
+
+    const secondRun: string[] = [];
+    const second = startConsumer(topic, groupId, async (batch) => {
+      secondRun.push(...batch.messages.map((consumed) => consumed.offset));
+      await Promise.resolve();
+    });
+    await second.started;
+    await waitFor(() => firstRun.length + secondRun.length >= 30, 'the rest of the messages');
+    await sleep(300); // anything redelivered by mistake would arrive now
+
+    expect([...firstRun, ...secondRun]).toEqual([...Array(30).keys()].map(String));
+  });
+
+  it('fails to start with a clear error when the topic does not exist', async () => {
+    const consumer = new KafkaEventConsumer({
+      brokers,
+      logger,
+      groupId: uniqueName('missing'),
+      topics: [uniqueName('missing-topic')],
+    });
+    consumers.push(consumer);
+    await expect(consumer.start(() => Promise.resolve())).rejects.toThrow(/cannot start consuming/);
+    expect(consumer.healthy()).toBe(false);
+  });
+});

@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import type { QueueMessage } from '@hogbase/event-contract';
+import { KafkaEventPublisher } from './kafka.publisher';
+import { ensureTopics } from './kafka-topics.util';
+import { MessageTooLargeError, QueueUnavailableError } from './queue.errors';
+import {
+  createTopic,
+  messageCount,
+  startThrowawayBroker,
+  testBrokers,
+  uniqueName,
+} from './test/kafka-test.util';
+
+const logger = pino({ level: 'silent' });
+
+/** Publishes until the broker takes it (it may need a moment to elect the partition's leader). */
+async function waitForPublish(publisher: KafkaEventPublisher, topic: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await publisher.publish(topic, [message('k', 'after the outage')]);
+    } catch (error) {
+      if (!(error instanceof QueueUnavailableError) || Date.now() > deadline) throw error;
+    }
+  }
+}
+
+function message(key: string, value: string): QueueMessage {
+  return { key, value, headers: { kind: 'test' } };
+}
+
+describe('KafkaEventPublisher', () => {
+  let brokers: string[];
+  beforeAll(() => {
+    brokers = testBrokers();
+  });
+
+  it('refuses a message over maxMessageBytes before sending anything', async () => {
+    const topic = await createTopic(brokers, 'too-large-client');
+    const publisher = new KafkaEventPublisher({ brokers, logger, maxMessageBytes: 10_000 });
+    try {
+      const error = await publisher
+        .publish(topic, [message('k', 'x'.repeat(20_000))])
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MessageTooLargeError);
+      expect((error as MessageTooLargeError).maxBytes).toBe(10_000);
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  it('maps the broker refusing a message as too large to MessageTooLargeError', async () => {
+    const topic = await createTopic(brokers, 'too-large-broker');
+    // The client-side limit is raised so that the broker's own limit (message.max.bytes, 1 MiB) decides.
+    const publisher = new KafkaEventPublisher({ brokers, logger, maxMessageBytes: 10_000_000 });
+    try {
+      await expect(publisher.publish(topic, [message('k', 'x'.repeat(2_000_000))])).rejects.toBeInstanceOf(
+        MessageTooLargeError,
+      );
+      // The publisher still works for normal messages afterwards.
+      await expect(publisher.publish(topic, [message('k', 'small')])).resolves.toBeUndefined();
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  it('sends a publish bigger than one request as several requests, all acknowledged', async () => {
+    const topic = await createTopic(brokers, 'chunked');
+    const publisher = new KafkaEventPublisher({ brokers, logger });
+    try {
+      // 3,000 messages of ~1 KB: about 3 MB, over the broker's 1 MiB per request.
+      const messages = Array.from({ length: 3_000 }, (_, index) =>
+        message(`k${index % 7}`, 'v'.repeat(1_000)),
+      );
+      await publisher.publish(topic, messages);
+    } finally {
+      await publisher.close();
+    }
+    expect(await messageCount(brokers, topic)).toBe(3_000);
+  });
+
+  it('publishes with the idempotent producer when asked', async () => {
+    const topic = await createTopic(brokers, 'idempotent', 2);
+    const publisher = new KafkaEventPublisher({ brokers, logger, idempotent: true });
+    try {
+      await publisher.publish(topic, [message('a', '1'), message('b', '2')]);
+      await publisher.publish(topic, [message('a', '3')]);
+    } finally {
+      await publisher.close();
+    }
+    expect(await messageCount(brokers, topic)).toBe(3);
+  });
+
+  it('rejects with QueueUnavailableError within the timeout while the broker is stopped, and recovers', async () => {
+    const logDir = mkdtempSync(path.join(tmpdir(), 'queue-outage-'));
+    let broker = await startThrowawayBroker({ logDir });
+    const ownBrokers = [broker.brokers];
+    const timeoutMs = 4_000;
+    const publisher = new KafkaEventPublisher({ brokers: ownBrokers, logger, timeoutMs });
+    try {
+      const [{ name: topic }] = await ensureTopics(ownBrokers, [
+        { name: uniqueName('outage'), partitions: 1, replicationFactor: 1 },
+      ]);
+      await publisher.publish(topic, [message('k', 'before the outage')]);
+      await broker.stop();
+
+      const started = Date.now();
+      const error = await publisher
+        .publish(topic, [message('k', 'during the outage')])
+        .catch((e: unknown) => e);
+      const elapsed = Date.now() - started;
+      expect(error).toBeInstanceOf(QueueUnavailableError);
+      // Bounded by the publish timeout (plus scheduling slack), not by kafkajs's own minute of retries.
+      expect(elapsed).toBeLessThan(timeoutMs + 2_000);
+
+      // Same address, same data: the same publisher works again once the broker is back.
+      broker = await startThrowawayBroker({
+        port: broker.port,
+        controllerPort: broker.controllerPort,
+        logDir,
+      });
+      await waitForPublish(publisher, topic);
+      expect(await messageCount(ownBrokers, topic)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await publisher.close();
+      await broker.stop();
+      rmSync(logDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('rejects with QueueUnavailableError when no broker was ever reachable', async () => {
+    const publisher = new KafkaEventPublisher({ brokers: ['127.0.0.1:1'], logger, timeoutMs: 3_000 });
+    try {
+      await expect(publisher.publish('nowhere', [message('k', 'v')])).rejects.toBeInstanceOf(
+        QueueUnavailableError,
+      );
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  it('refuses publishes after close()', async () => {
+    const publisher = new KafkaEventPublisher({ brokers, logger });
+    await publisher.close();
+    await expect(publisher.publish('any', [message('k', 'v')])).rejects.toBeInstanceOf(QueueUnavailableError);
+  });
+});
