@@ -3,3 +3,4 @@ export * from './management.config';
 export * from './standalone.config';
 export * from './clickhouse.config';
 export * from './kafka.config';
+export * from './capture.config';

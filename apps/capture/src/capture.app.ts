@@ -1,0 +1,213 @@
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import type { Logger } from 'pino';
+import {
+  CaptureError,
+  decodePayload,
+  normalizeBatch,
+  parseBatch,
+  type QueryParams,
+} from '@hogbase/capture-core';
+import {
+  EVENTS_TOPIC,
+  HISTORICAL_EVENTS_TOPIC,
+  toQueueMessage,
+  type QueueMessage,
+} from '@hogbase/event-contract';
+import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
+import { CaptureMetrics } from './capture-metrics';
+import { TokenLookupUnavailableError } from './project-token.cache';
+
+export interface ProjectTokens {
+  resolve(token: string): Promise<number | null>;
+}
+
+export interface CaptureAppOptions {
+  publisher: EventPublisher;
+  tokens: ProjectTokens;
+  logger: Logger;
+  batchBodyLimit: number;
+  eventBodyLimit: number;
+  maxDecodedBytes: number;
+  trustProxy: boolean;
+  /** Whether the app's dependencies answer, for /_ready. */
+  ready: () => Promise<boolean>;
+  /** Largest message the queue takes; larger single events are dropped with a reason. */
+  maxEventBytes?: number;
+}
+
+interface ErrorBody {
+  type: string;
+  code: string;
+  detail: string;
+  attr: null;
+}
+
+const error = (type: string, code: string, detail: string): ErrorBody => ({ type, code, detail, attr: null });
+
+/** Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). */
+const EVENT_PATHS = ['/e', '/i/v0/e', '/capture', '/track', '/engage'];
+const BATCH_PATHS = ['/batch'];
+
+/**
+ * The capture service: decodes what SDKs send, resolves the project token, and answers 200 only
+ * once the queue acknowledged every accepted event (Kafka `acks: -1`, or the in-process bus once
+ * written). Single events without a name or distinct id are dropped (counted), never the batch.
+ */
+export function buildCaptureApp(options: CaptureAppOptions): {
+  app: FastifyInstance;
+  metrics: CaptureMetrics;
+} {
+  const metrics = new CaptureMetrics();
+  const logger: FastifyBaseLogger = options.logger.child({ app: 'capture' });
+  const app = Fastify({
+    loggerInstance: logger,
+    disableRequestLogging: true,
+    trustProxy: options.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: options.batchBodyLimit,
+  });
+
+  // Bodies come in every encoding SDKs use (JSON, gzip, base64, form, text/plain): read them raw
+  // and let the decoder decide.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    reply.header('Access-Control-Allow-Origin', origin ?? '*');
+    if (origin) {
+      reply.header('Access-Control-Allow-Credentials', 'true');
+      reply.header('Vary', 'Origin');
+    }
+    reply.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+    const requested = request.headers['access-control-request-headers'];
+    reply.header('Access-Control-Allow-Headers', requested ?? 'content-type');
+  });
+
+  app.setErrorHandler((failure: Error & { statusCode?: number; code?: string }, _request, reply) => {
+    if (failure.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || failure.statusCode === 413) {
+      return reply
+        .code(413)
+        .send(error('validation_error', 'payload_too_large', 'Request body is too large.'));
+    }
+    if (failure.statusCode && failure.statusCode >= 400 && failure.statusCode < 500) {
+      return reply
+        .code(failure.statusCode)
+        .send(error('validation_error', 'invalid_payload', failure.message));
+    }
+    options.logger.error({ err: failure }, 'capture request failed');
+    return reply.code(500).send(error('server_error', 'error', 'A server error occurred.'));
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).send(error('invalid_request', 'not_found', 'Endpoint not found.')),
+  );
+
+  const handle = (bodyLimit: number) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const stop = metrics.requests.startTimer();
+    const status = await captureRequest(request, reply, bodyLimit);
+    stop({ status: String(status) });
+  };
+
+  const captureRequest = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    bodyLimit: number,
+  ): Promise<number> => {
+    const query = request.query as QueryParams;
+    const send = (status: number, body: unknown) => {
+      void reply.code(status).send(body);
+      return status;
+    };
+    try {
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      if (body.length > bodyLimit) {
+        return send(413, error('validation_error', 'payload_too_large', 'Request body is too large.'));
+      }
+      const payload = decodePayload(
+        {
+          body,
+          contentType: request.headers['content-type'],
+          contentEncoding: request.headers['content-encoding'],
+          query,
+        },
+        { maxDecodedBytes: options.maxDecodedBytes },
+      );
+      const batch = parseBatch(payload, query);
+      const teamId = await options.tokens.resolve(batch.token);
+      if (teamId === null) {
+        return send(
+          401,
+          error(
+            'authentication_error',
+            'invalid_api_key',
+            'Project API key invalid. You can find your project API key in your project settings.',
+          ),
+        );
+      }
+      const { accepted, dropped } = normalizeBatch(batch, {
+        teamId,
+        ip: request.ip ?? null,
+        now: new Date(),
+        maxEventBytes: options.maxEventBytes,
+      });
+      for (const event of dropped) metrics.events.inc({ outcome: event.reason });
+      if (dropped.length > 0) {
+        request.log.info({ dropped: dropped.slice(0, 10), teamId }, 'events dropped');
+      }
+      if (accepted.length > 0) {
+        const messages: QueueMessage[] = accepted.map(toQueueMessage);
+        await options.publisher.publish(
+          batch.historicalMigration ? HISTORICAL_EVENTS_TOPIC : EVENTS_TOPIC,
+          messages,
+        );
+        metrics.events.inc({ outcome: 'accepted' }, accepted.length);
+      }
+      if (firstValue(query.beacon) === '1') {
+        void reply.code(204).send();
+        return 204;
+      }
+      return send(200, { status: 1 });
+    } catch (failure) {
+      if (failure instanceof CaptureError) return send(failure.status, failure.toBody());
+      if (failure instanceof QueueUnavailableError || failure instanceof TokenLookupUnavailableError) {
+        request.log.warn({ err: failure }, 'capture unavailable');
+        return send(503, error('server_error', 'service_unavailable', 'Transient error, please retry.'));
+      }
+      if (failure instanceof MessageTooLargeError) {
+        return send(413, error('validation_error', 'event_too_large', failure.message));
+      }
+      throw failure;
+    }
+  };
+
+  for (const [paths, bodyLimit] of [
+    [EVENT_PATHS, options.eventBodyLimit],
+    [BATCH_PATHS, options.batchBodyLimit],
+  ] as const) {
+    for (const path of paths) {
+      app.route({ method: ['GET', 'POST'], url: path, bodyLimit, handler: handle(bodyLimit) });
+      app.options(path, async (_request, reply) => reply.code(200).send({ status: 1 }));
+    }
+  }
+
+  app.get('/_health', (_request, reply) => reply.send({ status: 'ok' }));
+  app.get('/_ready', async (_request, reply) =>
+    (await options.ready().catch(() => false))
+      ? { status: 'ok' }
+      : reply.code(503).send(error('server_error', 'service_unavailable', 'Not ready.')),
+  );
+  app.get('/metrics', async (_request, reply) =>
+    reply.type('text/plain; version=0.0.4').send(await metrics.registry.metrics()),
+  );
+
+  return { app, metrics };
+}
+
+function firstValue(value: string | readonly string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : value?.[0];
+}

@@ -1,0 +1,57 @@
+import pino from 'pino';
+import { ConfigError, loadCaptureConfig, loadKafkaConfig } from '@hogbase/config';
+import { KafkaEventPublisher } from '@hogbase/queue';
+import { buildCaptureApp } from './capture.app';
+import { createCapturePool } from './postgres-pool';
+import { ProjectTokenCache } from './project-token.cache';
+
+/** Capture alone (split mode): tokens from the Postgres of DATABASE_URL, events to Kafka. */
+async function main(): Promise<void> {
+  const config = loadCaptureConfig();
+  const kafka = loadKafkaConfig();
+  const logger = pino({ level: config.logLevel });
+  if (!config.databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required when capture runs alone');
+  if (!kafka.brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required when capture runs alone');
+
+  const pool = createCapturePool(config.databaseUrl, logger);
+  const publisher = new KafkaEventPublisher({
+    brokers: kafka.brokers,
+    clientId: `${kafka.clientId}-capture`,
+    timeoutMs: kafka.producerTimeoutMs,
+    maxMessageBytes: kafka.maxMessageBytes,
+    logger,
+  });
+  const { app } = buildCaptureApp({
+    publisher,
+    tokens: new ProjectTokenCache(pool),
+    logger,
+    batchBodyLimit: config.batchBodyLimit,
+    eventBodyLimit: config.eventBodyLimit,
+    maxDecodedBytes: config.maxDecodedBytes,
+    trustProxy: config.trustProxy,
+    maxEventBytes: kafka.maxMessageBytes - 4_096,
+    ready: async () => {
+      await pool.query('SELECT 1');
+      return true;
+    },
+  });
+  await app.listen({ host: config.host, port: config.port });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'capture stopping: no new requests, finishing those in flight');
+    await app.close();
+    await publisher.close();
+    await pool.end();
+    process.exit(0);
+  };
+  process.once('SIGINT', (signal) => void stop(signal));
+  process.once('SIGTERM', (signal) => void stop(signal));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

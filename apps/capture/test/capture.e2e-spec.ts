@@ -1,0 +1,234 @@
+import { gzipSync } from 'node:zlib';
+import { compressToBase64 } from 'lz-string';
+import { PostHog } from 'posthog-node';
+import { HISTORICAL_EVENTS_TOPIC, EVENTS_TOPIC } from '@hogbase/event-contract';
+import { CaptureTestApp, PROJECT_TOKEN, startCaptureTestApp } from './capture-test-app';
+
+describe('capture over HTTP', () => {
+  let capture: CaptureTestApp;
+
+  beforeAll(async () => {
+    capture = await startCaptureTestApp();
+  });
+
+  afterAll(async () => {
+    await capture?.close();
+  });
+
+  beforeEach(() => {
+    capture.received.length = 0;
+    capture.failWrites(false);
+  });
+
+  const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+    fetch(`${capture.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    });
+
+  const event = (name: string, distinctId: string, extra: Record<string, unknown> = {}) => ({
+    event: name,
+    distinct_id: distinctId,
+    properties: { $lib: 'test' },
+    ...extra,
+  });
+
+  const receivedNames = () => capture.received.map(({ event: captured }) => captured.event);
+
+  it('stores a /capture/ event with the project, a UUIDv7 and the partition key, answering {status: 1}', async () => {
+    const response = await post(
+      '/capture/',
+      JSON.stringify({ api_key: PROJECT_TOKEN, ...event('signed up', 'user-1') }),
+    );
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 1 });
+    expect(capture.received).toHaveLength(1);
+    const [{ topic, key, event: captured }] = capture.received;
+    expect(topic).toBe(EVENTS_TOPIC);
+    expect(key).toBe(`${capture.teamId}:user-1`);
+    expect(captured).toMatchObject({
+      team_id: capture.teamId,
+      event: 'signed up',
+      distinct_id: 'user-1',
+      token: PROJECT_TOKEN,
+    });
+    expect(captured.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('keeps the SDK uuid and ingests a /batch/ with distinct_id inside properties', async () => {
+    const uuid = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
+    const response = await post(
+      '/batch/',
+      JSON.stringify({
+        api_key: PROJECT_TOKEN,
+        batch: [
+          { event: 'a', uuid, properties: { distinct_id: 'in-properties' } },
+          { event: 'b', distinct_id: 'top-level' },
+        ],
+      }),
+    );
+    expect(response.status).toBe(200);
+    expect(capture.received.map(({ event: captured }) => [captured.event, captured.distinct_id])).toEqual([
+      ['a', 'in-properties'],
+      ['b', 'top-level'],
+    ]);
+    expect(capture.received[0].event.uuid).toBe(uuid);
+  });
+
+  it.each([
+    ['/e/', {}, (body: string) => gzipSync(body), { 'Content-Encoding': 'gzip' }],
+    ['/e', { compression: 'gzip-js' }, (body: string) => gzipSync(body), { 'Content-Type': 'text/plain' }],
+    ['/i/v0/e/', {}, (body: string) => gzipSync(body), { 'Content-Type': 'text/plain' }],
+    ['/track/', {}, (body: string) => Buffer.from(body).toString('base64'), {}],
+    [
+      '/e/',
+      { compression: 'lz64' },
+      (body: string) => compressToBase64(body),
+      { 'Content-Type': 'application/x-www-form-urlencoded' },
+    ],
+  ] as const)('decodes %s with %j', async (path, query, encode, headers) => {
+    const body = JSON.stringify([{ ...event('encoded', 'user-2'), api_key: PROJECT_TOKEN }]);
+    const search = new URLSearchParams(query as Record<string, string>).toString();
+    const encoded = encode(body);
+    const payload =
+      (headers as Record<string, string>)['Content-Type'] === 'application/x-www-form-urlencoded'
+        ? `data=${encodeURIComponent(String(encoded))}`
+        : encoded;
+    const response = await post(`${path}${search ? `?${search}` : ''}`, payload, headers);
+    expect(response.status).toBe(200);
+    expect(receivedNames()).toEqual(['encoded']);
+  });
+
+  it('takes a form body with data= and a legacy GET with ?data=', async () => {
+    const data = Buffer.from(JSON.stringify({ ...event('form', 'user-3'), api_key: PROJECT_TOKEN })).toString(
+      'base64',
+    );
+    const form = await post('/e/', `data=${encodeURIComponent(data)}`, {
+      'Content-Type': 'application/x-www-form-urlencoded',
+    });
+    expect(form.status).toBe(200);
+    const get = await fetch(`${capture.baseUrl}/e/?data=${encodeURIComponent(data)}`);
+    expect(get.status).toBe(200);
+    expect(receivedNames()).toEqual(['form', 'form']);
+  });
+
+  it('answers 200 and stores the rest of the batch when events lack a name or a distinct id', async () => {
+    const response = await post(
+      '/batch/',
+      JSON.stringify({
+        api_key: PROJECT_TOKEN,
+        batch: [
+          { distinct_id: 'no-name' },
+          { event: 'no distinct id' },
+          { event: 'empty distinct id', distinct_id: '' },
+          event('kept', 'user-4'),
+        ],
+      }),
+    );
+    expect(response.status).toBe(200);
+    expect(receivedNames()).toEqual(['kept']);
+  });
+
+  it('routes historical migration batches to their own topic', async () => {
+    await post(
+      '/batch/',
+      JSON.stringify({ api_key: PROJECT_TOKEN, historical_migration: true, batch: [event('old', 'user-5')] }),
+    );
+    expect(capture.received.map(({ topic }) => topic)).toEqual([HISTORICAL_EVENTS_TOPIC]);
+  });
+
+  it('corrects the clock skew from sent_at', async () => {
+    const now = Date.now();
+    const sentAt = new Date(now + 60 * 60 * 1000).toISOString();
+    const timestamp = new Date(now + 60 * 60 * 1000 - 5_000).toISOString();
+    await post(
+      '/batch/',
+      JSON.stringify({
+        api_key: PROJECT_TOKEN,
+        sent_at: sentAt,
+        batch: [event('skewed', 'u', { timestamp })],
+      }),
+    );
+    const stored = Date.parse(capture.received[0].event.timestamp);
+    expect(Math.abs(stored - (now - 5_000))).toBeLessThan(2_000);
+  });
+
+  it('answers 401 with the error body to an unknown token, a missing one and a personal key', async () => {
+    for (const apiKey of ['phc_unknown', undefined, 'phx_personal']) {
+      const response = await post('/capture/', JSON.stringify({ api_key: apiKey, ...event('x', 'u') }));
+      const body = (await response.json()) as Record<string, unknown>;
+      expect({ apiKey, status: response.status, type: body.type }).toEqual({
+        apiKey,
+        status: 401,
+        type: 'authentication_error',
+      });
+      expect(Object.keys(body).sort()).toEqual(['attr', 'code', 'detail', 'type']);
+    }
+    expect(capture.received).toHaveLength(0);
+  });
+
+  it('answers 413 past the body limits: 2 MB on single-event paths, 20 MB on /batch/', async () => {
+    const big = JSON.stringify({
+      api_key: PROJECT_TOKEN,
+      ...event('big', 'u', { properties: { blob: 'x'.repeat(3 * 1024 * 1024) } }),
+    });
+    expect((await post('/e/', big)).status).toBe(413);
+    expect(
+      (await post('/batch/', JSON.stringify({ api_key: PROJECT_TOKEN, batch: [JSON.parse(big)] }))).status,
+    ).toBe(200);
+    expect((await post('/batch/', Buffer.alloc(21 * 1024 * 1024, 32))).status).toBe(413);
+  });
+
+  it('answers 413 to a gzip bomb and 400 to an undecodable body, storing nothing', async () => {
+    const bomb = gzipSync(Buffer.alloc(200 * 1024 * 1024, 0x20), { level: 9 });
+    expect((await post('/batch/', bomb, { 'Content-Encoding': 'gzip' })).status).toBe(413);
+    for (const body of ['{"api_key": "phc_', '\u0000\u0001', 'null', '[]', '{"batch": 5, "api_key": "x"}']) {
+      const response = await post('/batch/', body);
+      expect({ body, client: response.status >= 400 && response.status < 500 }).toEqual({
+        body,
+        client: true,
+      });
+    }
+    expect(capture.received).toHaveLength(0);
+  });
+
+  it('answers 503 when the queue cannot store the events, so SDKs retry', async () => {
+    capture.failWrites(true);
+    const response = await post(
+      '/capture/',
+      JSON.stringify({ api_key: PROJECT_TOKEN, ...event('lost?', 'u') }),
+    );
+    expect(response.status).toBe(503);
+    capture.failWrites(false);
+    expect(capture.received).toHaveLength(0);
+  });
+
+  it('answers CORS preflights for browsers, mirroring the origin', async () => {
+    const response = await fetch(`${capture.baseUrl}/e/`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(response.headers.get('access-control-allow-credentials')).toBe('true');
+  });
+
+  it('serves health, readiness and metrics', async () => {
+    expect((await fetch(`${capture.baseUrl}/_health`)).status).toBe(200);
+    expect((await fetch(`${capture.baseUrl}/_ready`)).status).toBe(200);
+    expect(await (await fetch(`${capture.baseUrl}/metrics`)).text()).toContain('capture_events_total');
+  });
+
+  it('takes what the real posthog-node SDK sends', async () => {
+    const client = new PostHog(PROJECT_TOKEN, { host: capture.baseUrl, flushAt: 1, flushInterval: 0 });
+    client.capture({ distinctId: 'sdk-user', event: 'sdk event', properties: { plan: 'pro' } });
+    client.identify({ distinctId: 'sdk-user', properties: { email: 'sdk@example.com' } });
+    client.alias({ distinctId: 'sdk-user', alias: 'sdk-alias' });
+    client.groupIdentify({ groupType: 'company', groupKey: 'acme', properties: { name: 'Acme' } });
+    await client.shutdown();
+    expect(receivedNames().sort()).toEqual(['$create_alias', '$groupidentify', '$identify', 'sdk event']);
+    const sdkEvent = capture.received.find(({ event: captured }) => captured.event === 'sdk event')!.event;
+    expect(JSON.parse(sdkEvent.data).properties).toMatchObject({ plan: 'pro', $lib: 'posthog-node' });
+  });
+});

@@ -1,0 +1,209 @@
+import type { CapturedEvent } from '@hogbase/event-contract';
+import { v7 as uuidv7 } from 'uuid';
+
+import type { ParsedBatch } from './batch-parser';
+import { isJsonObject, type JsonObject } from './json-value.util';
+import { computeEventTimestamp, formatInstant, type PreciseInstant } from './timestamp.util';
+
+/**
+ * Why an event was not ingested. The request still answers 200 and the rest of its batch is
+ * ingested (spec, Errors 2); the capture app counts these in a metric, never silently.
+ */
+export type DropReason =
+  /** The batch element is not a JSON object. */
+  | 'not_an_object'
+  /** `event` is absent, empty or not a string. */
+  | 'missing_event_name'
+  /** No `distinct_id` (top level, `$distinct_id`, or `properties.distinct_id`), or an empty one. */
+  | 'missing_distinct_id'
+  /** `$performance_event`, which capture discards as PostHog does. */
+  | 'performance_event'
+  /** The event cannot be re-serialised (nested deeper than the JSON serialiser's stack allows). */
+  | 'unserializable'
+  /** The serialised event is larger than `maxEventBytes`. */
+  | 'event_too_large';
+
+export type EventOutcome = { accepted: CapturedEvent } | { dropped: DropReason; detail: string };
+
+export interface CaptureContext {
+  /** The project the request's token resolved to. */
+  teamId: number;
+  /** The client IP (X-Forwarded-For aware, as the app decides), or null. */
+  ip: string | null;
+  /** Server receive time; one value for the whole request. */
+  now: Date;
+  /**
+   * Largest serialised event accepted, in bytes (e.g. the queue's message size limit minus the
+   * envelope). Unset: no limit here.
+   */
+  maxEventBytes?: number;
+}
+
+/** Everything per request that each event needs, computed once. */
+export interface EventContext {
+  token: string;
+  teamId: number;
+  ip: string | null;
+  now: Date;
+  nowIso: string;
+  sentAt: PreciseInstant | null;
+  sentAtIso: string | null;
+  historicalMigration: boolean;
+  maxEventBytes: number | undefined;
+}
+
+export interface DroppedEvent {
+  /** Position of the event in the request's list of events. */
+  index: number;
+  reason: DropReason;
+  detail: string;
+}
+
+export interface NormalizedBatch {
+  accepted: CapturedEvent[];
+  dropped: DroppedEvent[];
+}
+
+export const MAX_DISTINCT_ID_LENGTH = 200;
+const PERFORMANCE_EVENT = '$performance_event';
+const LOOPBACK_IP = '127.0.0.1';
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SIMPLE_UUID_PATTERN = /^[0-9a-f]{32}$/i;
+
+export function createEventContext(batch: ParsedBatch, context: CaptureContext): EventContext {
+  return {
+    token: batch.token,
+    teamId: context.teamId,
+    ip: context.ip,
+    now: context.now,
+    nowIso: context.now.toISOString(),
+    sentAt: batch.sentAt,
+    sentAtIso: batch.sentAt ? formatInstant(batch.sentAt) : null,
+    historicalMigration: batch.historicalMigration,
+    maxEventBytes: context.maxEventBytes,
+  };
+}
+
+/** Every event of a parsed request, accepted or dropped with its reason, in request order. */
+export function normalizeBatch(batch: ParsedBatch, context: CaptureContext): NormalizedBatch {
+  const eventContext = createEventContext(batch, context);
+  const accepted: CapturedEvent[] = [];
+  const dropped: DroppedEvent[] = [];
+  const events = batch.events;
+  for (let index = 0; index < events.length; index++) {
+    const outcome = normalizeEvent(events[index], eventContext);
+    if ('accepted' in outcome) accepted.push(outcome.accepted);
+    else dropped.push({ index, reason: outcome.dropped, detail: outcome.detail });
+  }
+  return { accepted, dropped };
+}
+
+/** One event as sent, to the message capture queues, or the reason it is not ingested. */
+export function normalizeEvent(raw: unknown, context: EventContext): EventOutcome {
+  if (!isJsonObject(raw)) return { dropped: 'not_an_object', detail: 'event is not a JSON object' };
+
+  const event = raw.event;
+  if (typeof event !== 'string' || event.length === 0) {
+    return {
+      dropped: 'missing_event_name',
+      detail: typeof event === 'string' ? 'event submitted with an empty event name' : 'event has no name',
+    };
+  }
+  if (event === PERFORMANCE_EVENT)
+    return { dropped: 'performance_event', detail: `${PERFORMANCE_EVENT} is not ingested` };
+
+  const properties = isJsonObject(raw.properties) ? raw.properties : undefined;
+  let distinctId: string | null;
+  let data: string;
+  try {
+    distinctId = extractDistinctId(raw, properties);
+    data = JSON.stringify(raw);
+  } catch (error) {
+    // JSON.stringify recurses and runs out of stack on deeply nested input (JSON.parse does not).
+    if (isStackOverflow(error)) return { dropped: 'unserializable', detail: 'event is nested too deeply' };
+    throw error;
+  }
+  if (distinctId === null)
+    return { dropped: 'missing_distinct_id', detail: 'event submitted without a distinct_id' };
+
+  const maxEventBytes = context.maxEventBytes;
+  if (
+    maxEventBytes !== undefined &&
+    data.length * 3 > maxEventBytes &&
+    Buffer.byteLength(data) > maxEventBytes
+  ) {
+    return { dropped: 'event_too_large', detail: `event is larger than ${maxEventBytes} bytes` };
+  }
+
+  const captured: CapturedEvent = {
+    uuid: normalizeUuid(raw.uuid) ?? uuidv7(),
+    distinct_id: distinctId,
+    ip: properties !== undefined && 'capture_internal' in properties ? LOOPBACK_IP : context.ip,
+    data,
+    now: context.nowIso,
+    sent_at: context.sentAtIso,
+    token: context.token,
+    team_id: context.teamId,
+    event,
+    timestamp: computeEventTimestamp({
+      timestamp: raw.timestamp,
+      offset: raw.offset,
+      sentAt: context.sentAt,
+      ignoreSentAt: properties?.$ignore_sent_at === true,
+      now: context.now,
+      nowIso: context.nowIso,
+    }),
+  };
+  if (context.historicalMigration) captured.historical_migration = true;
+  return { accepted: captured };
+}
+
+/**
+ * `distinct_id` (or `$distinct_id`) at the top level, else `properties.distinct_id`; null counts as
+ * absent. Non-strings are JSON-encoded (`123` becomes "123"), NUL becomes U+FFFD, and the result is
+ * cut to 200 characters (code points, as rust/capture counts them). Null when absent or empty.
+ */
+export function extractDistinctId(raw: JsonObject, properties: JsonObject | undefined): string | null {
+  let value = raw.distinct_id;
+  if (value === undefined || value === null) value = raw.$distinct_id;
+  if ((value === undefined || value === null) && properties !== undefined) value = properties.distinct_id;
+  if (value === undefined || value === null) return null;
+  let text = typeof value === 'string' ? value : JSON.stringify(value);
+  if (text.length === 0) return null;
+  if (text.length > MAX_DISTINCT_ID_LENGTH) text = truncateCodePoints(text, MAX_DISTINCT_ID_LENGTH);
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+}
+
+/**
+ * A valid UUID in canonical form (lowercase, hyphenated), accepting the forms rust's `Uuid` parses
+ * (hyphenated, simple, braced, `urn:uuid:`); null for anything else, the empty string included.
+ */
+export function normalizeUuid(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length < 32 || value.length > 45) return null;
+  let text = value;
+  if (text.startsWith('urn:uuid:')) text = text.slice(9);
+  else if (text.startsWith('{') && text.endsWith('}')) text = text.slice(1, -1);
+  if (text.length === 32 && SIMPLE_UUID_PATTERN.test(text)) {
+    text = `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
+  }
+  return text.length === 36 && UUID_PATTERN.test(text) ? text.toLowerCase() : null;
+}
+
+function isStackOverflow(error: unknown): boolean {
+  // By name, not `instanceof RangeError`: the error may come from another realm (Jest's VM).
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'RangeError';
+}
+
+function truncateCodePoints(text: string, maxCodePoints: number): string {
+  let end = 0;
+  for (let count = 0; count < maxCodePoints && end < text.length; count++) {
+    const code = text.charCodeAt(end);
+    const isPair = code >= 0xd800 && code <= 0xdbff && isLowSurrogate(text.charCodeAt(end + 1));
+    end += isPair ? 2 : 1;
+  }
+  return text.slice(0, end);
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}

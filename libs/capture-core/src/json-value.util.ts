@@ -1,0 +1,6 @@
+/** A JSON object (not null, not an array), as JSON.parse produces it. */
+export type JsonObject = Record<string, unknown>;
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
