@@ -1,15 +1,23 @@
+import { GroupTypeMapping } from './group-type-mapping.entity';
+import { Group } from './group.entity';
 import { OrganizationDomain } from './organization-domain.entity';
 import { OrganizationInvite } from './organization-invite.entity';
 import { OrganizationMembership } from './organization-membership.entity';
 import { Organization } from './organization.entity';
+import { PersonDistinctId } from './person-distinct-id.entity';
+import { Person } from './person.entity';
 import { PersonalApiKey } from './personal-api-key.entity';
 import { Team } from './team.entity';
 import { User } from './user.entity';
 
+export * from './group-type-mapping.entity';
+export * from './group.entity';
 export * from './organization-domain.entity';
 export * from './organization-invite.entity';
 export * from './organization-membership.entity';
 export * from './organization.entity';
+export * from './person-distinct-id.entity';
+export * from './person.entity';
 export * from './personal-api-key.entity';
 export * from './team.entity';
 export * from './user.entity';
@@ -22,4 +30,8 @@ export const ENTITIES = [
   PersonalApiKey,
   OrganizationInvite,
   OrganizationDomain,
+  Person,
+  PersonDistinctId,
+  GroupTypeMapping,
+  Group,
 ];

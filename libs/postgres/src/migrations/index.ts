@@ -1,4 +1,5 @@
 import { CreateManagementCore1763790000000 } from './1763790000000-CreateManagementCore';
+import { CreatePersonsAndGroups1763800000000 } from './1763800000000-CreatePersonsAndGroups';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
-export const MIGRATIONS = [CreateManagementCore1763790000000];
+export const MIGRATIONS = [CreateManagementCore1763790000000, CreatePersonsAndGroups1763800000000];

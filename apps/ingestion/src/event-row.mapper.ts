@@ -1,0 +1,30 @@
+import { toClickHouseDateTime64, type EventRow } from '@hogbase/clickhouse';
+import type { ProcessedEvent } from '@hogbase/ingestion';
+
+/**
+ * The ClickHouse row of a processed event. Throws a RangeError for a timestamp outside what
+ * DateTime64 stores (years 1900–2299); the caller dead-letters that event rather than lose it.
+ */
+export function toEventRow(event: ProcessedEvent, createdAt: Date, offset: string): EventRow {
+  const [group0, group1, group2, group3, group4] = event.groups;
+  return {
+    uuid: event.uuid,
+    event: event.event,
+    properties: JSON.stringify(event.properties),
+    timestamp: toClickHouseDateTime64(event.timestamp),
+    team_id: event.teamId,
+    distinct_id: event.distinctId,
+    elements_chain:
+      typeof event.properties.$elements_chain === 'string' ? event.properties.$elements_chain : '',
+    created_at: toClickHouseDateTime64(createdAt),
+    person_id: event.personId,
+    person_properties: JSON.stringify(event.personProperties),
+    person_created_at: toClickHouseDateTime64(event.personCreatedAt),
+    $group_0: group0 ?? '',
+    $group_1: group1 ?? '',
+    $group_2: group2 ?? '',
+    $group_3: group3 ?? '',
+    $group_4: group4 ?? '',
+    _offset: offset,
+  };
+}

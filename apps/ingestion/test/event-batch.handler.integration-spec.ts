@@ -1,0 +1,138 @@
+import { Pool } from 'pg';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { createTestClickHouse, readEvents, type TestClickHouse } from '@hogbase/clickhouse';
+import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, partitionKey, type CapturedEvent } from '@hogbase/event-contract';
+import { PersonProcessor } from '@hogbase/ingestion';
+import { openDataSource } from '@hogbase/postgres';
+import {
+  InProcessBus,
+  DEAD_LETTER_REASON_HEADER,
+  type ConsumedBatch,
+  type ConsumedMessage,
+} from '@hogbase/queue';
+import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { EventBatchHandler } from '../src/event-batch.handler';
+
+describe('EventBatchHandler', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let clickhouse: TestClickHouse;
+  let deadLetterBus: InProcessBus;
+  const deadLetters: ConsumedMessage[] = [];
+  let handler: EventBatchHandler;
+  let teamId: number;
+  let offset = 0;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const dataSource = await openDataSource({ url: database.url });
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, slug) VALUES ('00000000-0000-4000-8000-0000000000aa', 'Org', 'org')`,
+    );
+    [{ id: teamId }] = await dataSource.query<{ id: number }[]>(
+      `INSERT INTO teams (uuid, organization_id, name, api_token)
+       VALUES ('00000000-0000-4000-8000-0000000000bb', '00000000-0000-4000-8000-0000000000aa', 'Web', 'phc_t') RETURNING id`,
+    );
+    await dataSource.destroy();
+    pool = new Pool({ connectionString: database.url, max: 2 });
+    clickhouse = await createTestClickHouse();
+    deadLetterBus = new InProcessBus({ topics: [DEAD_LETTER_TOPIC] });
+    await deadLetterBus.start((batch) => {
+      deadLetters.push(...batch.messages);
+      return Promise.resolve();
+    });
+    handler = new EventBatchHandler({
+      persons: new PersonProcessor(pool),
+      clickhouse: clickhouse.client,
+      database: clickhouse.database,
+      deadLetters: deadLetterBus,
+      logger: pino({ level: 'silent' }),
+      registry: new Registry(),
+    });
+  });
+
+  afterAll(async () => {
+    await deadLetterBus?.stop();
+    await pool?.end();
+    await clickhouse?.drop();
+    await database?.drop();
+  });
+
+  function captured(
+    event: string,
+    distinctId: string,
+    properties: Record<string, unknown> = {},
+    timestamp = new Date().toISOString(),
+  ): CapturedEvent {
+    const uuid = crypto.randomUUID();
+    return {
+      uuid,
+      distinct_id: distinctId,
+      ip: null,
+      data: JSON.stringify({ event, distinct_id: distinctId, uuid, properties }),
+      now: new Date().toISOString(),
+      sent_at: null,
+      token: 'phc_t',
+      team_id: teamId,
+      event,
+      timestamp,
+    };
+  }
+
+  function batchOf(values: (CapturedEvent | string)[]): ConsumedBatch {
+    return {
+      topic: EVENTS_TOPIC,
+      partition: 0,
+      messages: values.map((value) => ({
+        key: typeof value === 'string' ? null : partitionKey(value.team_id, value.distinct_id),
+        value: typeof value === 'string' ? value : JSON.stringify(value),
+        headers: {},
+        offset: String(offset++),
+      })),
+    };
+  }
+
+  it('writes persons to Postgres and rows to ClickHouse, dead-lettering what cannot be processed', async () => {
+    const identify = captured('$identify', 'user-1', { $set: { email: 'one@example.com' } });
+    const pageview = captured('$pageview', 'user-1', { $current_url: 'https://example.com/' });
+    const farFuture = captured('far future', 'user-1', {}, '3000-01-01T00:00:00.000Z');
+    await handler.handle(batchOf([identify, '{not json', pageview, farFuture]));
+
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    expect(rows.map((row) => row.event).sort()).toEqual(['$identify', '$pageview']);
+    const stored = rows.find((row) => row.event === '$pageview')!;
+    expect(JSON.parse(stored.person_properties)).toMatchObject({ email: 'one@example.com' });
+    expect(JSON.parse(stored.properties)).toMatchObject({ $current_url: 'https://example.com/' });
+    const persons = await pool.query(`SELECT properties FROM persons WHERE team_id = $1`, [teamId]);
+    expect(persons.rows).toEqual([{ properties: expect.objectContaining({ email: 'one@example.com' }) }]);
+
+    expect(
+      deadLetters.map((message) => message.headers[DEAD_LETTER_REASON_HEADER].split(':')[0]).sort(),
+    ).toEqual(['invalid_json', 'invalid_timestamp']);
+  });
+
+  it('stores a redelivered batch once', async () => {
+    const batch = batchOf([captured('redelivered', 'user-2'), captured('redelivered', 'user-3')]);
+    await handler.handle(batch);
+    await handler.handle(batch);
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    expect(rows.filter((row) => row.event === 'redelivered')).toHaveLength(2);
+    const distinctIds = await pool.query(
+      `SELECT count(*)::int AS count FROM person_distinct_ids WHERE distinct_id IN ('user-2', 'user-3')`,
+    );
+    expect(distinctIds.rows[0].count).toBe(2);
+  });
+
+  it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {
+    const broken = new EventBatchHandler({
+      persons: new PersonProcessor(pool),
+      clickhouse: clickhouse.client,
+      database: 'test_database_that_does_not_exist',
+      deadLetters: deadLetterBus,
+      logger: pino({ level: 'silent' }),
+      registry: new Registry(),
+    });
+    await expect(broken.handle(batchOf([captured('lost?', 'user-4')]))).rejects.toThrow();
+  });
+});

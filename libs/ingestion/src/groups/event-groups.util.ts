@@ -1,0 +1,62 @@
+import type { ParsedEvent } from '../events/parse-captured-event.util';
+import { isPlainObject } from '../events/person-initial-properties.util';
+import type { GroupColumns, IngestionWarning, Properties } from '../persons/person-processing.types';
+import { scalarText } from '../shared/postgres-text.util';
+import type { GroupWrites } from './group-writes';
+import {
+  groupIdentifyTarget,
+  GroupTypeIndexes,
+  MAX_GROUP_TYPES_PER_TEAM,
+  normalizeGroupType,
+} from './group-types.util';
+
+/**
+ * The group side of one event with person processing (PostHog's addGroupProperties and
+ * upsertGroup): `$groups` entries become `$group_N` properties and columns, without creating any
+ * group; a `$groupidentify` records its `$group_set` for the group upsert. A type beyond the
+ * project's five is ignored with a warning. Mutates `properties` (the event's output copy).
+ */
+export function applyEventGroups(
+  event: ParsedEvent,
+  properties: Properties,
+  groupTypes: GroupTypeIndexes,
+  groupWrites: GroupWrites,
+  warnings: IngestionWarning[],
+): GroupColumns {
+  const columns: GroupColumns = [null, null, null, null, null];
+  const indexOf = (rawType: unknown): number | null => {
+    const groupType = normalizeGroupType(rawType);
+    if (groupType === null) {
+      warnings.push({ type: 'invalid_group_type', details: { groupType: rawType } });
+      return null;
+    }
+    const index = groupTypes.indexOf(event.teamId, groupType);
+    if (index === null) {
+      warnings.push({
+        type: 'group_type_limit_reached',
+        details: { groupType, limit: MAX_GROUP_TYPES_PER_TEAM },
+      });
+    }
+    return index;
+  };
+
+  const groups = properties.$groups;
+  if (isPlainObject(groups)) {
+    for (const [groupType, groupKey] of Object.entries(groups)) {
+      const index = indexOf(groupType);
+      if (index === null) continue;
+      properties[`$group_${index}`] = groupKey;
+      columns[index] = scalarText(groupKey);
+    }
+  }
+
+  const target = groupIdentifyTarget(event);
+  if (target) {
+    const index = indexOf(properties.$group_type);
+    if (index !== null) {
+      const groupSet = isPlainObject(properties.$group_set) ? properties.$group_set : {};
+      groupWrites.add(event.teamId, index, target.groupKey, groupSet, event.timestamp);
+    }
+  }
+  return columns;
+}

@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { setOwn } from '../shared/own-property.util';
+import type { Properties } from './person-processing.types';
+import { jsonEquals, PropertyOperation, PropertyUpdate } from './person-properties.util';
+import { personUuid } from './person-uuid.util';
+
+/** A person as read from Postgres at the start of a batch. */
+export interface LoadedPerson {
+  id: string;
+  uuid: string;
+  teamId: number;
+  properties: Properties;
+  propertiesLastUpdatedAt: Record<string, string>;
+  propertiesLastOperation: Record<string, PropertyOperation>;
+  isIdentified: boolean;
+  createdAt: Date;
+  version: number;
+}
+
+/** A distinct id as read from Postgres at the start of a batch. */
+export interface LoadedDistinctId {
+  teamId: number;
+  distinctId: string;
+  personId: string;
+}
+
+/** A person while a batch is applied in memory. */
+export interface PersonRecord {
+  /** Postgres id; null for a person created by this batch until it is inserted. */
+  id: string | null;
+  uuid: string;
+  teamId: number;
+  properties: Properties;
+  propertiesLastUpdatedAt: Record<string, string>;
+  propertiesLastOperation: Record<string, PropertyOperation>;
+  isIdentified: boolean;
+  createdAtMs: number;
+  version: number;
+  /** Created by this batch: inserted at the end (unless merged away before). */
+  isNew: boolean;
+  /** An existing person changed in a way worth writing. */
+  needsWrite: boolean;
+  versionBumped: boolean;
+  /** Set when this person was merged into another one by this batch: it will be deleted. */
+  mergedInto: PersonRecord | null;
+  /** Another person was merged into this one by this batch. */
+  absorbedPerson: boolean;
+  /** What Postgres held at load (null for a new person): a change undone in the batch is no write. */
+  loaded: { properties: Properties; isIdentified: boolean; createdAtMs: number } | null;
+  /** The in-memory distinct ids (keys) that point at this person. */
+  distinctIdKeys: Set<string>;
+}
+
+export interface NewDistinctId {
+  teamId: number;
+  distinctId: string;
+  person: PersonRecord;
+}
+
+/** What the batch changed, for the set-based writes. */
+export interface PersonWritePlan {
+  inserts: PersonRecord[];
+  updates: PersonRecord[];
+  /** Existing persons merged away, each with the person that finally holds its distinct ids. */
+  merges: { from: PersonRecord; into: PersonRecord }[];
+  newDistinctIds: NewDistinctId[];
+}
+
+/**
+ * False when the batch's changes cancelled out (a key set then unset, a redelivered batch): then
+ * nothing is written and the version stays, so processing a batch twice leaves persons as they were.
+ */
+function changedSinceLoad(person: PersonRecord): boolean {
+  const { loaded } = person;
+  return (
+    loaded === null ||
+    person.absorbedPerson ||
+    loaded.isIdentified !== person.isIdentified ||
+    loaded.createdAtMs !== person.createdAtMs ||
+    !jsonEquals(loaded.properties, person.properties)
+  );
+}
+
+export function distinctIdKey(teamId: number, distinctId: string): string {
+  return `${teamId}:${distinctId}`;
+}
+
+/**
+ * The persons and distinct ids one batch touches, read once, changed in memory event by event,
+ * and turned into a write plan at the end. No I/O here.
+ */
+export class PersonBatchState {
+  private readonly personsByDistinctId = new Map<string, PersonRecord>();
+  private readonly addedDistinctIds = new Map<string, { teamId: number; distinctId: string }>();
+  private readonly persons: PersonRecord[] = [];
+
+  /** @param unavailableUuids person UUIDs another person already holds (see PersonUuidTakenError). */
+  constructor(private readonly unavailableUuids: ReadonlySet<string> = new Set()) {}
+
+  load(persons: readonly LoadedPerson[], distinctIds: readonly LoadedDistinctId[]): void {
+    const byId = new Map<string, PersonRecord>();
+    for (const person of persons) {
+      const record: PersonRecord = {
+        id: person.id,
+        uuid: person.uuid,
+        teamId: person.teamId,
+        properties: person.properties,
+        propertiesLastUpdatedAt: person.propertiesLastUpdatedAt,
+        propertiesLastOperation: person.propertiesLastOperation,
+        isIdentified: person.isIdentified,
+        createdAtMs: person.createdAt.getTime(),
+        version: person.version,
+        isNew: false,
+        needsWrite: false,
+        versionBumped: false,
+        mergedInto: null,
+        absorbedPerson: false,
+        // Shallow is enough: property values are replaced, never changed in place.
+        loaded: {
+          properties: { ...person.properties },
+          isIdentified: person.isIdentified,
+          createdAtMs: person.createdAt.getTime(),
+        },
+        distinctIdKeys: new Set(),
+      };
+      byId.set(person.id, record);
+      this.persons.push(record);
+    }
+    for (const { teamId, distinctId, personId } of distinctIds) {
+      const person = byId.get(personId);
+      if (!person)
+        throw new Error(`distinct id ${teamId}:${distinctId} points at unloaded person ${personId}`);
+      const key = distinctIdKey(teamId, distinctId);
+      this.personsByDistinctId.set(key, person);
+      person.distinctIdKeys.add(key);
+    }
+  }
+
+  find(teamId: number, distinctId: string): PersonRecord | undefined {
+    return this.personsByDistinctId.get(distinctIdKey(teamId, distinctId));
+  }
+
+  /** A new person; its UUID derives from the first distinct id, as PostHog's does. */
+  create(
+    teamId: number,
+    distinctIds: readonly string[],
+    init: {
+      properties: Properties;
+      operations: Record<string, PropertyOperation>;
+      isIdentified: boolean;
+      createdAtMs: number;
+      timestamp: string;
+    },
+  ): PersonRecord {
+    const derivedUuid = personUuid(teamId, distinctIds[0]);
+    const person: PersonRecord = {
+      id: null,
+      // NOTE: only when another person already holds the derived UUID (see PersonUuidTakenError).
+      uuid: this.unavailableUuids.has(derivedUuid) ? randomUUID() : derivedUuid,
+      teamId,
+      properties: init.properties,
+      propertiesLastUpdatedAt: Object.fromEntries(
+        Object.keys(init.operations).map((key) => [key, init.timestamp]),
+      ),
+      propertiesLastOperation: { ...init.operations },
+      isIdentified: init.isIdentified,
+      createdAtMs: init.createdAtMs,
+      version: 0,
+      isNew: true,
+      needsWrite: true,
+      versionBumped: true,
+      mergedInto: null,
+      absorbedPerson: false,
+      loaded: null,
+      distinctIdKeys: new Set(),
+    };
+    this.persons.push(person);
+    for (const distinctId of distinctIds) this.addDistinctId(person, teamId, distinctId);
+    return person;
+  }
+
+  addDistinctId(person: PersonRecord, teamId: number, distinctId: string): void {
+    const key = distinctIdKey(teamId, distinctId);
+    if (this.personsByDistinctId.has(key)) throw new Error(`distinct id ${key} already has a person`);
+    this.personsByDistinctId.set(key, person);
+    this.addedDistinctIds.set(key, { teamId, distinctId });
+    person.distinctIdKeys.add(key);
+  }
+
+  /** Records a change worth writing; an existing person's version goes up once per batch. */
+  markWrite(person: PersonRecord): void {
+    person.needsWrite = true;
+    if (!person.versionBumped) {
+      person.version += 1;
+      person.versionBumped = true;
+    }
+  }
+
+  applyPropertyUpdate(person: PersonRecord, update: PropertyUpdate, timestamp: string): void {
+    for (const [key, value] of Object.entries(update.toSet)) {
+      setOwn(person.properties, key, value);
+      setOwn(person.propertiesLastOperation, key, update.operations[key]);
+      setOwn(person.propertiesLastUpdatedAt, key, timestamp);
+    }
+    for (const key of update.toUnset) {
+      delete person.properties[key];
+      delete person.propertiesLastOperation[key];
+      delete person.propertiesLastUpdatedAt[key];
+    }
+  }
+
+  /**
+   * Merges `other` into `into` (PostHog's mergePeople): `into` keeps its UUID and takes the given
+   * properties, the older created_at, is identified, and gets a version above both; every
+   * distinct id of `other` now points at `into`, and `other` will be deleted.
+   */
+  merge(into: PersonRecord, other: PersonRecord, properties: Properties): void {
+    into.properties = properties;
+    into.propertiesLastUpdatedAt = { ...other.propertiesLastUpdatedAt, ...into.propertiesLastUpdatedAt };
+    into.propertiesLastOperation = { ...other.propertiesLastOperation, ...into.propertiesLastOperation };
+    into.createdAtMs = Math.min(into.createdAtMs, other.createdAtMs);
+    into.isIdentified = true;
+    into.version = Math.max(into.version, other.version) + 1;
+    into.versionBumped = true;
+    into.needsWrite = true;
+    into.absorbedPerson = true;
+    for (const key of other.distinctIdKeys) {
+      this.personsByDistinctId.set(key, into);
+      into.distinctIdKeys.add(key);
+    }
+    other.distinctIdKeys.clear();
+    other.mergedInto = into;
+  }
+
+  plan(): PersonWritePlan {
+    const survivor = (person: PersonRecord): PersonRecord => {
+      let current = person;
+      while (current.mergedInto) current = current.mergedInto;
+      return current;
+    };
+    const newDistinctIds: NewDistinctId[] = [];
+    for (const [key, { teamId, distinctId }] of this.addedDistinctIds) {
+      const person = this.personsByDistinctId.get(key);
+      if (!person || person.mergedInto) throw new Error(`distinct id ${key} lost its person`);
+      newDistinctIds.push({ teamId, distinctId, person });
+    }
+    return {
+      inserts: this.persons.filter((person) => person.isNew && !person.mergedInto),
+      updates: this.persons.filter(
+        (person) => !person.isNew && !person.mergedInto && person.needsWrite && changedSinceLoad(person),
+      ),
+      merges: this.persons
+        .filter((person) => !person.isNew && person.mergedInto)
+        .map((person) => ({ from: person, into: survivor(person) })),
+      newDistinctIds,
+    };
+  }
+}

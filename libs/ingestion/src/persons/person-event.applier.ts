@@ -1,0 +1,226 @@
+import type { ParsedEvent } from '../events/parse-captured-event.util';
+import { applyEventGroups } from '../groups/event-groups.util';
+import type { GroupTypeIndexes } from '../groups/group-types.util';
+import type { GroupWrites } from '../groups/group-writes';
+import { exceedsDistinctIdLength, isDistinctIdIllegal, normalizeDistinctId } from './distinct-id.util';
+import type { PersonBatchState, PersonRecord } from './person-batch.state';
+import type { DistinctIdRef } from './person.repository';
+import type { IngestionWarning, ProcessedEvent, Properties } from './person-processing.types';
+import { computePropertyUpdate, hasPropertyChanges, initialPersonProperties } from './person-properties.util';
+import { personUuid } from './person-uuid.util';
+
+/** created_at of the stand-in person of a personless event (PostHog's marker: 5 s after the epoch). */
+export const PERSONLESS_PERSON_CREATED_AT = '1970-01-01T00:00:05.000Z';
+/** A personless event this long after its distinct id's person was created is `force_upgrade`. */
+const FORCE_UPGRADE_AFTER_MS = 60_000;
+
+/** An identity event's request to merge `other`'s person into `into`'s (the event's distinct id). */
+export interface MergeRequest {
+  otherDistinctId: string;
+  intoDistinctId: string;
+}
+
+/**
+ * PostHog's triggers (person-merge-service.ts): `$create_alias` / `$merge_dangerously` with a
+ * truthy `alias`, and `$identify` with an `$anon_distinct_id` property (even a null one, which
+ * stringifies to the illegal "null").
+ */
+export function mergeRequestOf(event: ParsedEvent): MergeRequest | null {
+  const { properties } = event;
+  let other: unknown;
+  if ((event.event === '$create_alias' || event.event === '$merge_dangerously') && properties.alias) {
+    other = properties.alias;
+  } else if (event.event === '$identify' && '$anon_distinct_id' in properties) {
+    other = properties.$anon_distinct_id;
+  } else {
+    return null;
+  }
+  return { otherDistinctId: normalizeDistinctId(other), intoDistinctId: event.distinctId };
+}
+
+/** The id that makes a merge refused, or null when the merge may go ahead. */
+function illegalMergeId({ otherDistinctId, intoDistinctId }: MergeRequest): string | null {
+  if (isDistinctIdIllegal(intoDistinctId)) return intoDistinctId;
+  if (isDistinctIdIllegal(otherDistinctId) || exceedsDistinctIdLength(otherDistinctId))
+    return otherDistinctId;
+  return null;
+}
+
+/** Every distinct id whose person the batch needs: each event's own and the other side of its merges. */
+export function distinctIdsToLoad(events: readonly ParsedEvent[]): DistinctIdRef[] {
+  const refs = new Map<string, DistinctIdRef>();
+  const add = (teamId: number, distinctId: string): void => {
+    refs.set(`${teamId}:${distinctId}`, { teamId, distinctId });
+  };
+  for (const event of events) {
+    add(event.teamId, event.distinctId);
+    const merge = event.processPerson ? mergeRequestOf(event) : null;
+    if (merge && illegalMergeId(merge) === null) add(event.teamId, merge.otherDistinctId);
+  }
+  return [...refs.values()];
+}
+
+const noGroups = (): ProcessedEvent['groups'] => [null, null, null, null, null];
+
+/**
+ * Applies one event at a time to the batch state, in batch order: identify/alias/merge, then
+ * `$set`/`$set_once`/`$unset`, then groups; and says what the event's row carries. Pure: the
+ * writes happen once for the whole batch afterwards.
+ */
+export class PersonEventApplier {
+  constructor(
+    private readonly state: PersonBatchState,
+    private readonly groupTypes: GroupTypeIndexes,
+    private readonly groupWrites: GroupWrites,
+  ) {}
+
+  apply(event: ParsedEvent): ProcessedEvent {
+    // Copies: a batch may be applied more than once (retries), the parsed event must not change.
+    const warnings = [...event.warnings];
+    const properties = { ...event.properties };
+    const row = {
+      outcome: 'ok' as const,
+      uuid: event.uuid,
+      teamId: event.teamId,
+      distinctId: event.distinctId,
+      event: event.event,
+      timestamp: event.timestamp,
+      properties,
+      warnings,
+    };
+
+    if (!event.processPerson) {
+      const person = this.state.find(event.teamId, event.distinctId);
+      if (!person) {
+        return {
+          ...row,
+          personId: personUuid(event.teamId, event.distinctId),
+          personProperties: {},
+          personCreatedAt: PERSONLESS_PERSON_CREATED_AT,
+          personMode: 'propertyless',
+          groups: noGroups(),
+        };
+      }
+      return {
+        ...row,
+        personId: person.uuid,
+        personProperties: {},
+        personCreatedAt: new Date(person.createdAtMs).toISOString(),
+        personMode:
+          event.timestampMs > person.createdAtMs + FORCE_UPGRADE_AFTER_MS ? 'force_upgrade' : 'propertyless',
+        groups: noGroups(),
+      };
+    }
+
+    const person = this.processPerson(event, warnings);
+    const groups = applyEventGroups(event, properties, this.groupTypes, this.groupWrites, warnings);
+    return {
+      ...row,
+      personId: person.uuid,
+      personProperties: { ...person.properties },
+      personCreatedAt: new Date(person.createdAtMs).toISOString(),
+      personMode: 'full',
+      groups,
+    };
+  }
+
+  private processPerson(event: ParsedEvent, warnings: IngestionWarning[]): PersonRecord {
+    const merged = this.handleIdentifyOrAlias(event, warnings);
+    if (merged) {
+      if (merged.needsUpdate) this.updateProperties(merged.person, event, true);
+      return merged.person;
+    }
+    const existing = this.state.find(event.teamId, event.distinctId);
+    if (existing) {
+      this.updateProperties(existing, event, false);
+      return existing;
+    }
+    return this.createPerson(event, [event.distinctId], false);
+  }
+
+  /**
+   * PostHog's merge rules (reference §2.2). The event's distinct id person survives; the other
+   * id joins it. Refused: same id, an illegal id on either side, or an identified other person
+   * (except `$merge_dangerously`). Returns null when no merge applies, so the event is processed
+   * as a plain property update of its own distinct id.
+   */
+  private handleIdentifyOrAlias(
+    event: ParsedEvent,
+    warnings: IngestionWarning[],
+  ): { person: PersonRecord; needsUpdate: boolean } | null {
+    const request = mergeRequestOf(event);
+    if (!request || request.otherDistinctId === request.intoDistinctId) return null;
+    const { otherDistinctId, intoDistinctId } = request;
+    const illegal = illegalMergeId(request);
+    if (illegal !== null) {
+      warnings.push({
+        type: 'cannot_merge_with_illegal_distinct_id',
+        details: {
+          illegalDistinctId: illegal,
+          otherDistinctId: illegal === intoDistinctId ? otherDistinctId : intoDistinctId,
+          eventUuid: event.uuid,
+        },
+      });
+      return null;
+    }
+
+    const otherPerson = this.state.find(event.teamId, otherDistinctId);
+    const intoPerson = this.state.find(event.teamId, intoDistinctId);
+    if (otherPerson && !intoPerson) {
+      this.state.addDistinctId(otherPerson, event.teamId, intoDistinctId);
+      return { person: otherPerson, needsUpdate: true };
+    }
+    if (intoPerson && !otherPerson) {
+      this.state.addDistinctId(intoPerson, event.teamId, otherDistinctId);
+      return { person: intoPerson, needsUpdate: true };
+    }
+    if (otherPerson && intoPerson) {
+      if (otherPerson === intoPerson) return { person: intoPerson, needsUpdate: true };
+      if (otherPerson.isIdentified && event.event !== '$merge_dangerously') {
+        warnings.push({
+          type: 'cannot_merge_already_identified',
+          details: {
+            sourcePersonDistinctId: otherDistinctId,
+            targetPersonDistinctId: intoDistinctId,
+            eventUuid: event.uuid,
+          },
+        });
+        return { person: intoPerson, needsUpdate: true };
+      }
+      // On conflicting keys the surviving (event's) person wins; then the event's own updates.
+      const mergedProperties: Properties = { ...otherPerson.properties, ...intoPerson.properties };
+      const update = computePropertyUpdate(event.event, event.properties, mergedProperties);
+      this.state.merge(intoPerson, otherPerson, mergedProperties);
+      this.state.applyPropertyUpdate(intoPerson, update, event.timestamp);
+      return { person: intoPerson, needsUpdate: true };
+    }
+    // Neither id has a person: one identified person with both, UUID from the event's id.
+    return { person: this.createPerson(event, [intoDistinctId, otherDistinctId], true), needsUpdate: false };
+  }
+
+  private createPerson(
+    event: ParsedEvent,
+    distinctIds: readonly string[],
+    isIdentified: boolean,
+  ): PersonRecord {
+    const { properties, operations } = initialPersonProperties(event.properties, event.uuid);
+    return this.state.create(event.teamId, distinctIds, {
+      properties,
+      operations,
+      isIdentified,
+      createdAtMs: event.timestampMs,
+      timestamp: event.timestamp,
+    });
+  }
+
+  private updateProperties(person: PersonRecord, event: ParsedEvent, updateIsIdentified: boolean): void {
+    const update = computePropertyUpdate(event.event, event.properties, person.properties);
+    let write = update.triggersWrite;
+    if (updateIsIdentified && !person.isIdentified) {
+      person.isIdentified = true;
+      write = true;
+    }
+    if (hasPropertyChanges(update)) this.state.applyPropertyUpdate(person, update, event.timestamp);
+    if (write) this.state.markWrite(person);
+  }
+}

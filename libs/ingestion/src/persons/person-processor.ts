@@ -1,0 +1,196 @@
+import type { CapturedEvent } from '@hogbase/event-contract';
+import type { Pool, PoolClient } from 'pg';
+import { isParsedEvent, ParsedEvent, parseCapturedEvent } from '../events/parse-captured-event.util';
+import { resolveGroupTypes, upsertGroups } from '../groups/group.repository';
+import { collectGroupTypes } from '../groups/group-types.util';
+import { GroupWrites } from '../groups/group-writes';
+import { isConcurrencyConflict, isDataRejection } from '../shared/postgres-errors.util';
+import { PersonBatchState } from './person-batch.state';
+import { distinctIdsToLoad, PersonEventApplier } from './person-event.applier';
+import type { EventOutcome, RejectedEvent } from './person-processing.types';
+import {
+  DistinctIdConflictError,
+  lockDistinctIds,
+  lockTeams,
+  loadPersons,
+  PersonUuidTakenError,
+  writePersons,
+} from './person.repository';
+
+export interface PersonProcessorOptions {
+  /** Runs of one batch when transactions collide (deadlock, concurrent creation). Default 5. */
+  maxAttempts?: number;
+  /** How long a statement waits for another process's locks before the batch fails. Default 10 s. */
+  lockTimeoutMs?: number;
+}
+
+interface PositionedEvent {
+  position: number;
+  event: ParsedEvent;
+}
+
+type PositionedOutcome = [position: number, outcome: EventOutcome];
+
+const rejectionFor = (
+  event: ParsedEvent,
+  outcome: RejectedEvent['outcome'],
+  reason: RejectedEvent['reason'],
+  error: unknown,
+): RejectedEvent => ({
+  outcome,
+  uuid: event.uuid,
+  teamId: event.teamId,
+  reason,
+  detail: error instanceof Error ? error.message : String(error),
+});
+
+/**
+ * Person and group processing for one consumed batch (ARCHITECTURE.md, data flow step 3).
+ *
+ * One transaction per batch, across its projects: lock the batch's distinct ids, read their
+ * persons in two queries, apply the events in order in memory, write what changed with one
+ * set-based statement per kind of change, commit. Per batch rather than per project: a
+ * redelivered batch is redone as a whole anyway, and one transaction is fewer round trips.
+ *
+ * Returns one outcome per input event, in input order. A bad event becomes a rejected outcome,
+ * never an exception; an exception means a transient failure (Postgres unreachable, locks not
+ * granted in time): nothing was committed and the caller retries the batch.
+ *
+ * Processing a batch twice gives the same persons: merges and distinct ids already in place are
+ * no-ops, `$set`/`$unset` are idempotent, `$set_once` never overwrites, and persons or groups
+ * that do not change are not written (their version does not move).
+ */
+export class PersonProcessor {
+  private readonly maxAttempts: number;
+  private readonly lockTimeoutMs: number;
+
+  constructor(
+    private readonly pool: Pool,
+    options: PersonProcessorOptions = {},
+  ) {
+    this.maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 5));
+    this.lockTimeoutMs = Math.max(1, Math.floor(options.lockTimeoutMs ?? 10_000));
+  }
+
+  async processBatch(events: readonly CapturedEvent[]): Promise<EventOutcome[]> {
+    const outcomes = new Array<EventOutcome | undefined>(events.length);
+    const parsed: PositionedEvent[] = [];
+    events.forEach((captured, position) => {
+      const result = parseCapturedEvent(captured);
+      if (isParsedEvent(result)) parsed.push({ position, event: result });
+      else outcomes[position] = result;
+    });
+
+    if (parsed.length > 0) {
+      let results: PositionedOutcome[];
+      try {
+        results = await this.runWithRetries(parsed);
+      } catch (error) {
+        if (!isDataRejection(error)) throw error;
+        // TRICKY: some event's data made Postgres fail the batch's statements. Redo the batch one
+        // event per transaction, in order, and dead-letter only the events Postgres refuses.
+        results = await this.runOneByOne(parsed);
+      }
+      for (const [position, outcome] of results) outcomes[position] = outcome;
+    }
+    return outcomes.map((outcome, position) => {
+      if (!outcome) throw new Error(`event ${position} of the batch got no outcome`);
+      return outcome;
+    });
+  }
+
+  private async runOneByOne(parsed: readonly PositionedEvent[]): Promise<PositionedOutcome[]> {
+    const results: PositionedOutcome[] = [];
+    for (const item of parsed) {
+      try {
+        results.push(...(await this.runWithRetries([item])));
+      } catch (error) {
+        if (!isDataRejection(error)) throw error;
+        results.push([item.position, rejectionFor(item.event, 'dead_letter', 'postgres_rejected', error)]);
+      }
+    }
+    return results;
+  }
+
+  private async runWithRetries(parsed: readonly PositionedEvent[]): Promise<PositionedOutcome[]> {
+    const unavailableUuids = new Set<string>();
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.runTransaction(parsed, unavailableUuids);
+      } catch (error) {
+        if (error instanceof PersonUuidTakenError) {
+          for (const uuid of error.uuids) unavailableUuids.add(uuid);
+        } else if (!(error instanceof DistinctIdConflictError) && !isConcurrencyConflict(error)) {
+          throw error;
+        }
+        if (attempt >= this.maxAttempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
+    }
+  }
+
+  private async runTransaction(
+    parsed: readonly PositionedEvent[],
+    unavailableUuids: ReadonlySet<string>,
+  ): Promise<PositionedOutcome[]> {
+    const client = await this.pool.connect();
+    let connectionBroken = false;
+    try {
+      await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.lockTimeoutMs}`);
+      const results = await this.processInTransaction(client, parsed, unavailableUuids);
+      await client.query('COMMIT');
+      return results;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        connectionBroken = true;
+      });
+      throw error;
+    } finally {
+      client.release(connectionBroken);
+    }
+  }
+
+  private async processInTransaction(
+    client: PoolClient,
+    parsed: readonly PositionedEvent[],
+    unavailableUuids: ReadonlySet<string>,
+  ): Promise<PositionedOutcome[]> {
+    const results: PositionedOutcome[] = [];
+    const knownTeams = await lockTeams(client, [...new Set(parsed.map(({ event }) => event.teamId))]);
+    const accepted: PositionedEvent[] = [];
+    for (const item of parsed) {
+      if (knownTeams.has(item.event.teamId)) {
+        accepted.push(item);
+      } else {
+        results.push([
+          item.position,
+          rejectionFor(item.event, 'dropped', 'unknown_team', `project ${item.event.teamId} does not exist`),
+        ]);
+      }
+    }
+    if (accepted.length === 0) return results;
+    const events = accepted.map(({ event }) => event);
+
+    const distinctIds = distinctIdsToLoad(events);
+    await lockDistinctIds(client, distinctIds);
+    const loaded = await loadPersons(client, distinctIds);
+    const groupTypes = await resolveGroupTypes(client, collectGroupTypes(events));
+
+    const state = new PersonBatchState(unavailableUuids);
+    state.load(loaded.persons, loaded.distinctIds);
+    const groupWrites = new GroupWrites();
+    const applier = new PersonEventApplier(state, groupTypes, groupWrites);
+    for (const { position, event } of accepted) {
+      try {
+        results.push([position, applier.apply(event)]);
+      } catch (error) {
+        // A defect met by one event must not block the partition: dead-letter it with the reason.
+        results.push([position, rejectionFor(event, 'dead_letter', 'processing_failed', error)]);
+      }
+    }
+
+    await writePersons(client, state.plan());
+    await upsertGroups(client, groupWrites.list());
+    return results;
+  }
+}
