@@ -1,9 +1,7 @@
 import pino from 'pino';
 import { ConfigError, loadCaptureConfig, loadKafkaConfig } from '@hogbase/config';
 import { KafkaEventPublisher } from '@hogbase/queue';
-import { buildCaptureApp } from './capture.app';
-import { createCapturePool } from './postgres-pool';
-import { ProjectTokenCache } from './project-token.cache';
+import { ProjectTokenCache, buildCaptureApp, createCapturePool } from '@hogbase/capture-server';
 
 /** Capture alone (split mode): tokens from the Postgres of DATABASE_URL, events to Kafka. */
 async function main(): Promise<void> {

@@ -6,9 +6,7 @@ import type { CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import { InProcessBus, type ConsumedBatch, type EventPublisher } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { buildCaptureApp } from '../src/capture.app';
-import { createCapturePool } from '../src/postgres-pool';
-import { ProjectTokenCache } from '../src/project-token.cache';
+import { ProjectTokenCache, buildCaptureApp, createCapturePool } from '@hogbase/capture-server';
 
 export const PROJECT_TOKEN = 'phc_capture_test_token';
 

@@ -1,8 +1,7 @@
 import type { Pool } from 'pg';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
-import { createCapturePool } from '../src/postgres-pool';
-import { ProjectTokenCache, TokenLookupUnavailableError } from '../src/project-token.cache';
+import { ProjectTokenCache, TokenLookupUnavailableError, createCapturePool } from '@hogbase/capture-server';
 
 describe('ProjectTokenCache', () => {
   let database: TestDatabase;

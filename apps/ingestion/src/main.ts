@@ -6,7 +6,7 @@ import { ConfigError, loadClickHouseConfig, loadKafkaConfig, loadManagementConfi
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { PersonProcessor } from '@hogbase/ingestion';
 import { ensureTopics, eventTopicSpecs, KafkaEventConsumer, KafkaEventPublisher } from '@hogbase/queue';
-import { EventBatchHandler } from './event-batch.handler';
+import { EventBatchHandler } from '@hogbase/ingestion';
 
 /**
  * Ingestion alone (split mode): Kafka → persons and groups in Postgres → events in ClickHouse,

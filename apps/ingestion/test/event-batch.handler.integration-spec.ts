@@ -12,7 +12,7 @@ import {
   type ConsumedMessage,
 } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { EventBatchHandler } from '../src/event-batch.handler';
+import { EventBatchHandler } from '@hogbase/ingestion';
 
 describe('EventBatchHandler', () => {
   let database: TestDatabase;

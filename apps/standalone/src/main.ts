@@ -2,9 +2,10 @@ import 'reflect-metadata';
 import { mkdir } from 'node:fs/promises';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { ConfigError, describeDatabase, loadStandaloneConfig } from '@hogbase/config';
+import { ConfigError, describeClickHouse, describeDatabase, loadStandaloneConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
+import { PIPELINE_POSTGRES_CONNECTIONS, startEventPipeline } from './event-pipeline';
 import { ensureInitialCredentials } from './first-run';
 
 // NOTE: the embedded server refuses every connection past its limit, and the admin CLI run while
@@ -13,8 +14,9 @@ import { ensureInitialCredentials } from './first-run';
 const ADMIN_CLI_CONNECTIONS = 4;
 
 /**
- * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres) unless
- * DATABASE_URL names a real one. Data lives under DATA_DIR.
+ * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres, chDB
+ * for ClickHouse, an in-process bus) unless DATABASE_URL, CLICKHOUSE_URL or KAFKA_BROKERS name real
+ * ones. Data lives under DATA_DIR.
  */
 async function main(): Promise<void> {
   const config = loadStandaloneConfig();
@@ -25,7 +27,7 @@ async function main(): Promise<void> {
   let embedded: EmbeddedPostgres | undefined;
   if (!management.database.url) {
     embedded = await startEmbeddedPostgres(management.dataDir, {
-      maxConnections: management.database.poolSize + ADMIN_CLI_CONNECTIONS,
+      maxConnections: management.database.poolSize + PIPELINE_POSTGRES_CONNECTIONS + ADMIN_CLI_CONNECTIONS,
     });
   }
   const databaseUrl = management.database.url ?? embedded!.url;
@@ -39,10 +41,16 @@ async function main(): Promise<void> {
   );
   if (credentialsFile) logger.info({ file: credentialsFile }, 'first run: initial credentials written');
 
+  const pipeline = await startEventPipeline(config, databaseUrl, logger);
+  await pipeline.capture.listen({ host: config.capture.host, port: config.capture.port });
   await app.listen(management.port, management.host);
   logger.info(
-    { database: describeDatabase(management.database, management.dataDir) },
-    `management API on http://${management.host}:${management.port}`,
+    {
+      database: describeDatabase(management.database, management.dataDir),
+      clickhouse: describeClickHouse(config.clickhouse),
+      queue: config.kafka.brokers ? `Kafka ${config.kafka.brokers.join(',')}` : 'in-process bus',
+    },
+    `management API on http://${management.host}:${management.port}, capture on http://${config.capture.host}:${config.capture.port}`,
   );
 
   let stopping = false;
@@ -50,6 +58,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
+    await pipeline.stop();
     await app.close();
     await embedded?.stop();
     process.exit(0);

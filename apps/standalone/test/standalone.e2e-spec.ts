@@ -30,14 +30,19 @@ interface RunningServer {
 }
 
 /** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
-function standaloneEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
+function standaloneEnv(dataDir: string, port: number, capturePort = 0): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
     DATA_DIR: dataDir,
     MANAGEMENT_PORT: String(port),
+    // 0: any free port, so that parallel runs and a developer's own `npm start` never collide.
+    CAPTURE_PORT: String(capturePort),
   };
+  // The embedded default: no real Postgres, Kafka or ClickHouse even when npm test started some.
   delete env.DATABASE_URL;
+  delete env.KAFKA_BROKERS;
+  delete env.CLICKHOUSE_URL;
   delete env.NODE_OPTIONS;
   delete env.LOG_LEVEL;
   return env;
@@ -54,10 +59,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-function startStandalone(dataDir: string, port: number): RunningServer {
+function startStandalone(dataDir: string, port: number, capturePort = 0): RunningServer {
   const child = spawn('node', ['-r', '@swc-node/register', 'apps/standalone/src/main.ts'], {
     cwd: REPO_ROOT,
-    env: standaloneEnv(dataDir, port),
+    env: standaloneEnv(dataDir, port, capturePort),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
@@ -408,5 +413,55 @@ describe('npm start (standalone on embedded Postgres)', () => {
       },
       READY_TIMEOUT_MS + STOP_TIMEOUT_MS,
     );
+  });
+});
+
+describe('npm start: the event pipeline', () => {
+  it('stores what posthog-node sends to the capture port: persons in Postgres once capture answered', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-pipeline-test-'));
+    const [port, capturePort] = [await freePort(), await freePort()];
+    const server = startStandalone(dataDir, port, capturePort);
+    try {
+      await waitForReady(server, `http://127.0.0.1:${port}`);
+      await waitForReady(server, `http://127.0.0.1:${capturePort}`);
+      const credentials = JSON.parse(
+        await readFile(path.join(dataDir, CREDENTIALS_FILE), 'utf8'),
+      ) as InitialCredentials;
+      const { PostHog } = await import('posthog-node');
+      const client = new PostHog(credentials.project_api_key, {
+        host: `http://127.0.0.1:${capturePort}`,
+        flushAt: 1,
+      });
+      client.identify({ distinctId: 'pipeline-user', properties: { email: 'pipeline@example.com' } });
+      client.alias({ distinctId: 'pipeline-user', alias: 'pipeline-alias' });
+      client.capture({ distinctId: 'pipeline-user', event: 'pipeline event' });
+      await client.shutdown();
+
+      // A 200 from capture means stored: the person is in Postgres as soon as the SDK has flushed.
+      const lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')) as { port: number };
+      const { Client } = await import('pg');
+      const postgres = new Client({
+        connectionString: `postgres://postgres:postgres@127.0.0.1:${lock.port}/postgres`,
+      });
+      await postgres.connect();
+      try {
+        const persons = await postgres.query<{ properties: Record<string, unknown>; distinct_ids: string[] }>(
+          `SELECT p.properties, array_agg(d.distinct_id ORDER BY d.distinct_id) AS distinct_ids
+             FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id GROUP BY p.id`,
+        );
+        expect(persons.rows).toEqual([
+          {
+            properties: expect.objectContaining({ email: 'pipeline@example.com' }),
+            distinct_ids: ['pipeline-alias', 'pipeline-user'],
+          },
+        ]);
+      } finally {
+        await postgres.end();
+      }
+      expect(await stopStandalone(server)).toEqual({ code: 0, signal: null });
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

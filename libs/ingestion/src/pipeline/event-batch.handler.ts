@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { insertEvents, type ClickHouseClient, type EventRow } from '@hogbase/clickhouse';
 import type { CapturedEvent } from '@hogbase/event-contract';
-import type { PersonProcessor } from '@hogbase/ingestion';
+import type { PersonProcessor } from '../persons/person-processor';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { toDeadLetter, type ConsumedBatch, type ConsumedMessage, type EventPublisher } from '@hogbase/queue';
 import { toEventRow } from './event-row.mapper';

@@ -1,5 +1,5 @@
 import { toClickHouseDateTime64, type EventRow } from '@hogbase/clickhouse';
-import type { ProcessedEvent } from '@hogbase/ingestion';
+import type { ProcessedEvent } from '../persons/person-processing.types';
 
 /**
  * The ClickHouse row of a processed event. Throws a RangeError for a timestamp outside what
