@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
-import { ProjectTokenCache, TokenLookupUnavailableError, createCapturePool } from '@hogbase/capture-server';
+import { createCapturePool } from './postgres-pool';
+import { ProjectTokenCache, TokenLookupUnavailableError } from './project-token.cache';
 
 describe('ProjectTokenCache', () => {
   let database: TestDatabase;
