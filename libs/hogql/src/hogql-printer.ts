@@ -1,0 +1,501 @@
+import { childNode, childNodes, constantValue, fieldChain, stringField, type AstNode } from './hogql-ast';
+import { compileComparison, compileInList, dateTimeLiteral, likePatternError } from './hogql-comparisons';
+import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql-error';
+import {
+  EVENT_FIELDS,
+  FORBIDDEN_FIELDS,
+  MAX_PROPERTY_PATH,
+  PERSON_FIELDS,
+  propertyExpr,
+  type JsonColumn,
+} from './hogql-fields';
+import { findHogQLFunction } from './hogql-functions';
+import {
+  anyNullable,
+  coerceTo,
+  commonSqlType,
+  isNumberLike,
+  isStringLike,
+  isTemporal,
+  sqlExpr,
+  TYPE_NAMES,
+  type ArithmeticOperator,
+  type CompareOperator,
+  type ExpressionCompiler,
+  type PatternOperator,
+  type SqlExpr,
+  type SqlType,
+} from './hogql-sql';
+import { MAX_REGEX_LENGTH, re2SyntaxError } from './re2-syntax';
+import type { QueryParams } from './query-params';
+
+export interface HogQLPrinterOptions {
+  params: QueryParams;
+  /** The whole expression text, for error messages. */
+  text: string;
+  /** Whether aggregate functions are allowed (select: yes, where: no). */
+  allowAggregates: boolean;
+}
+
+const ARITHMETIC_FUNCTIONS: Readonly<Record<ArithmeticOperator, string>> = {
+  '+': 'plus',
+  '-': 'minus',
+  '*': 'multiply',
+  '/': 'divide',
+  // NOTE: modulo by zero is an error in ClickHouse; moduloOrZero answers 0 instead.
+  '%': 'moduloOrZero',
+};
+
+const UNSUPPORTED_NODES: Readonly<Record<string, string>> = {
+  SelectQuery: 'Subqueries are not allowed',
+  SelectSetQuery: 'Subqueries are not allowed',
+  Placeholder: 'Placeholders are not allowed',
+  Lambda: 'Lambdas are not allowed',
+  WindowFunction: 'Window functions are not allowed',
+  ExprCall: 'Calling an expression is not allowed',
+  TypeCast: 'Type casts (::) are not allowed; use toInt(), toFloat(), toString(), toDateTime()',
+  TupleAccess: 'Tuple access is not allowed',
+  Dict: 'Dictionaries are not allowed',
+  ColumnsExpr: 'COLUMNS() is not allowed',
+  IsDistinctFrom: 'IS DISTINCT FROM is not supported; use = and IS NULL',
+  Tuple: 'Tuples are only allowed as the list of IN',
+  Array: 'Arrays are only allowed as the list of IN',
+  Alias: 'Aliases (AS) are only allowed around a whole select expression',
+};
+
+/**
+ * Compiles one parsed HogQL expression to ClickHouse SQL over the events table. Every literal
+ * becomes a bound parameter; identifiers and function names come only from the allow-lists in
+ * hogql-fields.ts and hogql-functions.ts. NULL handling follows PostHog's printer: `=`, `LIKE` and
+ * regex matches on a missing value are false, `!=`, `NOT LIKE` and `!~` are true.
+ */
+export class HogQLPrinter implements ExpressionCompiler {
+  readonly params: QueryParams;
+  private readonly text: string;
+  private readonly codePoints: string[];
+  private readonly allowAggregates: boolean;
+  private aggregateName: string | undefined;
+
+  constructor(options: HogQLPrinterOptions) {
+    this.params = options.params;
+    this.text = options.text;
+    this.codePoints = Array.from(options.text);
+    this.allowAggregates = options.allowAggregates;
+  }
+
+  value(node: AstNode): SqlExpr {
+    switch (node.node) {
+      case 'Constant':
+        return this.literal(node);
+      case 'Field':
+      case 'ArrayAccess':
+        return this.field(node);
+      case 'Call':
+        return this.call(node);
+      case 'CompareOperation':
+        return this.compareOperation(node);
+      case 'And':
+      case 'Or':
+        return this.logical(node);
+      case 'Not': {
+        const inner = this.condition(this.child(node, 'expr'));
+        return sqlExpr(`not(${inner.sql})`, 'bool', {
+          nullable: inner.nullable,
+          aggregate: inner.aggregate,
+        });
+      }
+      case 'ArithmeticOperation':
+        return this.arithmeticOperation(node);
+      case 'BetweenExpr':
+        return this.between(node);
+      default: {
+        const reason = Object.hasOwn(UNSUPPORTED_NODES, node.node)
+          ? UNSUPPORTED_NODES[node.node]
+          : 'This kind of expression is not supported';
+        throw this.error(reason, node, 'unsupported');
+      }
+    }
+  }
+
+  condition(node: AstNode): SqlExpr {
+    const value = this.value(node);
+    switch (value.type) {
+      case 'bool':
+        return value;
+      case 'null':
+        return sqlExpr('NULL', 'bool', { nullable: true, literal: true });
+      case 'number':
+        return sqlExpr(`notEquals(${value.sql}, 0)`, 'bool', {
+          nullable: value.nullable,
+          aggregate: value.aggregate,
+        });
+      default:
+        throw this.error(
+          `${capitalize(TYPE_NAMES[value.type])} is not a condition; compare it with something`,
+          node,
+          'type',
+        );
+    }
+  }
+
+  stringArgument(node: AstNode, functionName: string): SqlExpr {
+    const value = this.value(node);
+    if (isStringLike(value.type) || value.type === 'null') return value;
+    throw this.error(
+      `${functionName}() takes a string, not ${TYPE_NAMES[value.type]} (convert it with toString())`,
+      node,
+      'type',
+    );
+  }
+
+  numberArgument(node: AstNode, functionName: string): SqlExpr {
+    const value = this.value(node);
+    if (isNumberLike(value.type) || value.type === 'null') return value;
+    if (value.type === 'property') return coerceTo(value, 'number');
+    throw this.error(
+      `${functionName}() takes a number, not ${TYPE_NAMES[value.type]}` +
+        (value.type === 'string' ? ' (convert it with toFloat())' : ''),
+      node,
+      'type',
+    );
+  }
+
+  dateTimeArgument(node: AstNode, functionName: string): SqlExpr {
+    const literal = constantValue(node);
+    if (literal && typeof literal.value === 'string') {
+      return dateTimeLiteral(this, literal.value, node);
+    }
+    const value = this.value(node);
+    if (isTemporal(value.type) || value.type === 'null') return value;
+    if (isStringLike(value.type)) return coerceTo(value, 'datetime');
+    throw this.error(
+      `${functionName}() takes a date or date-time, not ${TYPE_NAMES[value.type]}`,
+      node,
+      'type',
+    );
+  }
+
+  integerLiteral(node: AstNode, functionName: string): { sql: string; value: number } {
+    const literal = constantValue(node);
+    if (!literal || typeof literal.value !== 'number' || !Number.isSafeInteger(literal.value)) {
+      throw this.error(`${callLabel(functionName)} takes a literal integer here`, node, 'type');
+    }
+    return { sql: this.params.int(literal.value), value: literal.value };
+  }
+
+  stringLiteral(node: AstNode, functionName: string): string {
+    const literal = constantValue(node);
+    if (!literal || typeof literal.value !== 'string' || literal.numberText) {
+      throw this.error(`${callLabel(functionName)} takes a literal string here`, node, 'type');
+    }
+    return literal.value;
+  }
+
+  regexLiteral(node: AstNode, functionName: string, prefix = ''): string {
+    const pattern = this.stringLiteral(node, functionName);
+    if (Array.from(pattern).length > MAX_REGEX_LENGTH) {
+      throw this.error(`Regular expression longer than ${MAX_REGEX_LENGTH} characters`, node, 'limit');
+    }
+    const problem = re2SyntaxError(prefix + pattern);
+    if (problem !== undefined) {
+      throw this.error(`Invalid regular expression ${quoteExpression(pattern)} (${problem})`, node, 'value');
+    }
+    return this.params.string(prefix + pattern);
+  }
+
+  likeLiteral(node: AstNode, functionName: string): string {
+    const pattern = this.stringLiteral(node, functionName);
+    const problem = likePatternError(pattern);
+    if (problem !== undefined) {
+      throw this.error(`Invalid LIKE pattern ${quoteExpression(pattern)} (${problem})`, node, 'value');
+    }
+    return this.params.string(pattern);
+  }
+
+  compare(
+    operator: CompareOperator | PatternOperator,
+    left: AstNode,
+    right: AstNode,
+    node: AstNode,
+  ): SqlExpr {
+    return compileComparison(this, operator, left, right, node);
+  }
+
+  arithmetic(operator: ArithmeticOperator, left: AstNode, right: AstNode, node: AstNode): SqlExpr {
+    const leftValue = this.value(left);
+    const rightValue = this.value(right);
+    const fn = ARITHMETIC_FUNCTIONS[operator];
+    const aggregate = leftValue.aggregate || rightValue.aggregate;
+    const nullable = leftValue.nullable || rightValue.nullable;
+    if (operator === '+' || operator === '-') {
+      if (isTemporal(leftValue.type) && rightValue.type === 'interval') {
+        return sqlExpr(`${fn}(${leftValue.sql}, ${rightValue.sql})`, leftValue.type, { nullable, aggregate });
+      }
+      if (operator === '+' && leftValue.type === 'interval' && isTemporal(rightValue.type)) {
+        return sqlExpr(`plus(${rightValue.sql}, ${leftValue.sql})`, rightValue.type, { nullable, aggregate });
+      }
+    }
+    const operands = [leftValue, rightValue].map((value, index) => {
+      if (isNumberLike(value.type) || value.type === 'null') return value;
+      if (value.type === 'property') return coerceTo(value, 'number');
+      const side = index === 0 ? left : right;
+      if (isTemporal(value.type) || value.type === 'interval') {
+        throw this.error(
+          `Cannot apply ${operator} to ${TYPE_NAMES[leftValue.type]} and ${TYPE_NAMES[rightValue.type]}` +
+            (isTemporal(value.type) ? ' (use dateDiff(), dateAdd() or an INTERVAL)' : ''),
+          node,
+          'type',
+        );
+      }
+      throw this.error(
+        `Cannot apply ${operator} to ${TYPE_NAMES[value.type]}` +
+          (value.type === 'string' ? ' (convert it with toFloat())' : ''),
+        side,
+        'type',
+      );
+    });
+    return sqlExpr(`${fn}(${operands[0].sql}, ${operands[1].sql})`, 'number', {
+      nullable: anyNullable(operands),
+      aggregate,
+    });
+  }
+
+  commonType(parts: readonly SqlExpr[], what: string, node: AstNode): SqlType {
+    const common = commonSqlType(parts.map((part) => part.type));
+    if (common !== undefined) return common;
+    const types = new Set(parts.map((part) => part.type).filter((type) => type !== 'null'));
+    const names = [...types].map((type) => TYPE_NAMES[type]).join(' and ');
+    throw this.error(`Cannot combine ${names} in ${what}`, node, 'type');
+  }
+
+  insideAggregate<T>(functionName: string, node: AstNode, compile: () => T): T {
+    if (this.aggregateName !== undefined) {
+      throw this.error(
+        `Aggregation ${functionName}() cannot be nested inside ${this.aggregateName}()`,
+        node,
+        'unsupported',
+      );
+    }
+    this.aggregateName = functionName;
+    try {
+      return compile();
+    } finally {
+      this.aggregateName = undefined;
+    }
+  }
+
+  error(message: string, node: AstNode, kind: HogQLErrorKind = 'unsupported'): HogQLError {
+    const snippet = this.snippet(node);
+    const context = snippet === this.text.trim() ? '' : ` in ${quoteExpression(this.text)}`;
+    return new HogQLError(`${message}: ${quoteExpression(snippet)}${context}`, {
+      kind,
+      expression: snippet,
+    });
+  }
+
+  /** The text of a node as the user wrote it (the parser gives code-point offsets). */
+  snippet(node: AstNode): string {
+    const start = node.start?.offset;
+    const end = node.end?.offset;
+    if (typeof start !== 'number' || typeof end !== 'number' || end <= start) return this.text.trim();
+    return this.codePoints.slice(start, end).join('');
+  }
+
+  private child(node: AstNode, key: string): AstNode {
+    const child = childNode(node, key);
+    if (!child) throw this.error('Malformed expression', node, 'syntax');
+    return child;
+  }
+
+  private children(node: AstNode, key: string): AstNode[] {
+    const children = childNodes(node, key);
+    if (!children) throw this.error('Malformed expression', node, 'syntax');
+    return children;
+  }
+
+  private literal(node: AstNode): SqlExpr {
+    const literal = constantValue(node);
+    if (!literal) throw this.error('Unsupported literal', node);
+    const { value } = literal;
+    if (literal.numberText) {
+      throw this.error('Number out of range (literals must be finite 64-bit numbers)', node, 'value');
+    }
+    if (value === null) return sqlExpr('NULL', 'null', { nullable: true, literal: true });
+    if (typeof value === 'boolean') return sqlExpr(value ? 'true' : 'false', 'bool', { literal: true });
+    if (typeof value === 'string') return sqlExpr(this.params.string(value), 'string', { literal: true });
+    // The JSON number lost how it was written (`2.0` arrives as 2); the source tells an integer
+    // from a float. Nodes the parser made up (the 0 of `-x`) have no source.
+    const source = node.start && node.end ? this.snippet(node) : String(value);
+    const float = !/^[+-]?\s*0x/i.test(source) && /[.eE]/.test(source);
+    if (!float) {
+      if (!Number.isSafeInteger(value)) {
+        throw this.error('Integer out of range (at most 2^53 - 1 in magnitude)', node, 'value');
+      }
+      return sqlExpr(this.params.int(value), 'number', { literal: true });
+    }
+    if (!Number.isFinite(value)) throw this.error('Number out of range', node, 'value');
+    return sqlExpr(this.params.float(value), 'number', { literal: true });
+  }
+
+  private field(node: AstNode): SqlExpr {
+    const chain = this.chainOf(node);
+    if (!chain) {
+      throw this.error("Only properties can be indexed, with a literal key: properties['key']", node);
+    }
+    if (chain.includes('*')) {
+      throw this.error('* is only allowed on its own as a select expression, or in count(*)', node);
+    }
+    const [head, ...rest] = chain;
+    const forbidden = FORBIDDEN_FIELDS.get(head);
+    if (forbidden !== undefined) throw this.error(forbidden, node);
+    if (rest.length === 0) {
+      if (head === 'person') {
+        throw this.error('person is only allowed on its own as a select expression', node);
+      }
+      const column = EVENT_FIELDS.get(head);
+      if (!column) throw this.error('Unknown field', node);
+      return sqlExpr(column.sql, column.type);
+    }
+    if (head === 'properties') return this.property('properties', rest, node);
+    if (head === 'person') {
+      const [second, ...more] = rest;
+      if (second === 'properties' && more.length > 0) return this.property('person_properties', more, node);
+      const column = more.length === 0 ? PERSON_FIELDS.get(second) : undefined;
+      if (column) return sqlExpr(column.sql, column.type);
+    }
+    const forbiddenPart = chain.find((part) => FORBIDDEN_FIELDS.has(part));
+    if (forbiddenPart !== undefined) throw this.error(FORBIDDEN_FIELDS.get(forbiddenPart)!, node);
+    throw this.error('Unknown field', node);
+  }
+
+  /** `a.b.c` and `a['b']['c']` as one chain; undefined for other indexing. */
+  private chainOf(node: AstNode): string[] | undefined {
+    if (node.node === 'Field') return fieldChain(node);
+    if (node.node !== 'ArrayAccess') return undefined;
+    const base = childNode(node, 'array');
+    const key = childNode(node, 'property');
+    const keyValue = key ? constantValue(key) : undefined;
+    if (!base || !keyValue || typeof keyValue.value !== 'string') return undefined;
+    const baseChain = this.chainOf(base);
+    return baseChain ? [...baseChain, keyValue.value] : undefined;
+  }
+
+  private property(column: JsonColumn, path: string[], node: AstNode): SqlExpr {
+    if (path.length > MAX_PROPERTY_PATH) {
+      throw this.error(`Property paths are at most ${MAX_PROPERTY_PATH} keys deep`, node, 'limit');
+    }
+    return propertyExpr(column, path, this.params);
+  }
+
+  private call(node: AstNode): SqlExpr {
+    const name = stringField(node, 'name');
+    const args = this.children(node, 'args');
+    if (name === undefined) throw this.error('Malformed function call', node, 'syntax');
+    if (node.params !== undefined && node.params !== null) {
+      throw this.error('Parametric functions like quantile(0.5)(x) are not supported', node);
+    }
+    if (node.filter_expr !== undefined && node.filter_expr !== null) {
+      throw this.error('FILTER (WHERE …) is not supported; use countIf() or if()', node);
+    }
+    if (node.order_by !== undefined && node.order_by !== null) {
+      throw this.error('ORDER BY inside a function call is not supported', node);
+    }
+    const spec = findHogQLFunction(name);
+    if (!spec) throw this.error(`Unknown or disallowed function ${name}()`, node);
+    if (args.length < spec.minArgs || args.length > spec.maxArgs) {
+      const expected =
+        spec.minArgs === spec.maxArgs
+          ? `${spec.minArgs}`
+          : spec.maxArgs >= 100
+            ? `at least ${spec.minArgs}`
+            : `${spec.minArgs} to ${spec.maxArgs}`;
+      throw this.error(
+        `${spec.name}() takes ${expected} argument${expected === '1' ? '' : 's'}, not ${args.length}`,
+        node,
+        'syntax',
+      );
+    }
+    const distinct = node.distinct === true;
+    if (distinct && !spec.allowsDistinct) {
+      throw this.error(`DISTINCT is only supported in count(DISTINCT …)`, node);
+    }
+    if (spec.aggregate && !this.allowAggregates) {
+      throw this.error(`Aggregations like ${spec.name}() are only allowed in select`, node);
+    }
+    return spec.compile(args, this, { name, node, distinct });
+  }
+
+  private compareOperation(node: AstNode): SqlExpr {
+    const operator = stringField(node, 'op');
+    const left = this.child(node, 'left');
+    const right = this.child(node, 'right');
+    switch (operator) {
+      case '==':
+      case '!=':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+      case 'like':
+      case 'ilike':
+      case 'not like':
+      case 'not ilike':
+      case '=~':
+      case '!~':
+      case '=~*':
+      case '!~*':
+        return this.compare(operator, left, right, node);
+      case 'in':
+      case 'not in':
+        return compileInList(this, operator, left, right, node);
+      case 'in cohort':
+      case 'not in cohort':
+        throw this.error('Cohorts are not supported', node);
+      default:
+        throw this.error(`Operator ${operator ?? '?'} is not supported`, node);
+    }
+  }
+
+  private logical(node: AstNode): SqlExpr {
+    const parts = this.children(node, 'exprs').map((child) => this.condition(child));
+    if (parts.length === 0) throw this.error('Malformed expression', node, 'syntax');
+    if (parts.length === 1) return parts[0];
+    const fn = node.node === 'And' ? 'and' : 'or';
+    return sqlExpr(`${fn}(${parts.map((part) => part.sql).join(', ')})`, 'bool', {
+      nullable: anyNullable(parts),
+      aggregate: parts.some((part) => part.aggregate),
+    });
+  }
+
+  private arithmeticOperation(node: AstNode): SqlExpr {
+    const operator = stringField(node, 'op');
+    if (operator === undefined || !Object.hasOwn(ARITHMETIC_FUNCTIONS, operator)) {
+      throw this.error(`Operator ${operator ?? '?'} is not supported`, node);
+    }
+    return this.arithmetic(
+      operator as ArithmeticOperator,
+      this.child(node, 'left'),
+      this.child(node, 'right'),
+      node,
+    );
+  }
+
+  private between(node: AstNode): SqlExpr {
+    const subject = this.child(node, 'expr');
+    const low = this.compare('>=', subject, this.child(node, 'low'), node);
+    const high = this.compare('<=', subject, this.child(node, 'high'), node);
+    const sql = `and(${low.sql}, ${high.sql})`;
+    const aggregate = low.aggregate || high.aggregate;
+    if (node.negated === true) return sqlExpr(`not(${sql})`, 'bool', { aggregate });
+    return sqlExpr(sql, 'bool', { aggregate });
+  }
+}
+
+/** `lower()` for a function, `LIKE` or `=~` for an operator. */
+function callLabel(name: string): string {
+  return /^[a-z_][A-Za-z0-9_]*$/.test(name) || /^JSON/.test(name) ? `${name}()` : name;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
