@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { ConfigError, loadCaptureConfig, loadKafkaConfig } from '@hogbase/config';
+import { ConfigError, loadCaptureConfig, loadKafkaConfig, runMain, stopOnSignal } from '@hogbase/config';
 import { KafkaEventPublisher } from '@hogbase/queue';
 import { ProjectTokenCache, buildCaptureApp, createCapturePool } from '@hogbase/capture-server';
 
@@ -35,21 +35,15 @@ async function main(): Promise<void> {
   });
   await app.listen({ host: config.host, port: config.port });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'capture stopping: no new requests, finishing those in flight');
-    await app.close();
-    await publisher.close();
-    await pool.end();
-    process.exit(0);
-  };
-  process.once('SIGINT', (signal) => void stop(signal));
-  process.once('SIGTERM', (signal) => void stop(signal));
+  stopOnSignal(
+    async (signal) => {
+      logger.info({ signal }, 'capture stopping: no new requests, finishing those in flight');
+      await app.close();
+      await publisher.close();
+      await pool.end();
+    },
+    (error) => logger.error({ err: error }, 'shutdown failed'),
+  );
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

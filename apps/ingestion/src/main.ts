@@ -2,7 +2,14 @@ import { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { closeClickHouse, createClickHouse, migrateClickHouse } from '@hogbase/clickhouse';
-import { ConfigError, loadClickHouseConfig, loadKafkaConfig, loadManagementConfig } from '@hogbase/config';
+import {
+  ConfigError,
+  loadClickHouseConfig,
+  loadKafkaConfig,
+  loadManagementConfig,
+  runMain,
+  stopOnSignal,
+} from '@hogbase/config';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { PersonProcessor } from '@hogbase/ingestion';
 import { ensureTopics, eventTopicSpecs, KafkaEventConsumer, KafkaEventPublisher } from '@hogbase/queue';
@@ -62,22 +69,16 @@ async function main(): Promise<void> {
     'ingestion consuming',
   );
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'ingestion stopping: draining the batch in flight');
-    await consumer.stop();
-    await deadLetters.close();
-    await closeClickHouse(clickhouse);
-    await pool.end();
-    process.exit(0);
-  };
-  process.once('SIGINT', (signal) => void stop(signal));
-  process.once('SIGTERM', (signal) => void stop(signal));
+  stopOnSignal(
+    async (signal) => {
+      logger.info({ signal }, 'ingestion stopping: draining the batch in flight');
+      await consumer.stop();
+      await deadLetters.close();
+      await closeClickHouse(clickhouse);
+      await pool.end();
+    },
+    (error) => logger.error({ err: error }, 'shutdown failed'),
+  );
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

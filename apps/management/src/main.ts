@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { ConfigError, describeDatabase, loadManagementConfig } from '@hogbase/config';
+import { ConfigError, describeDatabase, loadManagementConfig, runMain } from '@hogbase/config';
 import { createManagementApp } from '@hogbase/management-api';
 
 /** The management API alone, against the Postgres of DATABASE_URL (split mode). */
@@ -23,7 +23,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

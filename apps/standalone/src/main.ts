@@ -2,7 +2,13 @@ import 'reflect-metadata';
 import { mkdir } from 'node:fs/promises';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { ConfigError, describeClickHouse, describeDatabase, loadStandaloneConfig } from '@hogbase/config';
+import {
+  describeClickHouse,
+  describeDatabase,
+  loadStandaloneConfig,
+  runMain,
+  stopOnSignal,
+} from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
 import { PIPELINE_POSTGRES_CONNECTIONS, startEventPipeline } from './event-pipeline';
@@ -53,21 +59,15 @@ async function main(): Promise<void> {
     `management API on http://${management.host}:${management.port}, capture on http://${config.capture.host}:${config.capture.port}`,
   );
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    await pipeline.stop();
-    await app.close();
-    await embedded?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', (signal) => void stop(signal));
-  process.once('SIGTERM', (signal) => void stop(signal));
+  stopOnSignal(
+    async (signal) => {
+      logger.info({ signal }, 'stopping');
+      await pipeline.stop();
+      await app.close();
+      await embedded?.stop();
+    },
+    (error) => logger.error({ err: error }, 'shutdown failed'),
+  );
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

@@ -4,3 +4,4 @@ export * from './standalone.config';
 export * from './clickhouse.config';
 export * from './kafka.config';
 export * from './capture.config';
+export * from './process-lifecycle.util';
