@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { ConfigError, describeDatabase, loadManagementConfig, runMain } from '@hogbase/config';
+import {
+  ConfigError,
+  describeClickHouse,
+  describeDatabase,
+  loadClickHouseConfig,
+  loadManagementConfig,
+  runMain,
+} from '@hogbase/config';
 import { createManagementApp } from '@hogbase/management-api';
 
 /** The management API alone, against the Postgres of DATABASE_URL (split mode). */
@@ -14,11 +21,16 @@ async function main(): Promise<void> {
       'is required when the management app runs alone (npm start embeds Postgres)',
     );
   }
-  const app = await createManagementApp({ config, databaseUrl: config.database.url, logger });
+  // The event listing reads this store; it connects on the first listing request.
+  const clickhouse = loadClickHouseConfig();
+  const app = await createManagementApp({ config, databaseUrl: config.database.url, clickhouse, logger });
   app.enableShutdownHooks();
   await app.listen(config.port, config.host);
   logger.info(
-    { database: describeDatabase(config.database, config.dataDir) },
+    {
+      database: describeDatabase(config.database, config.dataDir),
+      clickhouse: describeClickHouse(clickhouse),
+    },
     `management API on http://${config.host}:${config.port}`,
   );
 }

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
+import { testClickHouseDataPath, type ClickHouseConnectionConfig } from '@hogbase/clickhouse';
 import { loadManagementConfig, ManagementConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { MembershipLevel, OrganizationMembership, User } from '@hogbase/postgres';
@@ -97,6 +98,7 @@ export function apiClient(baseUrl: string, authorization?: string): ApiClient {
  */
 export async function startManagementTestApp(
   overrides: Partial<ManagementConfig> = {},
+  options: { clickhouse?: ClickHouseConnectionConfig } = {},
 ): Promise<ManagementTestApp> {
   const database: TestDatabase = await createTestDatabase();
   const config: ManagementConfig = {
@@ -105,7 +107,17 @@ export async function startManagementTestApp(
   };
   let app: INestApplication;
   try {
-    app = await createManagementApp({ config, databaseUrl: database.url, logger: pino({ level: 'silent' }) });
+    app = await createManagementApp({
+      config,
+      databaseUrl: database.url,
+      // Tests that list events pass a migrated test database (createTestClickHouse); the others
+      // never reach the store, which opens on first use.
+      clickhouse: options.clickhouse ?? {
+        database: 'test_events_unused',
+        dataPath: testClickHouseDataPath(),
+      },
+      logger: pino({ level: 'silent' }),
+    });
     await app.listen(0, '127.0.0.1');
   } catch (error) {
     await database.drop();

@@ -37,7 +37,12 @@ async function main(): Promise<void> {
     });
   }
   const databaseUrl = management.database.url ?? embedded!.url;
-  const app = await createManagementApp({ config: management, databaseUrl, logger });
+  const app = await createManagementApp({
+    config: management,
+    databaseUrl,
+    clickhouse: config.clickhouse,
+    logger,
+  });
 
   const credentialsFile = await ensureInitialCredentials(
     management.dataDir,

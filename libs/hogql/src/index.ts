@@ -35,3 +35,11 @@ export {
   type QueryParamValues,
 } from './query-params';
 export { re2SyntaxError } from './re2-syntax';
+export {
+  addMicros,
+  formatClickHouseDateTime,
+  ONE_DAY_MICROS,
+  ONE_SECOND_MICROS,
+  parseFilterDate,
+  type DateValue,
+} from './date-value';

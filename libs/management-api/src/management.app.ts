@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
 import type { ManagementConfig } from '@hogbase/config';
 import { MetricsService } from './health/metrics.service';
 import { PinoNestLogger } from './logging/pino-nest.logger';
@@ -38,13 +39,15 @@ function refuseUnsupportedBodies(
 export interface ManagementAppOptions {
   config: ManagementConfig;
   databaseUrl: string;
+  /** The events store the event listing reads (opened on first use); without it the listing answers 503. */
+  clickhouse?: ClickHouseConnectionConfig;
   logger: Logger;
 }
 
 /** Builds the management app (not yet listening): middleware, OpenAPI document, then Nest init. */
-export async function createManagementApp({ config, databaseUrl, logger }: ManagementAppOptions) {
+export async function createManagementApp({ config, databaseUrl, clickhouse, logger }: ManagementAppOptions) {
   const app = await NestFactory.create<NestExpressApplication>(
-    ManagementModule.forRoot({ config, databaseUrl }),
+    ManagementModule.forRoot({ config, databaseUrl, clickhouse }),
     {
       logger: new PinoNestLogger(logger.child({ app: 'management' })),
       bodyParser: false,

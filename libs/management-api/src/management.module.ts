@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
 import type { ManagementConfig } from '@hogbase/config';
 import { openDataSource, postgresDataSourceOptions } from '@hogbase/postgres';
 import { AccessGuard } from './auth/access.guard';
@@ -11,6 +12,10 @@ import { ApiValidationPipe } from './common/validation.pipe';
 import { DnsChallengeService } from './domains/dns-challenge.service';
 import { DomainController } from './domains/domain.controller';
 import { DomainService } from './domains/domain.service';
+import { EventController } from './events/event.controller';
+import { EventPersonsRepository } from './events/event-persons.repository';
+import { EventService } from './events/event.service';
+import { EVENT_STORE_CONNECTION, EventStore } from './events/event-store.service';
 import { HealthController } from './health/health.controller';
 import { MetricsService } from './health/metrics.service';
 import { InviteController } from './invites/invite.controller';
@@ -33,11 +38,16 @@ export interface ManagementModuleOptions {
   config: ManagementConfig;
   /** The Postgres URL: the configured one, or the embedded server's. */
   databaseUrl: string;
+  /**
+   * Where the event listing reads events: a ClickHouse server, or the embedded chDB engine's data
+   * path. Opened on the first listing request. Absent in tools that serve no HTTP (the admin CLI).
+   */
+  clickhouse?: ClickHouseConnectionConfig;
 }
 
 @Module({})
 export class ManagementModule {
-  static forRoot({ config, databaseUrl }: ManagementModuleOptions): DynamicModule {
+  static forRoot({ config, databaseUrl, clickhouse }: ManagementModuleOptions): DynamicModule {
     const connection = {
       url: databaseUrl,
       poolSize: config.database.poolSize,
@@ -62,6 +72,7 @@ export class ManagementModule {
         InviteController,
         DomainController,
         UserController,
+        EventController,
       ],
       providers: [
         { provide: MANAGEMENT_CONFIG, useValue: config },
@@ -81,6 +92,10 @@ export class ManagementModule {
         InviteMailerService,
         DomainService,
         DnsChallengeService,
+        { provide: EVENT_STORE_CONNECTION, useValue: clickhouse ?? null },
+        EventStore,
+        EventPersonsRepository,
+        EventService,
       ],
       exports: [OrganizationProvisioningService, BootstrapService, InviteService],
     };

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'required'
   | 'invalid_input'
+  | 'invalid'
   | 'null'
   | 'blank'
   | 'max_length'
@@ -44,6 +45,8 @@ const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = 
   payload_too_large: { status: HttpStatus.PAYLOAD_TOO_LARGE, type: 'invalid_request' },
   required: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   invalid_input: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  // DRF's code for a ValidationError raised with a bare message (PostHog's "Invalid UUID").
+  invalid: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   null: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   blank: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   max_length: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },

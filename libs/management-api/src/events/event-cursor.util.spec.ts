@@ -11,7 +11,9 @@ describe('event cursor', () => {
   it.each(['', 'garbage', Buffer.from("2026-11-22 06:00:00.123456|x' OR 1=1").toString('base64url')])(
     'refuses %j with a 400 naming the cursor',
     (value) => {
-      expect(() => decodeEventCursor(value)).toThrow(expect.objectContaining({ status: 400, attr: 'cursor' }));
+      expect(() => decodeEventCursor(value)).toThrow(
+        expect.objectContaining({ status: 400, attr: 'cursor' }),
+      );
     },
   );
 });

@@ -11,7 +11,8 @@ export interface EventCursor {
   uuid: string;
 }
 
-const CURSOR_PATTERN = /^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6})\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+const CURSOR_PATTERN =
+  /^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6})\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 export function encodeEventCursor(cursor: EventCursor): string {
   return Buffer.from(`${cursor.timestamp}|${cursor.uuid}`, 'utf8').toString('base64url');

@@ -1,0 +1,123 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import type { ClickHouseSettings } from '@clickhouse/client';
+import {
+  assertDatabaseName,
+  closeClickHouse,
+  createClickHouse,
+  EVENTS_TABLE,
+  type ClickHouseClient,
+  type ClickHouseConnectionConfig,
+} from '@hogbase/clickhouse';
+import { ApiError } from '../common/api-error';
+
+export const EVENT_STORE_CONNECTION = Symbol('EVENT_STORE_CONNECTION');
+
+/**
+ * Bounds on one listing query. A request can only narrow what it reads (the project is always
+ * bound), but an expensive expression over a large project must end as an error, not hold the
+ * engine.
+ */
+const READ_SETTINGS: ClickHouseSettings = {
+  max_execution_time: 30,
+  max_memory_usage: '2000000000',
+  // Reads only; 2 (not 1) so that the settings above may still be set per query.
+  readonly: '2',
+  // Month partitions hold whole days, and the table deduplicates within a day: FINAL never needs
+  // to merge across partitions.
+  do_not_merge_across_partitions_select_final: 1,
+};
+
+/** ClickHouse error names that mean "this query costs more than a listing may spend". */
+const TOO_EXPENSIVE = new Set(['TIMEOUT_EXCEEDED', 'MEMORY_LIMIT_EXCEEDED', 'TOO_MANY_ROWS_OR_BYTES']);
+
+/**
+ * The ClickHouse events table, read by the deprecated listing. The client opens on first use: a
+ * management process that never lists events never connects (nor, embedded, claims chDB's data
+ * path, which another process of a split deployment may hold).
+ */
+@Injectable()
+export class EventStore implements OnApplicationShutdown {
+  private client: ClickHouseClient | undefined;
+  readonly table: string;
+
+  constructor(
+    @Inject(EVENT_STORE_CONNECTION) private readonly connection: ClickHouseConnectionConfig | null,
+  ) {
+    this.table = connection ? `${assertDatabaseName(connection.database)}.${EVENTS_TABLE}` : EVENTS_TABLE;
+  }
+
+  /** Runs a read and returns its rows; engine failures become API errors. */
+  async select<T>(query: string, params: Record<string, unknown>): Promise<T[]> {
+    try {
+      const result = await this.open().query({
+        query,
+        query_params: params,
+        format: 'JSONEachRow',
+        clickhouse_settings: READ_SETTINGS,
+      });
+      return await result.json<T>();
+    } catch (error) {
+      throw translateEngineError(error);
+    }
+  }
+
+  /** Like `select`, with the result's column types (JSONCompact): for user-chosen columns. */
+  async selectCompact(
+    query: string,
+    params: Record<string, unknown>,
+  ): Promise<{ meta: { name: string; type: string }[]; data: unknown[][] }> {
+    try {
+      const result = await this.open().query({
+        query,
+        query_params: params,
+        format: 'JSONCompact',
+        clickhouse_settings: READ_SETTINGS,
+      });
+      const { meta = [], data } = await result.json<unknown[][]>();
+      return { meta, data };
+    } catch (error) {
+      throw translateEngineError(error);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) await closeClickHouse(client);
+  }
+
+  private open(): ClickHouseClient {
+    if (!this.connection) {
+      throw new ApiError('service_unavailable', 'This process was started without an events store.');
+    }
+    this.client ??= createClickHouse(this.connection);
+    return this.client;
+  }
+}
+
+/**
+ * Keeps ClickHouse's own errors (they quote the generated SQL) away from the client: a query
+ * over its budget is a 400 the caller can fix by narrowing it; an engine that does not answer is a
+ * 503. Anything else is rethrown for the caller to classify (user-expression errors) or to end as
+ * a 500.
+ */
+export function translateEngineError(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  const { type, code } = (error ?? {}) as { type?: unknown; code?: unknown };
+  if (typeof type === 'string' && TOO_EXPENSIVE.has(type)) {
+    return new ApiError(
+      'invalid_input',
+      'The query needs more time or memory than a listing may use: narrow it with after/before, event or property filters, or a smaller limit.',
+    );
+  }
+  if (typeof type === 'string' && type === 'UNKNOWN_TABLE') {
+    return new ApiError('service_unavailable', 'The events table does not exist yet: run the migrations.');
+  }
+  if (
+    typeof code === 'string' &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)
+  ) {
+    return new ApiError('service_unavailable', 'ClickHouse does not answer.');
+  }
+  return error;
+}
