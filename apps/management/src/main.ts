@@ -7,6 +7,7 @@ import {
   loadClickHouseConfig,
   loadManagementConfig,
   runMain,
+  stopOnSignal,
 } from '@hogbase/config';
 import { createManagementApp } from '@hogbase/management-api';
 
@@ -24,7 +25,6 @@ async function main(): Promise<void> {
   // The event listing reads this store; it connects on the first listing request.
   const clickhouse = loadClickHouseConfig();
   const app = await createManagementApp({ config, databaseUrl: config.database.url, clickhouse, logger });
-  app.enableShutdownHooks();
   await app.listen(config.port, config.host);
   logger.info(
     {
@@ -32,6 +32,14 @@ async function main(): Promise<void> {
       clickhouse: describeClickHouse(clickhouse),
     },
     `management API on http://${config.host}:${config.port}`,
+  );
+
+  stopOnSignal(
+    async (signal) => {
+      logger.info({ signal }, 'stopping');
+      await app.close();
+    },
+    (error) => logger.error({ err: error }, 'shutdown failed'),
   );
 }
 

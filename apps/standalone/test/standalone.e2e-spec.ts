@@ -1,15 +1,21 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runProcess, UUID_PATTERN as UUID } from '@hogbase/test-support';
+import { expectListedBack, sdkScenario, sendWithPosthogNode } from './posthog-node-scenario';
+import {
+  BIN_DIR,
+  freePort,
+  READY_TIMEOUT_MS,
+  REPO_ROOT,
+  startApp,
+  STOP_TIMEOUT_MS,
+  stopApp,
+  waitForReady,
+  type AppProcess,
+} from './app-process';
 
-const REPO_ROOT = path.resolve(__dirname, '../../..');
-const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
-const READY_TIMEOUT_MS = 60_000;
-const STOP_TIMEOUT_MS = 20_000;
 const CLI_TIMEOUT_MS = 60_000;
 const CREDENTIALS_FILE = 'initial-credentials.json';
 const LOCK_FILE = 'postgres.lock.json';
@@ -22,12 +28,7 @@ interface InitialCredentials {
   project_api_key: string;
 }
 
-interface RunningServer {
-  child: ChildProcessWithoutNullStreams;
-  /** stdout and stderr together, as an operator's terminal shows them. */
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+type RunningServer = AppProcess;
 
 /** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
 function standaloneEnv(dataDir: string, port: number, capturePort = 0): NodeJS.ProcessEnv {
@@ -48,68 +49,11 @@ function standaloneEnv(dataDir: string, port: number, capturePort = 0): NodeJS.P
   return env;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 function startStandalone(dataDir: string, port: number, capturePort = 0): RunningServer {
-  const child = spawn('node', ['-r', '@swc-node/register', 'apps/standalone/src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: standaloneEnv(dataDir, port, capturePort),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, output: () => output, exited };
+  return startApp('standalone', standaloneEnv(dataDir, port, capturePort));
 }
 
-/** Polls `GET /_ready` until it answers 200; fails early with the log if the process dies. */
-async function waitForReady(server: RunningServer, baseUrl: string): Promise<void> {
-  let exit: { code: number | null } | undefined;
-  void server.exited.then((result) => (exit = result));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (exit)
-      throw new Error(`standalone exited with ${String(exit.code)} before ready:\n${server.output()}`);
-    try {
-      const response = await fetch(`${baseUrl}/_ready`);
-      if (response.status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(200);
-  }
-  throw new Error(`standalone not ready within ${READY_TIMEOUT_MS} ms:\n${server.output()}`);
-}
-
-async function stopStandalone(
-  server: RunningServer,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.exited;
-  server.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<undefined>(
-    (resolve) => (timer = setTimeout(() => resolve(undefined), STOP_TIMEOUT_MS)),
-  );
-  const result = await Promise.race([server.exited, timedOut]);
-  clearTimeout(timer);
-  if (!result) {
-    server.child.kill('SIGKILL');
-    throw new Error(`standalone did not stop within ${STOP_TIMEOUT_MS} ms of SIGTERM:\n${server.output()}`);
-  }
-  return result;
-}
+const stopStandalone = stopApp;
 
 /** `npm run admin -- <args>` as an operator types it, on the same DATA_DIR and without DATABASE_URL. */
 function runAdmin(
@@ -417,7 +361,7 @@ describe('npm start (standalone on embedded Postgres)', () => {
 });
 
 describe('npm start: the event pipeline', () => {
-  it('stores what posthog-node sends to the capture port: persons in Postgres once capture answered', async () => {
+  it('stores what posthog-node sends to the capture port and lists it on the management port', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-pipeline-test-'));
     const [port, capturePort] = [await freePort(), await freePort()];
     const server = startStandalone(dataDir, port, capturePort);
@@ -427,15 +371,15 @@ describe('npm start: the event pipeline', () => {
       const credentials = JSON.parse(
         await readFile(path.join(dataDir, CREDENTIALS_FILE), 'utf8'),
       ) as InitialCredentials;
-      const { PostHog } = await import('posthog-node');
-      const client = new PostHog(credentials.project_api_key, {
-        host: `http://127.0.0.1:${capturePort}`,
-        flushAt: 1,
-      });
-      client.identify({ distinctId: 'pipeline-user', properties: { email: 'pipeline@example.com' } });
-      client.alias({ distinctId: 'pipeline-user', alias: 'pipeline-alias' });
-      client.capture({ distinctId: 'pipeline-user', event: 'pipeline event' });
-      await client.shutdown();
+      const scenario = sdkScenario('standalone');
+      await sendWithPosthogNode(`http://127.0.0.1:${capturePort}`, credentials.project_api_key, scenario);
+      // A 200 from capture means stored: listable at once, with no wait.
+      await expectListedBack(
+        `http://127.0.0.1:${port}`,
+        credentials.personal_api_key,
+        credentials.project_id,
+        scenario,
+      );
 
       // A 200 from capture means stored: the person is in Postgres as soon as the SDK has flushed.
       const lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')) as { port: number };
@@ -447,12 +391,15 @@ describe('npm start: the event pipeline', () => {
       try {
         const persons = await postgres.query<{ properties: Record<string, unknown>; distinct_ids: string[] }>(
           `SELECT p.properties, array_agg(d.distinct_id ORDER BY d.distinct_id) AS distinct_ids
-             FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id GROUP BY p.id`,
+             FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+            WHERE p.id IN (SELECT person_id FROM person_distinct_ids WHERE distinct_id = $1)
+            GROUP BY p.id`,
+          [scenario.user],
         );
         expect(persons.rows).toEqual([
           {
-            properties: expect.objectContaining({ email: 'pipeline@example.com' }),
-            distinct_ids: ['pipeline-alias', 'pipeline-user'],
+            properties: expect.objectContaining({ email: `${scenario.user}@example.com` }),
+            distinct_ids: [scenario.alias, scenario.user],
           },
         ]);
       } finally {
