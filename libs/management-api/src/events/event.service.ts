@@ -105,10 +105,11 @@ export class EventService implements OnApplicationShutdown {
           throw userError ? toApiError(userError) : error;
         }
       };
-      const windowStart = query.firstWindowStart();
-      const rows = await attempt(windowStart);
-      // The first day did not fill the page: read the whole range.
-      return windowStart !== undefined && rows.length <= request.limit ? attempt() : rows;
+      for (const windowStart of query.windowStarts()) {
+        const rows = await attempt(windowStart);
+        if (rows.length > request.limit) return rows;
+      }
+      return attempt();
     };
 
     if (!select) {
