@@ -124,6 +124,30 @@ describe('EventBatchHandler', () => {
     expect(distinctIds.rows[0].count).toBe(2);
   });
 
+  it('writes an alias row with the person the ids end up on: the alias’s, which survives', async () => {
+    const anonymous = captured('$pageview', 'anon-5', { $set: { shared: 'anon', from_anon: true } });
+    const user = captured('login', 'user-5', { $set: { shared: 'user' } });
+    await handler.handle(batchOf([anonymous, user]));
+    const alias = captured('$create_alias', 'anon-5', { alias: 'user-5' });
+    await handler.handle(batchOf([alias]));
+
+    const { rows: persons } = await pool.query<{ uuid: string; distinct_ids: string[] }>(
+      `SELECT p.uuid, array_agg(d.distinct_id ORDER BY d.distinct_id) AS distinct_ids
+         FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+        WHERE p.team_id = $1 AND d.distinct_id IN ('anon-5', 'user-5') GROUP BY p.uuid`,
+      [teamId],
+    );
+    expect(persons).toEqual([{ uuid: expect.any(String), distinct_ids: ['anon-5', 'user-5'] }]);
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    const byUuid = (uuid: string) => rows.find((row) => row.uuid === uuid)!;
+    expect(byUuid(user.uuid).person_id).toBe(persons[0].uuid);
+    expect(byUuid(alias.uuid)).toMatchObject({ distinct_id: 'anon-5', person_id: persons[0].uuid });
+    expect(JSON.parse(byUuid(alias.uuid).person_properties)).toMatchObject({
+      shared: 'user',
+      from_anon: true,
+    });
+  });
+
   it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {
     const broken = new EventBatchHandler({
       persons: new PersonProcessor(pool),

@@ -274,8 +274,8 @@ describe('PersonProcessor: identify, alias and merge (reference §2.2)', () => {
     });
   });
 
-  describe('$create_alias', () => {
-    it("merges the alias's person into the sender's person, which survives (PostHog's rule)", async () => {
+  describe('$create_alias (interface spec: the sender’s id is merged into the alias)', () => {
+    it("merges the sender's person into the alias's person, which survives", async () => {
       await send(
         [teamId, 'anon-1', '$pageview', { properties: { $set: { landing: '/pricing', shared: 'anon' } } }],
         [teamId, 'user-1', 'login', { properties: { $set: { email: 'a@example.com', shared: 'user' } } }],
@@ -284,19 +284,51 @@ describe('PersonProcessor: identify, alias and merge (reference §2.2)', () => {
 
       const [outcome] = await send([
         teamId,
-        'user-1',
+        'anon-1',
         '$create_alias',
-        { properties: { distinct_id: 'user-1', alias: 'anon-1' } },
+        { properties: { distinct_id: 'anon-1', alias: 'user-1', $set: { plan: 'pro' } } },
       ]);
 
       expect(await personOf(db.pool, teamId, 'anon-1')).toMatchObject({
         uuid: user?.uuid,
         is_identified: true,
         distinct_ids: ['anon-1', 'user-1'],
-        properties: { landing: '/pricing', email: 'a@example.com', shared: 'user' },
+        properties: { landing: '/pricing', email: 'a@example.com', shared: 'user', plan: 'pro' },
       });
       expect(await countRows(db.pool, 'persons', teamId)).toBe(1);
-      expect(processed(outcome).personId).toBe(user?.uuid);
+      expect(processed(outcome)).toMatchObject({
+        distinctId: 'anon-1',
+        personId: user?.uuid,
+        personProperties: { landing: '/pricing', email: 'a@example.com', shared: 'user', plan: 'pro' },
+        warnings: [],
+      });
+    });
+
+    it('keeps the alias’s person whichever id looks anonymous, unlike PostHog', async () => {
+      await send(
+        [teamId, 'anon-1', '$pageview', { properties: { $set: { shared: 'anon' } } }],
+        [teamId, 'user-1', 'login', { properties: { $set: { shared: 'user' } } }],
+      );
+      const anonymous = await personOf(db.pool, teamId, 'anon-1');
+
+      const [outcome] = await send([teamId, 'user-1', '$create_alias', { properties: { alias: 'anon-1' } }]);
+
+      expect(await personOf(db.pool, teamId, 'user-1')).toMatchObject({
+        uuid: anonymous?.uuid,
+        distinct_ids: ['anon-1', 'user-1'],
+        properties: { shared: 'anon' },
+      });
+      expect(processed(outcome).personId).toBe(anonymous?.uuid);
+    });
+
+    it('creates one identified person with both ids when neither has one, its UUID from the alias', async () => {
+      const [outcome] = await send([teamId, 'anon-1', '$create_alias', { properties: { alias: 'user-1' } }]);
+      expect(await personOf(db.pool, teamId, 'anon-1')).toMatchObject({
+        uuid: personUuid(teamId, 'user-1'),
+        distinct_ids: ['anon-1', 'user-1'],
+        is_identified: true,
+      });
+      expect(processed(outcome).personId).toBe(personUuid(teamId, 'user-1'));
     });
 
     it('gives an unknown alias to the sender’s person', async () => {
@@ -309,16 +341,99 @@ describe('PersonProcessor: identify, alias and merge (reference §2.2)', () => {
       });
     });
 
-    it('refuses to merge an alias whose person is already identified', async () => {
+    it('gives an unknown sender id to the alias’s person', async () => {
+      await send([teamId, 'user-1', 'login', {}]);
+      const [outcome] = await send([
+        teamId,
+        'device-1',
+        '$create_alias',
+        { properties: { alias: 'user-1' } },
+      ]);
+      expect(await personOf(db.pool, teamId, 'device-1')).toMatchObject({
+        uuid: personUuid(teamId, 'user-1'),
+        distinct_ids: ['device-1', 'user-1'],
+        is_identified: true,
+      });
+      expect(processed(outcome).personId).toBe(personUuid(teamId, 'user-1'));
+    });
+
+    it('merges the sender’s person into an alias person that is already identified', async () => {
       await send(
         [teamId, 'user-a', '$identify', { properties: { $anon_distinct_id: 'anon-a' } }],
         [teamId, 'user-b', 'login', {}],
       );
+      const identified = await personOf(db.pool, teamId, 'user-a');
       const [outcome] = await send([teamId, 'user-b', '$create_alias', { properties: { alias: 'user-a' } }]);
-      expect((await personOf(db.pool, teamId, 'user-a'))?.distinct_ids).toEqual(['anon-a', 'user-a']);
-      expect((await personOf(db.pool, teamId, 'user-b'))?.distinct_ids).toEqual(['user-b']);
-      expect(processed(outcome).warnings[0].type).toBe('cannot_merge_already_identified');
+      expect(await personOf(db.pool, teamId, 'user-b')).toMatchObject({
+        uuid: identified?.uuid,
+        distinct_ids: ['anon-a', 'user-a', 'user-b'],
+      });
+      expect(await countRows(db.pool, 'persons', teamId)).toBe(1);
+      expect(processed(outcome).warnings).toEqual([]);
     });
+
+    it('refuses to merge a sender whose person is already identified, keeping the event on it', async () => {
+      await send(
+        [teamId, 'user-a', '$identify', { properties: { $anon_distinct_id: 'anon-a' } }],
+        [teamId, 'user-b', 'login', {}],
+      );
+      const sender = await personOf(db.pool, teamId, 'user-a');
+      const [outcome] = await send([
+        teamId,
+        'user-a',
+        '$create_alias',
+        { properties: { alias: 'user-b', $set: { a: 1 } } },
+      ]);
+      expect(await personOf(db.pool, teamId, 'user-a')).toMatchObject({
+        distinct_ids: ['anon-a', 'user-a'],
+        properties: { a: 1 },
+      });
+      expect(await personOf(db.pool, teamId, 'user-b')).toMatchObject({
+        distinct_ids: ['user-b'],
+        is_identified: false,
+      });
+      expect(processed(outcome)).toMatchObject({
+        personId: sender?.uuid,
+        warnings: [
+          {
+            type: 'cannot_merge_already_identified',
+            details: {
+              sourcePersonDistinctId: 'user-a',
+              targetPersonDistinctId: 'user-b',
+              eventUuid: expect.any(String),
+            },
+          },
+        ],
+      });
+    });
+
+    it.each(['null', 'anonymous', 'Guest', '"undefined"', '0', '   '])(
+      'refuses the illegal alias %j, keeping the event on the sender’s person',
+      async (alias) => {
+        await send([teamId, alias, '$pageview', {}]);
+        const [outcome] = await send([
+          teamId,
+          'user-1',
+          '$create_alias',
+          { properties: { alias, $set: { a: 1 } } },
+        ]);
+        expect(await personOf(db.pool, teamId, 'user-1')).toMatchObject({
+          distinct_ids: ['user-1'],
+          is_identified: false,
+          properties: { a: 1 },
+        });
+        expect((await personOf(db.pool, teamId, alias))?.distinct_ids).toEqual([alias]);
+        expect(processed(outcome)).toMatchObject({
+          personId: personUuid(teamId, 'user-1'),
+          warnings: [
+            {
+              type: 'cannot_merge_with_illegal_distinct_id',
+              details: { illegalDistinctId: alias, otherDistinctId: 'user-1', eventUuid: expect.any(String) },
+            },
+          ],
+        });
+      },
+    );
 
     it('is a plain event without an alias property', async () => {
       await send([teamId, 'user-1', '$create_alias', { properties: { $set: { a: 1 } } }]);
@@ -371,7 +486,7 @@ describe('PersonProcessor: identify, alias and merge (reference §2.2)', () => {
         [teamId, 'anon-1', '$pageview', { properties: { $set: { step: 1 } } }],
         [teamId, 'anon-2', '$pageview', { properties: { $set: { other_device: true } } }],
         [teamId, 'user-1', '$identify', { properties: { $anon_distinct_id: 'anon-1', $set: { step: 2 } } }],
-        [teamId, 'user-1', '$create_alias', { properties: { alias: 'anon-2' } }],
+        [teamId, 'anon-2', '$create_alias', { properties: { alias: 'user-1' } }],
         [teamId, 'anon-2', 'clicked', {}],
       );
 
@@ -393,14 +508,14 @@ describe('PersonProcessor: identify, alias and merge (reference §2.2)', () => {
       expect(last.personId).toBe(person?.uuid);
     });
 
-    it('refuses the alias once the identify of the same batch identified the other person', async () => {
+    it('refuses the alias once the identify of the same batch identified the sender’s person', async () => {
       const outcomes = await send(
+        [teamId, 'user-b', 'login', {}],
         [teamId, 'user-a', '$identify', { properties: { $anon_distinct_id: 'anon-a' } }],
-        [teamId, 'user-b', '$create_alias', { properties: { alias: 'anon-b' } }],
-        [teamId, 'user-b', '$create_alias', { properties: { alias: 'user-a' } }],
+        [teamId, 'user-a', '$create_alias', { properties: { alias: 'user-b' } }],
       );
       expect((await personOf(db.pool, teamId, 'user-a'))?.distinct_ids).toEqual(['anon-a', 'user-a']);
-      expect((await personOf(db.pool, teamId, 'user-b'))?.distinct_ids).toEqual(['anon-b', 'user-b']);
+      expect((await personOf(db.pool, teamId, 'user-b'))?.distinct_ids).toEqual(['user-b']);
       expect(processed(outcomes[2]).warnings[0].type).toBe('cannot_merge_already_identified');
     });
 

@@ -44,7 +44,7 @@ describe('PersonProcessor: delivery (redelivery, poison messages, failures, conc
           $set_once: { first: 'x' },
         },
       }),
-      captured(teamId, 'user-1', '$create_alias', { properties: { alias: 'anon-2' } }),
+      captured(teamId, 'anon-2', '$create_alias', { properties: { alias: 'user-1' } }),
       captured(teamId, 'user-1', '$merge_dangerously', { properties: { alias: 'anon-3' } }),
       captured(teamId, 'user-1', '$set', { properties: { $unset: ['n'], $set: { m: 2 } } }),
       captured(teamId, 'user-1', '$groupidentify', {

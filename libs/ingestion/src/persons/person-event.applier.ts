@@ -14,7 +14,7 @@ export const PERSONLESS_PERSON_CREATED_AT = '1970-01-01T00:00:05.000Z';
 /** A personless event this long after its distinct id's person was created is `force_upgrade`. */
 const FORCE_UPGRADE_AFTER_MS = 60_000;
 
-/** An identity event's request to merge `other`'s person into `into`'s (the event's distinct id). */
+/** An identity event's request to merge `other`'s person into `into`'s, which survives. */
 export interface MergeRequest {
   otherDistinctId: string;
   intoDistinctId: string;
@@ -23,12 +23,17 @@ export interface MergeRequest {
 /**
  * PostHog's triggers (person-merge-service.ts): `$create_alias` / `$merge_dangerously` with a
  * truthy `alias`, and `$identify` with an `$anon_distinct_id` property (even a null one, which
- * stringifies to the illegal "null").
+ * stringifies to the illegal "null"). PostHog merges into the event's distinct id in every case;
+ * we do too except for `$create_alias`, where the interface spec has the sender's id merged into
+ * the alias, which becomes the main id.
  */
 export function mergeRequestOf(event: ParsedEvent): MergeRequest | null {
   const { properties } = event;
+  if (event.event === '$create_alias' && properties.alias) {
+    return { otherDistinctId: event.distinctId, intoDistinctId: normalizeDistinctId(properties.alias) };
+  }
   let other: unknown;
-  if ((event.event === '$create_alias' || event.event === '$merge_dangerously') && properties.alias) {
+  if (event.event === '$merge_dangerously' && properties.alias) {
     other = properties.alias;
   } else if (event.event === '$identify' && '$anon_distinct_id' in properties) {
     other = properties.$anon_distinct_id;
@@ -38,15 +43,19 @@ export function mergeRequestOf(event: ParsedEvent): MergeRequest | null {
   return { otherDistinctId: normalizeDistinctId(other), intoDistinctId: event.distinctId };
 }
 
-/** The id that makes a merge refused, or null when the merge may go ahead. */
+/**
+ * The id that makes a merge refused, or null when the merge may go ahead. The into side is
+ * reported first, as PostHog does. Either side may come from a property, so either may be too
+ * long to store as a distinct id.
+ */
 function illegalMergeId({ otherDistinctId, intoDistinctId }: MergeRequest): string | null {
-  if (isDistinctIdIllegal(intoDistinctId)) return intoDistinctId;
-  if (isDistinctIdIllegal(otherDistinctId) || exceedsDistinctIdLength(otherDistinctId))
-    return otherDistinctId;
+  for (const distinctId of [intoDistinctId, otherDistinctId]) {
+    if (isDistinctIdIllegal(distinctId) || exceedsDistinctIdLength(distinctId)) return distinctId;
+  }
   return null;
 }
 
-/** Every distinct id whose person the batch needs: each event's own and the other side of its merges. */
+/** Every distinct id whose person the batch needs: each event's own and both sides of its merges. */
 export function distinctIdsToLoad(events: readonly ParsedEvent[]): DistinctIdRef[] {
   const refs = new Map<string, DistinctIdRef>();
   const add = (teamId: number, distinctId: string): void => {
@@ -55,7 +64,10 @@ export function distinctIdsToLoad(events: readonly ParsedEvent[]): DistinctIdRef
   for (const event of events) {
     add(event.teamId, event.distinctId);
     const merge = event.processPerson ? mergeRequestOf(event) : null;
-    if (merge && illegalMergeId(merge) === null) add(event.teamId, merge.otherDistinctId);
+    if (merge && illegalMergeId(merge) === null) {
+      add(event.teamId, merge.otherDistinctId);
+      add(event.teamId, merge.intoDistinctId);
+    }
   }
   return [...refs.values()];
 }
@@ -139,10 +151,10 @@ export class PersonEventApplier {
   }
 
   /**
-   * PostHog's merge rules (reference §2.2). The event's distinct id person survives; the other
-   * id joins it. Refused: same id, an illegal id on either side, or an identified other person
-   * (except `$merge_dangerously`). Returns null when no merge applies, so the event is processed
-   * as a plain property update of its own distinct id.
+   * PostHog's merge rules (reference §2.2), in the direction of `mergeRequestOf`: the into id's
+   * person survives and the other id joins it. Refused: same id, an illegal id on either side, or
+   * an identified other person (except `$merge_dangerously`). Returns null when no merge applies,
+   * so the event is processed as a plain property update of its own distinct id.
    */
   private handleIdentifyOrAlias(
     event: ParsedEvent,
@@ -185,16 +197,19 @@ export class PersonEventApplier {
             eventUuid: event.uuid,
           },
         });
-        return { person: intoPerson, needsUpdate: true };
+        // PostHog gives the event the into person, there always the event's own. The ids stay
+        // apart, so a `$create_alias` stays on its sender's person, which its distinct_id names.
+        return { person: event.distinctId === intoDistinctId ? intoPerson : otherPerson, needsUpdate: true };
       }
-      // On conflicting keys the surviving (event's) person wins; then the event's own updates.
+      // On conflicting keys the surviving person wins; then the event's own updates.
       const mergedProperties: Properties = { ...otherPerson.properties, ...intoPerson.properties };
       const update = computePropertyUpdate(event.event, event.properties, mergedProperties);
       this.state.merge(intoPerson, otherPerson, mergedProperties);
       this.state.applyPropertyUpdate(intoPerson, update, event.timestamp);
       return { person: intoPerson, needsUpdate: true };
     }
-    // Neither id has a person: one identified person with both, UUID from the event's id.
+    // Neither id has a person: one identified person with both, UUID from the into id (the
+    // event's, or the alias, the main id from now on).
     return { person: this.createPerson(event, [intoDistinctId, otherDistinctId], true), needsUpdate: false };
   }
 
