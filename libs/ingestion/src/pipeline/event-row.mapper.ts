@@ -1,5 +1,6 @@
 import { toClickHouseDateTime64, type EventRow } from '@hogbase/clickhouse';
 import type { ProcessedEvent } from '../persons/person-processing.types';
+import { splitElements } from './elements-chain.util';
 
 /**
  * The ClickHouse row of a processed event. Throws a RangeError for a timestamp outside what
@@ -7,15 +8,15 @@ import type { ProcessedEvent } from '../persons/person-processing.types';
  */
 export function toEventRow(event: ProcessedEvent, createdAt: Date, offset: string): EventRow {
   const [group0, group1, group2, group3, group4] = event.groups;
+  const { properties, elementsChain } = splitElements(event.properties);
   return {
     uuid: event.uuid,
     event: event.event,
-    properties: JSON.stringify(event.properties),
+    properties: JSON.stringify(properties),
     timestamp: toClickHouseDateTime64(event.timestamp),
     team_id: event.teamId,
     distinct_id: event.distinctId,
-    elements_chain:
-      typeof event.properties.$elements_chain === 'string' ? event.properties.$elements_chain : '',
+    elements_chain: elementsChain,
     created_at: toClickHouseDateTime64(createdAt),
     person_id: event.personId,
     person_properties: JSON.stringify(event.personProperties),
