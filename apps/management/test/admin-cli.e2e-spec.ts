@@ -1,17 +1,43 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import { Kafka, logLevel } from 'kafkajs';
+import { Client } from 'pg';
 import pino from 'pino';
+import { loadClickHouseMigrations } from '@hogbase/clickhouse';
 import { loadManagementConfig } from '@hogbase/config';
+import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { createManagementApp } from '@hogbase/management-api';
-import { createTestDatabase, runProcess, type TestDatabase, UUID_PATTERN as UUID } from '@hogbase/test-support';
+import { MIGRATIONS } from '@hogbase/postgres';
+import {
+  createTestDatabase,
+  runProcess,
+  type TestDatabase,
+  UUID_PATTERN as UUID,
+} from '@hogbase/test-support';
 import { apiClient, type ApiClient } from './management-test-app';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const CLI = 'apps/management/src/cli/admin.cli.ts';
 const CLI_TIMEOUT_MS = 90_000;
 const CONTRACT_FIELDS = ['email', 'organization_id', 'personal_api_key', 'project_api_key', 'project_id'];
+const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+
+/**
+ * Opens the embedded ClickHouse (chDB) on `<argv[1]>` in a process of its own, prints the TSV answer
+ * to the query `<argv[2]>`, and with `hold` keeps the data path until its stdin closes.
+ * NOTE: chDB binds one data path per process, and this Jest worker's may already be bound elsewhere.
+ */
+const CHDB_SCRIPT = `
+const { Session } = require('chdb');
+const session = new Session(process.argv[1]);
+process.stdout.write(session.query(process.argv[2], 'TSV'));
+if (process.argv[3] === 'hold') process.stdin.resume().on('end', () => session.close());
+else session.close();
+`;
 
 interface CliResult {
   code: number | null;
@@ -391,6 +417,176 @@ describe('admin CLI (npm run admin)', () => {
         );
       },
       CLI_TIMEOUT_MS,
+    );
+  });
+
+  describe('migrate', () => {
+    let migrateDatabase: TestDatabase;
+    let migrateEnv: Record<string, string>;
+    let clickhouseDataPath: string;
+    const migrate = (...args: string[]) => runCli(['migrate', ...args], migrateEnv);
+
+    /** Runs a query on the CLI's chDB data path from another process, once nothing else holds it. */
+    async function queryChdb(sql: string): Promise<string> {
+      const result = await runProcess('node', ['-e', CHDB_SCRIPT, clickhouseDataPath, sql], {
+        cwd: REPO_ROOT,
+        env: process.env,
+        timeoutMs: CLI_TIMEOUT_MS - 5_000,
+      });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+      return result.stdout;
+    }
+
+    beforeAll(async () => {
+      migrateDatabase = await createTestDatabase();
+      const migrateDataDir = path.join(dataDir, 'migrate');
+      clickhouseDataPath = path.join(migrateDataDir, 'clickhouse');
+      // Empty values count as unset: the embedded chDB under DATA_DIR and no Kafka, whatever the
+      // environment running the tests says.
+      migrateEnv = {
+        ...env,
+        DATABASE_URL: migrateDatabase.url,
+        DATA_DIR: migrateDataDir,
+        CLICKHOUSE_URL: '',
+        CLICKHOUSE_CLUSTER: '',
+        CLICKHOUSE_DATABASE: '',
+        CLICKHOUSE_DATA_PATH: '',
+        KAFKA_BROKERS: '',
+      };
+    });
+
+    afterAll(async () => {
+      await migrateDatabase?.drop();
+    });
+
+    it(
+      'applies every Postgres and ClickHouse migration, then none when run again, and skips Kafka without brokers',
+      async () => {
+        const postgresMigrations = MIGRATIONS.map((Migration) => new Migration().name);
+        const clickhouseMigrations = (await loadClickHouseMigrations('single-node')).map(
+          (migration) => migration.name,
+        );
+        const postgresTarget = new URL(migrateDatabase.url);
+        postgresTarget.password = '***';
+        const clickhouseTarget = `embedded chDB in ${clickhouseDataPath}, database hogbase`;
+
+        const first = singleJsonLine(await migrate());
+        const second = singleJsonLine(await migrate());
+
+        expect(first).toEqual({
+          migrated: true,
+          postgres: { target: postgresTarget.toString(), applied: postgresMigrations },
+          clickhouse: { target: clickhouseTarget, database: 'hogbase', applied: clickhouseMigrations },
+          kafka: null,
+        });
+        expect(postgresMigrations.length).toBeGreaterThan(0);
+        expect(clickhouseMigrations.length).toBeGreaterThan(0);
+        expect(second).toEqual({
+          migrated: true,
+          postgres: { target: postgresTarget.toString(), applied: [] },
+          clickhouse: { target: clickhouseTarget, database: 'hogbase', applied: [] },
+          kafka: null,
+        });
+        const client = new Client({ connectionString: migrateDatabase.url });
+        await client.connect();
+        try {
+          const tables = await client.query<{ persons: string | null }>(
+            "SELECT to_regclass('persons')::text AS persons",
+          );
+          expect(tables.rows).toEqual([{ persons: 'persons' }]);
+        } finally {
+          await client.end();
+        }
+        expect(
+          await queryChdb("SELECT name FROM system.tables WHERE database = 'hogbase' AND name = 'events'"),
+        ).toBe('events\n');
+      },
+      CLI_TIMEOUT_MS * 2,
+    );
+
+    it(
+      'creates the event topics on the Kafka brokers, and finds them there when run again',
+      async () => {
+        if (brokers.length === 0) {
+          throw new Error('KAFKA_BROKERS is not set: run through `npm test`, which starts a broker');
+        }
+        const kafkaEnv = { ...migrateEnv, KAFKA_BROKERS: brokers.join(',') };
+        const topicNames = [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, DEAD_LETTER_TOPIC];
+
+        const first = singleJsonLine(await runCli(['migrate', '--only', 'kafka'], kafkaEnv));
+        const second = singleJsonLine(await runCli(['migrate', '--only', 'kafka'], kafkaEnv));
+
+        const topics = (first.kafka as { topics: { name: string; created: boolean; partitions: number }[] })
+          .topics;
+        expect(first).toEqual({
+          migrated: true,
+          postgres: null,
+          clickhouse: null,
+          kafka: { brokers, topics: expect.any(Array) },
+        });
+        expect(topics.map((topic) => topic.name)).toEqual(topicNames);
+        // The shared broker may already hold them (other tests create them too): then they are left as they are.
+        const admin = new Kafka({ brokers, clientId: 'admin-cli-test', logLevel: logLevel.NOTHING }).admin();
+        await admin.connect();
+        try {
+          const metadata = await admin.fetchTopicMetadata({ topics: topicNames });
+          expect(
+            metadata.topics.map((topic) => ({ name: topic.name, partitions: topic.partitions.length })),
+          ).toEqual(expect.arrayContaining(topics.map(({ name, partitions }) => ({ name, partitions }))));
+        } finally {
+          await admin.disconnect();
+        }
+        expect(second.kafka).toEqual({
+          brokers,
+          topics: topics.map((topic) => ({ ...topic, created: false })),
+        });
+      },
+      CLI_TIMEOUT_MS * 2,
+    );
+
+    it(
+      'fails with a clear message, not a stack, while another process holds the embedded ClickHouse',
+      async () => {
+        const holder = spawn('node', ['-e', CHDB_SCRIPT, clickhouseDataPath, 'SELECT 1', 'hold'], {
+          cwd: REPO_ROOT,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+        try {
+          const answer = await Promise.race([
+            once(holder.stdout, 'data').then(([chunk]) => String(chunk)),
+            once(holder, 'exit').then(() => 'the holder exited before opening chDB'),
+          ]);
+          expect(answer).toBe('1\n');
+
+          const result = await migrate('--only', 'clickhouse');
+
+          expectFailure(
+            result,
+            `error: cannot open the embedded ClickHouse (chDB) in ${clickhouseDataPath}: another process may hold it`,
+          );
+          expect(result.stderr).toContain('`migrate --only postgres`');
+          expect(result.stderr).not.toMatch(/^\s+at /m);
+        } finally {
+          holder.stdin.end();
+          if (holder.exitCode === null) await once(holder, 'exit');
+        }
+      },
+      CLI_TIMEOUT_MS,
+    );
+
+    it(
+      'fails with the usage for an unknown step in --only, and for --only kafka without KAFKA_BROKERS',
+      async () => {
+        expectFailure(
+          await migrate('--only', 'postgres,elasticsearch'),
+          /--only: elasticsearch is not one of postgres, clickhouse, kafka[\s\S]*Usage:/,
+        );
+        expectFailure(
+          await migrate('--only', 'kafka'),
+          /KAFKA_BROKERS=: is required by --only kafka[\s\S]*Usage:/,
+        );
+      },
+      CLI_TIMEOUT_MS * 2,
     );
   });
 

@@ -1,9 +1,36 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, loadManagementConfig } from '@hogbase/config';
+import pino from 'pino';
+import { DataSource, MigrationExecutor } from 'typeorm';
+import {
+  type ClickHouseClient,
+  ClickHouseMigrationError,
+  closeClickHouse,
+  createClickHouse,
+  migrateClickHouse,
+} from '@hogbase/clickhouse';
+import {
+  type ClickHouseConfig,
+  ConfigError,
+  describeClickHouse,
+  describeDatabase,
+  loadClickHouseConfig,
+  loadKafkaConfig,
+  loadManagementConfig,
+  type KafkaConfig,
+  type LogLevel,
+  type ManagementConfig,
+} from '@hogbase/config';
 import { ApiError, BootstrapService, InviteService, ManagementModule } from '@hogbase/management-api';
-import { EmbeddedPostgres, findRunningEmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
+import {
+  EmbeddedPostgres,
+  findRunningEmbeddedPostgres,
+  postgresDataSourceOptions,
+  runMigrationsExclusively,
+  startEmbeddedPostgres,
+} from '@hogbase/postgres';
+import { type EnsuredTopic, ensureTopics, eventTopicSpecs, QueueUnavailableError } from '@hogbase/queue';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -17,10 +44,17 @@ Commands:
       Prints {"revoked": true|false}.
   accept-invite --invite <id> --email <e> [--first-name <n>] [--last-name <n>]
       Turns an invite into a membership. Prints {"user_uuid","organization_id","level"}.
-  migrate
-      Applies pending Postgres migrations. Prints {"migrated": true}.
+  migrate [--only <postgres,clickhouse,kafka>]
+      Applies the pending Postgres migrations, then the pending ClickHouse migrations, then creates the
+      missing Kafka topics (only with KAFKA_BROKERS: the in-process bus has no topics); --only runs the
+      steps listed. Prints {"migrated": true, "postgres": {"target","applied"},
+      "clickhouse": {"target","database","applied"}, "kafka": {"brokers","topics": [{"name","created","partitions"}]}},
+      "applied" naming the migrations this run applied; a step that did not run is null.
+      While \`npm start\` runs on the embedded chDB, no other process may open it (the server migrated
+      ClickHouse when it started): leave clickhouse out of --only then.
 
 Database: DATABASE_URL, else the embedded Postgres under DATA_DIR (through the running server when there is one).
+ClickHouse: CLICKHOUSE_URL, else the embedded chDB under CLICKHOUSE_DATA_PATH (DATA_DIR/clickhouse). Kafka: KAFKA_BROKERS.
 Only the JSON result goes to stdout; errors go to stderr with a non-zero exit code.`;
 
 const list = (value: string | undefined) =>
@@ -36,6 +70,137 @@ function required(values: Record<string, string | boolean | undefined>, name: st
 }
 
 class UsageError extends Error {}
+
+/** A failure the operator can act on from its message alone: printed without a stack. */
+class AdminError extends Error {}
+
+const MIGRATE_STEPS = ['postgres', 'clickhouse', 'kafka'] as const;
+type MigrateStep = (typeof MIGRATE_STEPS)[number];
+
+interface MigrateResult {
+  migrated: true;
+  postgres: { target: string; applied: string[] } | null;
+  clickhouse: { target: string; database: string; applied: string[] } | null;
+  /** Null as well when KAFKA_BROKERS is unset. */
+  kafka: { brokers: string[]; topics: EnsuredTopic[] } | null;
+}
+
+function migrateSteps(only: string | undefined): Set<MigrateStep> {
+  if (only === undefined) return new Set(MIGRATE_STEPS);
+  const steps = list(only).map((step) => {
+    const known = MIGRATE_STEPS.find((candidate) => candidate === step);
+    if (!known) throw new UsageError(`--only: ${step} is not one of ${MIGRATE_STEPS.join(', ')}`);
+    return known;
+  });
+  if (steps.length === 0) throw new UsageError(`--only needs one or more of ${MIGRATE_STEPS.join(', ')}`);
+  return new Set(steps);
+}
+
+/** DATABASE_URL, else the running server's embedded Postgres, else one started for this command. */
+async function connectPostgres(
+  config: ManagementConfig,
+): Promise<{ databaseUrl: string; embedded: EmbeddedPostgres | undefined }> {
+  const databaseUrl = config.database.url ?? (await findRunningEmbeddedPostgres(config.dataDir));
+  if (databaseUrl) return { databaseUrl, embedded: undefined };
+  const embedded = await startEmbeddedPostgres(config.dataDir, { maxConnections: 2 });
+  return { databaseUrl: embedded.url, embedded };
+}
+
+/** Names of the migrations recorded in the database, oldest first (none before the first run). */
+async function executedPostgresMigrations(dataSource: DataSource): Promise<string[]> {
+  const executed = await new MigrationExecutor(dataSource).getExecutedMigrations();
+  return executed.sort((left, right) => left.timestamp - right.timestamp).map((migration) => migration.name);
+}
+
+async function migratePostgres(config: ManagementConfig): Promise<MigrateResult['postgres']> {
+  const { databaseUrl, embedded } = await connectPostgres(config);
+  // Two connections: the migration lock's and the migrations'.
+  const dataSource = new DataSource(
+    postgresDataSourceOptions({ url: databaseUrl, poolSize: 2, applicationName: 'admin-cli' }),
+  );
+  try {
+    await dataSource.initialize();
+    // NOTE: a process migrating at the same moment takes turns under the lock; what it applied in
+    // between is reported here too, which is still what this database gained.
+    const before = new Set(await executedPostgresMigrations(dataSource));
+    await runMigrationsExclusively(dataSource);
+    const applied = (await executedPostgresMigrations(dataSource)).filter((name) => !before.has(name));
+    return { target: describeDatabase(config.database, config.dataDir), applied };
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await embedded?.stop();
+  }
+}
+
+async function migrateClickHouseDatabase(
+  config: ManagementConfig,
+  clickhouse: ClickHouseConfig,
+  kafka: KafkaConfig,
+): Promise<MigrateResult['clickhouse']> {
+  let client: ClickHouseClient;
+  try {
+    client = createClickHouse(clickhouse);
+  } catch (error) {
+    if (clickhouse.url || (error as { code?: unknown }).code !== 'CHDB_CONNECTION') throw error;
+    // TRICKY: chDB admits one process per data path, and `npm start` holds its path while it runs.
+    const holder = (await findRunningEmbeddedPostgres(config.dataDir))
+      ? `the running server of ${config.dataDir} (npm start) holds it, and applied the ClickHouse migrations when it started`
+      : 'another process may hold it: chDB admits one process per data path';
+    const otherSteps = kafka.brokers ? 'postgres,kafka' : 'postgres';
+    throw new AdminError(
+      `cannot open the embedded ClickHouse (chDB) in ${clickhouse.dataPath}: ${holder}. ` +
+        `Stop that process to migrate ClickHouse from here, or run \`migrate --only ${otherSteps}\`.`,
+      { cause: error },
+    );
+  }
+  try {
+    const { applied } = await migrateClickHouse(client, {
+      database: clickhouse.database,
+      cluster: clickhouse.cluster,
+    });
+    return { target: describeClickHouse(clickhouse), database: clickhouse.database, applied };
+  } finally {
+    await closeClickHouse(client);
+  }
+}
+
+async function createKafkaTopics(
+  kafka: KafkaConfig & { brokers: string[] },
+  logLevel: LogLevel,
+): Promise<MigrateResult['kafka']> {
+  // stdout carries only the JSON result; a topic left with fewer partitions is logged on stderr.
+  const logger = pino({ level: logLevel }, pino.destination({ dest: 2, sync: true }));
+  const specs = eventTopicSpecs(kafka.topicPartitions, kafka.replicationFactor);
+  const topics = await ensureTopics(kafka.brokers, specs, { clientId: `${kafka.clientId}-admin`, logger });
+  return { brokers: kafka.brokers, topics };
+}
+
+/** Postgres, then ClickHouse, then the Kafka topics: each step is safe to run again. */
+async function migrate(config: ManagementConfig, only: string | undefined): Promise<MigrateResult> {
+  const steps = migrateSteps(only);
+  // Every setting is read before the first step, so a bad one stops the run before anything changed.
+  const clickhouseConfig = loadClickHouseConfig();
+  const kafkaConfig = loadKafkaConfig();
+  if (only !== undefined && steps.has('kafka') && !kafkaConfig.brokers) {
+    throw new ConfigError(
+      'KAFKA_BROKERS',
+      '',
+      'is required by --only kafka: the in-process bus has no topics',
+    );
+  }
+
+  const postgres = steps.has('postgres') ? await migratePostgres(config) : null;
+  const clickhouse = steps.has('clickhouse')
+    ? await migrateClickHouseDatabase(config, clickhouseConfig, kafkaConfig)
+    : null;
+  // Without KAFKA_BROKERS events go through the in-process bus: there are no topics to create.
+  const { brokers } = kafkaConfig;
+  const kafka =
+    steps.has('kafka') && brokers
+      ? await createKafkaTopics({ ...kafkaConfig, brokers }, config.logLevel)
+      : null;
+  return { migrated: true, postgres, clickhouse, kafka };
+}
 
 async function main(argv: string[]): Promise<unknown> {
   const [command, ...rest] = argv;
@@ -58,6 +223,7 @@ async function main(argv: string[]): Promise<unknown> {
       invite: { type: 'string' },
       'first-name': { type: 'string' },
       'last-name': { type: 'string' },
+      only: { type: 'string' },
     },
   });
   if (!['bootstrap', 'create-key', 'revoke-key', 'accept-invite', 'migrate'].includes(command)) {
@@ -65,12 +231,8 @@ async function main(argv: string[]): Promise<unknown> {
   }
 
   const config = loadManagementConfig();
-  let embedded: EmbeddedPostgres | undefined;
-  let databaseUrl = config.database.url ?? (await findRunningEmbeddedPostgres(config.dataDir));
-  if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, { maxConnections: 2 });
-    databaseUrl = embedded.url;
-  }
+  if (command === 'migrate') return migrate(config, values.only);
+  const { databaseUrl, embedded } = await connectPostgres(config);
   const context = await NestFactory.createApplicationContext(
     ManagementModule.forRoot({
       config: { ...config, database: { ...config.database, poolSize: 2 } },
@@ -113,8 +275,7 @@ async function main(argv: string[]): Promise<unknown> {
         return { user_uuid: user.uuid, organization_id: membership.organizationId, level: membership.level };
       }
       default:
-        // Opening the module already applied every pending migration.
-        return { migrated: true };
+        throw new UsageError(`unknown command ${command}`);
     }
   } finally {
     await context.close();
@@ -129,6 +290,12 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     if (error instanceof ApiError)
       process.stderr.write(`error: ${error.detail}${error.attr ? ` (${error.attr})` : ''}\n`);
+    else if (
+      error instanceof AdminError ||
+      error instanceof ClickHouseMigrationError ||
+      error instanceof QueueUnavailableError
+    )
+      process.stderr.write(`error: ${error.message}\n`);
     else if (
       error instanceof UsageError ||
       error instanceof ConfigError ||
