@@ -532,8 +532,8 @@ export async function startKafkaBroker({
           'kafka.tools.StorageTool',
           'format',
           '--ignore-formatted',
-          '--cluster-id',
-          clusterId,
+          // One argument: a base64url id may start with '-', which the parser would take for an option.
+          `--cluster-id=${clusterId}`,
           '--config',
           configFile,
         ],

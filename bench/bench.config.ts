@@ -1,0 +1,66 @@
+import { ConfigError, readInteger, readString, readUrl, type Environment } from '@hogbase/config';
+
+export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag'] as const;
+export type BenchmarkName = (typeof BENCHMARKS)[number];
+
+export interface BenchConfig {
+  /** Which benchmarks run, in this order. */
+  benchmarks: BenchmarkName[];
+  /** Measured rounds per benchmark; every figure is the median over them. */
+  rounds: number;
+  /** Length of one autocannon round (capture benchmarks). */
+  durationSeconds: number;
+  /** Unmeasured load before the first round of each HTTP target (JIT, connections, caches). */
+  warmupSeconds: number;
+  /** Concurrent HTTP connections of the load generator. */
+  connections: number;
+  /** Events per posthog-node /batch/ request. */
+  eventsPerBatch: number;
+  /** Distinct ids the generated events are spread over (persons in ingestion). */
+  persons: number;
+  /** Events put on Kafka per ingestion round. */
+  ingestionEvents: number;
+  /** /batch/ requests per second during the end-to-end lag rounds. */
+  lagBatchesPerSecond: number;
+  /** Length of one end-to-end lag round. */
+  lagSeconds: number;
+  /** When set, the capture and ceiling processes write V8 CPU profiles (.cpuprofile) here. */
+  cpuProfileDir: string | undefined;
+  /** A PostgreSQL server whose role may CREATE DATABASE; else the machine's cluster 15/main. */
+  databaseUrl: string | undefined;
+  /** Kafka bootstrap brokers; else a single KRaft broker is started from the cached jars. */
+  kafkaBrokers: string[] | undefined;
+}
+
+function readBenchmarks(args: readonly string[]): BenchmarkName[] {
+  if (args.length === 0) return [...BENCHMARKS];
+  for (const arg of args) {
+    if (!(BENCHMARKS as readonly string[]).includes(arg)) {
+      throw new ConfigError('argument', arg, `must be one of ${BENCHMARKS.join(', ')}`);
+    }
+  }
+  return BENCHMARKS.filter((name) => args.includes(name));
+}
+
+/** Read once at start-up: `npm run bench -- [batch] [capture] [ingestion] [lag]` and BENCH_* knobs. */
+export function loadBenchConfig(env: Environment, args: readonly string[]): BenchConfig {
+  const brokers = readString(env, 'KAFKA_BROKERS')
+    ?.split(',')
+    .map((broker) => broker.trim())
+    .filter(Boolean);
+  return {
+    benchmarks: readBenchmarks(args),
+    rounds: readInteger(env, 'BENCH_ROUNDS', 3, 1),
+    durationSeconds: readInteger(env, 'BENCH_DURATION_S', 5, 1),
+    warmupSeconds: readInteger(env, 'BENCH_WARMUP_S', 2, 0),
+    connections: readInteger(env, 'BENCH_CONNECTIONS', 10, 1),
+    eventsPerBatch: readInteger(env, 'BENCH_BATCH_EVENTS', 50, 1),
+    persons: readInteger(env, 'BENCH_PERSONS', 1_000, 1),
+    ingestionEvents: readInteger(env, 'BENCH_INGEST_EVENTS', 20_000, 1_000),
+    lagBatchesPerSecond: readInteger(env, 'BENCH_LAG_RATE', 10, 1),
+    lagSeconds: readInteger(env, 'BENCH_LAG_S', 10, 1),
+    cpuProfileDir: readString(env, 'BENCH_CPU_PROF_DIR'),
+    databaseUrl: readUrl(env, 'TEST_DATABASE_URL', ['postgres', 'postgresql'])?.toString(),
+    kafkaBrokers: brokers && brokers.length > 0 ? brokers : undefined,
+  };
+}

@@ -1,0 +1,122 @@
+// A child process serving the HTTP target of a capture benchmark on 127.0.0.1, on a free port it
+// reports to the parent over IPC. Its own process, so the load generator does not share its event
+// loop. Started by target-process.util.ts:
+//
+//   BENCH_TARGET=capture  the capture app as apps/capture wires it: buildCaptureApp, a
+//                         KafkaEventPublisher (acks -1) and a ProjectTokenCache over a pg Pool.
+//                         Needs DATABASE_URL and KAFKA_BROKERS.
+//   BENCH_TARGET=ceiling  a plain node:http server that reads each body, gunzips it when the
+//                         SDK gzipped it, JSON-parses it and answers {status: 1}: what any
+//                         capture must do at least, so the most this machine can do.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import pino from 'pino';
+import { buildCaptureApp, createCapturePool, ProjectTokenCache } from '@hogbase/capture-server';
+import { ConfigError, loadCaptureConfig, loadKafkaConfig, runMain } from '@hogbase/config';
+import { KafkaEventPublisher } from '@hogbase/queue';
+
+/** The first message a target sends its parent. */
+export interface TargetListening {
+  type: 'listening';
+  port: number;
+}
+
+const HOST = '127.0.0.1';
+
+async function startCapture(): Promise<{ port: number; stop(): Promise<void> }> {
+  // The app's own config readers, so limits and timeouts are the production defaults.
+  const config = loadCaptureConfig();
+  const kafka = loadKafkaConfig();
+  if (!config.databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required');
+  if (!kafka.brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required');
+  const logger = pino({ level: 'warn' });
+
+  const pool = createCapturePool(config.databaseUrl, logger);
+  const publisher = new KafkaEventPublisher({
+    brokers: kafka.brokers,
+    clientId: `${kafka.clientId}-capture`,
+    timeoutMs: kafka.producerTimeoutMs,
+    maxMessageBytes: kafka.maxMessageBytes,
+    logger,
+  });
+  await publisher.connect();
+  const { app } = buildCaptureApp({
+    publisher,
+    tokens: new ProjectTokenCache(pool),
+    logger,
+    batchBodyLimit: config.batchBodyLimit,
+    eventBodyLimit: config.eventBodyLimit,
+    maxDecodedBytes: config.maxDecodedBytes,
+    trustProxy: config.trustProxy,
+    maxEventBytes: kafka.maxMessageBytes - 4_096,
+    ready: async () => {
+      await pool.query('SELECT 1');
+      return true;
+    },
+  });
+  await app.listen({ host: HOST, port: 0 });
+  return {
+    port: (app.server.address() as AddressInfo).port,
+    async stop() {
+      await app.close();
+      await publisher.close();
+      await pool.end();
+    },
+  };
+}
+
+async function startCeiling(): Promise<{ port: number; stop(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      try {
+        const body = Buffer.concat(chunks);
+        const json = request.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body;
+        JSON.parse(json.toString('utf8'));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":1}');
+      } catch {
+        response.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function main(): Promise<void> {
+  const kind = process.env.BENCH_TARGET;
+  if (kind !== 'capture' && kind !== 'ceiling') {
+    throw new ConfigError('BENCH_TARGET', kind ?? '', 'must be capture or ceiling');
+  }
+  const target = kind === 'capture' ? await startCapture() : await startCeiling();
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    target.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  // NOTE: a Ctrl-C reaches this process too (same process group); the parent stops it anyway.
+  process.once('SIGINT', stop);
+  // The parent gone (crashed) means nobody will stop us.
+  process.once('disconnect', stop);
+  const listening: TargetListening = { type: 'listening', port: target.port };
+  process.send?.(listening);
+}
+
+runMain(main);

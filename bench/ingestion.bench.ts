@@ -1,0 +1,189 @@
+import { performance } from 'node:perf_hooks';
+import { ensureTopics, KafkaEventPublisher, type BatchHandler } from '@hogbase/queue';
+import type { BenchConfig } from './bench.config';
+import type { BenchDatabase } from './bench-database.util';
+import type { IngestionPipeline } from './ingestion-pipeline.util';
+import { median, printRoundsTable, summaryLine, type BenchSummary, type Metric } from './report.util';
+import { recordSdkRequests, toQueueMessages } from './sdk-requests.util';
+
+/** Messages per publish call while filling a topic (the publisher splits them into 1 MB requests). */
+const PRODUCE_CHUNK = 5_000;
+
+interface HandlerCalls {
+  /** Median duration of one handler call (persons transaction + ClickHouse insert), ms. */
+  medianMs: number;
+  /** Median events per handler call (one partition's part of a fetch). */
+  medianEvents: number;
+}
+
+interface Drain {
+  /** Events per second from the first batch handed to the handler to the last one it finished. */
+  eventsPerSecond: number;
+  /** Consumer start to the first batch (group join, offsets, first fetch). */
+  startupSeconds: number;
+}
+
+/**
+ * Consumes `topic` from the beginning in a new group until `expected` messages went through
+ * `handle`, then stops the consumer.
+ */
+async function drain(
+  pipeline: IngestionPipeline,
+  groupId: string,
+  topic: string,
+  expected: number,
+  handle: BatchHandler,
+): Promise<Drain> {
+  const consumer = pipeline.createConsumer(groupId, [topic], true);
+  const startedAt = performance.now();
+  let firstBatchAt: number | undefined;
+  let handled = 0;
+  let finish: (doneAt: number) => void = () => undefined;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  // Generous: a slow machine must not fail the run, only show a low figure.
+  const timeoutMs = Math.max(120_000, expected * 5);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${groupId}: ${handled} of ${expected} events after ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
+  });
+  try {
+    await consumer.start(async (batch) => {
+      firstBatchAt ??= performance.now();
+      await handle(batch);
+      handled += batch.messages.length;
+      if (handled >= expected) finish(performance.now());
+    });
+    const doneAt = await Promise.race([done, timeout]);
+    const first = firstBatchAt ?? startedAt;
+    return {
+      eventsPerSecond: expected / ((doneAt - first) / 1000),
+      startupSeconds: (first - startedAt) / 1000,
+    };
+  } finally {
+    clearTimeout(timer);
+    await consumer.stop();
+  }
+}
+
+/**
+ * 3. Kafka → ingestion → ClickHouse. Each round fills a topic of its own (the events topic's
+ * partition count) with `ingestionEvents` posthog-node events as capture queues them, for a new
+ * project, then drains it twice in fresh consumer groups: a baseline that only JSON-parses the
+ * messages (the consume ceiling), and the real path (EventBatchHandler: persons and groups in
+ * Postgres, one ClickHouse insert per batch, offsets committed after). The round ends when the
+ * handler finished the last event; ClickHouse is then asked for the project's row count.
+ */
+export async function runIngestionBench(
+  config: BenchConfig,
+  pipeline: IngestionPipeline,
+  database: BenchDatabase,
+  log: (message: string) => void,
+): Promise<BenchSummary> {
+  const requests = await recordSdkRequests({
+    token: 'phc_ingestion_bench',
+    requests: Math.ceil(config.ingestionEvents / config.eventsPerBatch),
+    eventsPerBatch: config.eventsPerBatch,
+    persons: config.persons,
+    seed: 3,
+  });
+  const events = requests.length * config.eventsPerBatch;
+  const producer = new KafkaEventPublisher({
+    brokers: pipeline.kafka.brokers,
+    clientId: 'hogbase-bench-producer',
+    timeoutMs: 60_000,
+  });
+  const baseline: Drain[] = [];
+  const ingestion: Drain[] = [];
+  const calls: HandlerCalls[] = [];
+  try {
+    for (let round = 1; round <= config.rounds; round += 1) {
+      const project = await database.createProject(`ingestion round ${round}`);
+      const messages = toQueueMessages(requests, project.id);
+      const topic = `bench_ingestion_${process.pid}_${round}`;
+      await ensureTopics(pipeline.kafka.brokers, [
+        { name: topic, partitions: pipeline.kafka.topicPartitions, replicationFactor: 1 },
+      ]);
+      const producedAt = performance.now();
+      for (let start = 0; start < messages.length; start += PRODUCE_CHUNK) {
+        await producer.publish(topic, messages.slice(start, start + PRODUCE_CHUNK));
+      }
+      const produceSeconds = (performance.now() - producedAt) / 1000;
+      log(`round ${round}: ${messages.length} events on ${topic} in ${produceSeconds.toFixed(1)} s`);
+
+      // Baseline first: both read the same topic, which the broker still has in the page cache.
+      const consumeOnly = await drain(pipeline, `${topic}_baseline`, topic, messages.length, (batch) => {
+        for (const message of batch.messages) JSON.parse(message.value);
+        return Promise.resolve();
+      });
+      baseline.push(consumeOnly);
+
+      const handler = pipeline.createHandler();
+      const ingested = await drain(pipeline, `${topic}_ingestion`, topic, messages.length, handler.handle);
+      ingestion.push(ingested);
+      const { durationsMs, sizes } = handler.takeCalls();
+      calls.push({ medianMs: median(durationsMs), medianEvents: median(sizes) });
+      const stored = await pipeline.countEvents(project.id);
+      const outcomes = JSON.stringify(await handler.outcomes());
+      if (stored !== messages.length) {
+        throw new Error(`round ${round}: ${stored} of ${messages.length} events in ClickHouse (${outcomes})`);
+      }
+      log(
+        `round ${round}: consume-only ${Math.round(consumeOnly.eventsPerSecond)} events/s, ` +
+          `ingestion ${Math.round(ingested.eventsPerSecond)} events/s, ${stored} rows in ClickHouse ${outcomes}`,
+      );
+    }
+  } finally {
+    await producer.close();
+  }
+
+  const metrics: Metric[] = [
+    {
+      key: 'consume_only_events_per_s',
+      label: 'consume + JSON.parse only: events/s',
+      rounds: baseline.map((drained) => drained.eventsPerSecond),
+    },
+    {
+      key: 'ingestion_events_per_s',
+      label: 'ingestion → Postgres + ClickHouse: events/s',
+      rounds: ingestion.map((drained) => drained.eventsPerSecond),
+    },
+    {
+      key: 'ingestion_to_consume_only',
+      label: 'ingestion / consume-only',
+      rounds: ingestion.map((drained, round) => drained.eventsPerSecond / baseline[round].eventsPerSecond),
+      digits: 2,
+    },
+    {
+      key: 'handler_call_ms',
+      label: 'ingestion: handler call, median (ms)',
+      rounds: calls.map((call) => call.medianMs),
+    },
+    {
+      key: 'handler_call_events',
+      label: 'ingestion: events per handler call, median',
+      rounds: calls.map((call) => call.medianEvents),
+    },
+    {
+      key: 'ingestion_startup_s',
+      label: 'ingestion: consumer start → first batch (s)',
+      rounds: ingestion.map((drained) => drained.startupSeconds),
+      digits: 2,
+    },
+  ];
+  printRoundsTable(
+    `3. Ingestion: ${events.toLocaleString('en-US')} events from Kafka (${pipeline.kafka.topicPartitions} partitions) into persons + chDB, per round`,
+    metrics,
+  );
+  return summaryLine(
+    'ingestion',
+    {
+      events,
+      persons: config.persons,
+      partitions: pipeline.kafka.topicPartitions,
+    },
+    metrics,
+  );
+}
