@@ -1,3 +1,7 @@
+import { ActivityLog } from './activity-log.entity';
+import { Cohort } from './cohort.entity';
+import { Dashboard } from './dashboard.entity';
+import { FeatureFlag } from './feature-flag.entity';
 import { GroupTypeMapping } from './group-type-mapping.entity';
 import { Group } from './group.entity';
 import { OrganizationDomain } from './organization-domain.entity';
@@ -7,9 +11,14 @@ import { Organization } from './organization.entity';
 import { PersonDistinctId } from './person-distinct-id.entity';
 import { Person } from './person.entity';
 import { PersonalApiKey } from './personal-api-key.entity';
+import { FeatureFlagRoleAccess, OrganizationResourceAccess, Role, RoleMembership } from './role.entity';
 import { Team } from './team.entity';
 import { User } from './user.entity';
 
+export * from './activity-log.entity';
+export * from './cohort.entity';
+export * from './dashboard.entity';
+export * from './feature-flag.entity';
 export * from './group-type-mapping.entity';
 export * from './group.entity';
 export * from './organization-domain.entity';
@@ -19,6 +28,7 @@ export * from './organization.entity';
 export * from './person-distinct-id.entity';
 export * from './person.entity';
 export * from './personal-api-key.entity';
+export * from './role.entity';
 export * from './team.entity';
 export * from './user.entity';
 
@@ -34,4 +44,12 @@ export const ENTITIES = [
   PersonDistinctId,
   GroupTypeMapping,
   Group,
+  FeatureFlag,
+  Role,
+  RoleMembership,
+  FeatureFlagRoleAccess,
+  OrganizationResourceAccess,
+  ActivityLog,
+  Cohort,
+  Dashboard,
 ];
