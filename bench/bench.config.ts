@@ -1,6 +1,6 @@
 import { ConfigError, readInteger, readString, readUrl, type Environment } from '@hogbase/config';
 
-export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag'] as const;
+export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag', 'listing'] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface BenchConfig {
@@ -26,6 +26,10 @@ export interface BenchConfig {
   lagSeconds: number;
   /** When set, the capture and ceiling processes write V8 CPU profiles (.cpuprofile) here. */
   cpuProfileDir: string | undefined;
+  /** Events in the project at each size the listing is measured at, ascending. */
+  listingSizes: number[];
+  /** Timed requests per listing query per round. */
+  listingRequests: number;
   /** A PostgreSQL server whose role may CREATE DATABASE; else the machine's cluster 15/main. */
   databaseUrl: string | undefined;
   /** Kafka bootstrap brokers; else a single KRaft broker is started from the cached jars. */
@@ -40,6 +44,16 @@ function readBenchmarks(args: readonly string[]): BenchmarkName[] {
     }
   }
   return BENCHMARKS.filter((name) => args.includes(name));
+}
+
+function readSizes(env: Environment, name: string, fallback: number[]): number[] {
+  const raw = readString(env, name);
+  if (raw === undefined) return fallback;
+  const sizes = raw.split(',').map((size) => Number(size.trim()));
+  if (sizes.length === 0 || sizes.some((size) => !Number.isSafeInteger(size) || size < 1_000)) {
+    throw new ConfigError(name, raw, 'must be a comma list of event counts of at least 1000');
+  }
+  return sizes.sort((left, right) => left - right);
 }
 
 /** Read once at start-up: `npm run bench -- [batch] [capture] [ingestion] [lag]` and BENCH_* knobs. */
@@ -60,6 +74,8 @@ export function loadBenchConfig(env: Environment, args: readonly string[]): Benc
     lagBatchesPerSecond: readInteger(env, 'BENCH_LAG_RATE', 10, 1),
     lagSeconds: readInteger(env, 'BENCH_LAG_S', 10, 1),
     cpuProfileDir: readString(env, 'BENCH_CPU_PROF_DIR'),
+    listingSizes: readSizes(env, 'BENCH_LISTING_SIZES', [1_000_000, 10_000_000]),
+    listingRequests: readInteger(env, 'BENCH_LISTING_REQUESTS', 15, 1),
     databaseUrl: readUrl(env, 'TEST_DATABASE_URL', ['postgres', 'postgresql'])?.toString(),
     kafkaBrokers: brokers && brokers.length > 0 ? brokers : undefined,
   };
