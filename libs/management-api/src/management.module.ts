@@ -16,6 +16,15 @@ import { EventController } from './events/event.controller';
 import { EventPersonsRepository } from './events/event-persons.repository';
 import { EventService } from './events/event.service';
 import { EVENT_STORE_CONNECTION, EventStore } from './events/event-store.service';
+import { ActivityLogService } from './activity/activity-log.service';
+import { FeatureFlagActionsService } from './feature-flags/feature-flag-actions.service';
+import { FeatureFlagController } from './feature-flags/feature-flag.controller';
+import { FeatureFlagService } from './feature-flags/feature-flag.service';
+import { FlagPermissionsService } from './feature-flags/flag-permissions.service';
+import { UsageDashboardService } from './feature-flags/usage-dashboard.service';
+import { FeatureFlagRoleAccessController } from './roles/feature-flag-role-access.controller';
+import { RoleController } from './roles/role.controller';
+import { RoleService } from './roles/role.service';
 import { HealthController } from './health/health.controller';
 import { MetricsService } from './health/metrics.service';
 import { InviteController } from './invites/invite.controller';
@@ -73,6 +82,9 @@ export class ManagementModule {
         DomainController,
         UserController,
         EventController,
+        FeatureFlagController,
+        RoleController,
+        FeatureFlagRoleAccessController,
       ],
       providers: [
         { provide: MANAGEMENT_CONFIG, useValue: config },
@@ -96,6 +108,12 @@ export class ManagementModule {
         EventStore,
         EventPersonsRepository,
         EventService,
+        ActivityLogService,
+        FlagPermissionsService,
+        UsageDashboardService,
+        FeatureFlagService,
+        FeatureFlagActionsService,
+        RoleService,
       ],
       exports: [OrganizationProvisioningService, BootstrapService, InviteService],
     };

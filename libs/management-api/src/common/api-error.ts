@@ -16,6 +16,11 @@ export type ErrorCode =
   | 'required'
   | 'invalid_input'
   | 'invalid'
+  | 'invalid_key'
+  | 'invalid_date'
+  | 'invalid_value'
+  | 'cohort_does_not_exist'
+  | 'behavioral_cohort_found'
   | 'null'
   | 'blank'
   | 'max_length'
@@ -47,6 +52,12 @@ const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = 
   invalid_input: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   // DRF's code for a ValidationError raised with a bare message (PostHog's "Invalid UUID").
   invalid: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  // Feature flag validation (PostHog's feature_flag serializer).
+  invalid_key: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  invalid_date: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  invalid_value: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  cohort_does_not_exist: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  behavioral_cohort_found: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   null: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   blank: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   max_length: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },

@@ -110,7 +110,7 @@ export function translateEngineError(error: unknown): unknown {
       'The query needs more time or memory than a listing may use: narrow it with after/before, event or property filters, or a smaller limit.',
     );
   }
-  if (typeof type === 'string' && type === 'UNKNOWN_TABLE') {
+  if (type === 'UNKNOWN_TABLE' || type === 'UNKNOWN_DATABASE') {
     return new ApiError('service_unavailable', 'The events table does not exist yet: run the migrations.');
   }
   if (

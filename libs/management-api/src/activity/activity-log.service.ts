@@ -1,0 +1,151 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { DataSource, EntityManager } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { ActivityLog, type User } from '@hogbase/postgres';
+import { iso } from '../common/iso.util';
+
+/** One field's change, as PostHog's activity log describes it. */
+export interface ActivityChange {
+  type: string;
+  action: 'changed' | 'created' | 'deleted';
+  field: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface ActivityEntry {
+  organizationId: string;
+  teamId: number;
+  user: User;
+  scope: string;
+  itemId: string;
+  activity: string;
+  /** Shown as the item's name (a flag's key). */
+  name: string;
+  changes: ActivityChange[] | null;
+}
+
+export interface ActivityItemResponse {
+  user: { first_name: string; email: string | null; is_system?: boolean };
+  activity: string;
+  scope: string;
+  item_id: string | null;
+  detail: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface ActivityPage {
+  results: ActivityItemResponse[];
+  next: string | null;
+  previous: string | null;
+  total_count: number;
+}
+
+const DEFAULT_PAGE_SIZE = 10;
+const MAX_PAGE_SIZE = 1_000;
+
+/** The changes between two snapshots of an item's presented fields, in field order. */
+export function changesBetween(
+  type: string,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  fields: readonly string[],
+): ActivityChange[] {
+  const changes: ActivityChange[] = [];
+  for (const field of fields) {
+    const [old, now] = [before[field], after[field]];
+    if (JSON.stringify(old) === JSON.stringify(now)) continue;
+    const action =
+      old === undefined || old === null
+        ? 'created'
+        : now === undefined || now === null
+          ? 'deleted'
+          : 'changed';
+    changes.push({ type, action, field, before: old ?? null, after: now ?? null });
+  }
+  return changes;
+}
+
+function positive(value: unknown, fallback: number): number {
+  return typeof value === 'string' && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : fallback;
+}
+
+/** PostHog's activity log: written with each change, read page by page (`?page=`, `?limit=`). */
+@Injectable()
+export class ActivityLogService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Records an entry; pass the transaction's manager so the entry commits with the change. */
+  async record(entry: ActivityEntry, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    const repository = manager.getRepository(ActivityLog);
+    await repository.save(
+      repository.create({
+        id: uuidv7(),
+        organizationId: entry.organizationId,
+        teamId: entry.teamId,
+        userId: entry.user.id,
+        isSystem: false,
+        scope: entry.scope,
+        itemId: entry.itemId,
+        activity: entry.activity,
+        detail: {
+          id: entry.itemId,
+          changes: entry.changes,
+          merge: null,
+          trigger: null,
+          name: entry.name,
+          short_id: null,
+          type: null,
+        },
+      }),
+    );
+  }
+
+  /** A page of a project's entries of one scope, newest first; one item's when `itemId` is given. */
+  async page(
+    request: Request,
+    query: Record<string, unknown>,
+    filter: { teamId: number; scope: string; itemId?: string },
+  ): Promise<ActivityPage> {
+    const limit = Math.min(positive(query.limit, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
+    const page = positive(query.page, 1);
+    const where = {
+      teamId: filter.teamId,
+      scope: filter.scope,
+      ...(filter.itemId ? { itemId: filter.itemId } : {}),
+    };
+    const [entries, total] = await this.dataSource.getRepository(ActivityLog).findAndCount({
+      where,
+      relations: { user: true },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: (page - 1) * limit,
+      take: limit,
+    });
+    const url = (target: number) => {
+      const next = new URL(
+        request.originalUrl,
+        `${request.protocol}://${request.get('host') ?? 'localhost'}`,
+      );
+      next.searchParams.set('page', String(target));
+      next.searchParams.set('limit', String(limit));
+      return next.toString();
+    };
+    return {
+      results: entries.map((entry) => ({
+        user: entry.user
+          ? { first_name: entry.user.firstName, email: entry.user.email }
+          : { first_name: 'System', email: null, is_system: true },
+        activity: entry.activity,
+        scope: entry.scope,
+        item_id: entry.itemId,
+        detail: entry.detail,
+        created_at: iso(entry.createdAt),
+      })),
+      next: page * limit < total ? url(page + 1) : null,
+      previous: page > 1 ? url(page - 1) : null,
+      total_count: total,
+    };
+  }
+}

@@ -1,0 +1,355 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import {
+  buildLocalEvaluationPayload,
+  evaluateFlag,
+  evaluateFlags,
+  flagValue,
+  type EvaluationContext,
+  type FlagDefinition,
+  type LocalEvaluationPayload,
+} from '@hogbase/flag-evaluation';
+import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
+import { Cohort, type User } from '@hogbase/postgres';
+import type { ResolvedProject } from '../auth/access-context';
+import { ApiError } from '../common/api-error';
+import { iso } from '../common/iso.util';
+import { EventStore } from '../events/event-store.service';
+import { presentMinimalFlag, type MinimalFeatureFlag } from './feature-flag.presenter';
+import { FeatureFlagService } from './feature-flag.service';
+import { FlagPermissionsService } from './flag-permissions.service';
+import { UsageDashboardService } from './usage-dashboard.service';
+
+/** Persons (or groups) read per query when a whole project is evaluated. */
+const SUBJECT_BATCH = 5_000;
+
+export type DashboardOutcome = { success: true } | { success: false; error: string };
+
+interface Subject {
+  id: string;
+  distinctId: string;
+  properties: Record<string, unknown>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `?groups=` of evaluation_reasons and my_flags: a JSON object of group type → key. */
+function groupsParam(raw: unknown): Record<string, string | number> {
+  if (raw === undefined || raw === '') return {};
+  try {
+    if (typeof raw !== 'string') throw new TypeError('groups given more than once');
+    const parsed: unknown = JSON.parse(raw);
+    if (isRecord(parsed)) {
+      return Object.fromEntries(
+        Object.entries(parsed).filter(
+          (entry): entry is [string, string | number] =>
+            typeof entry[1] === 'string' || typeof entry[1] === 'number',
+        ),
+      );
+    }
+  } catch {
+    // Reported below.
+  }
+  throw new ApiError('invalid', 'groups must be a JSON object of group type to group key', 'groups');
+}
+
+/** The flag actions that evaluate flags (reference §8.4), over the project's Postgres data. */
+@Injectable()
+export class FeatureFlagActionsService {
+  private readonly store: FlagStore;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly flags: FeatureFlagService,
+    private readonly permissions: FlagPermissionsService,
+    private readonly dashboards: UsageDashboardService,
+    private readonly events: EventStore,
+  ) {
+    this.store = new FlagStore({
+      query: async <T>(text: string, values?: unknown[]) => ({
+        rows: await dataSource.query<T[]>(text, values),
+      }),
+    });
+  }
+
+  async localEvaluation({ team }: ResolvedProject, sendCohorts: boolean): Promise<LocalEvaluationPayload> {
+    const definitions = await this.store.teamFlags(team.id);
+    return buildLocalEvaluationPayload({
+      flags: definitions.flags,
+      groupTypeMapping: definitions.groupTypeMapping,
+      cohorts: sendCohorts ? definitions.cohorts : [],
+    });
+  }
+
+  /** `{<key>: {value, evaluation: {reason, condition_index}}}` for every live flag. */
+  async evaluationReasons(
+    { team }: ResolvedProject,
+    query: Record<string, unknown>,
+  ): Promise<
+    Record<
+      string,
+      { value: string | boolean; evaluation: { reason: string; condition_index: number | null } }
+    >
+  > {
+    const distinctId = typeof query.distinct_id === 'string' ? query.distinct_id : '';
+    if (distinctId === '') throw new ApiError('invalid', 'distinct_id is required');
+    const definitions = await this.store.teamFlags(team.id);
+    const context = await this.store.contextFor(definitions, {
+      distinctId,
+      groups: groupsParam(query.groups),
+    });
+    const results = evaluateFlags(definitions.flags, context, { includeInactive: true });
+    return Object.fromEntries(
+      Object.entries(results).map(([key, result]) => [
+        key,
+        {
+          value: flagValue(result),
+          evaluation: {
+            // PostHog's evaluation_reasons names an inactive flag "disabled".
+            reason: result.reason.code === 'flag_disabled' ? 'disabled' : result.reason.code,
+            condition_index: result.reason.condition_index,
+          },
+        },
+      ]),
+    );
+  }
+
+  /** Every live flag's value for the key's user (its distinct id), newest flag first. */
+  async myFlags(
+    user: User,
+    project: ResolvedProject,
+    query: Record<string, unknown>,
+  ): Promise<{ feature_flag: MinimalFeatureFlag; value: string | boolean }[]> {
+    const definitions = await this.store.teamFlags(project.team.id);
+    if (definitions.flags.length === 0) return [];
+    const context = await this.store.contextFor(definitions, {
+      distinctId: user.distinctId,
+      groups: groupsParam(query.groups),
+    });
+    const results = evaluateFlags(definitions.flags, context, { includeInactive: true });
+    const entities = await this.flags.liveFlags(project);
+    return entities.map((flag) => ({
+      feature_flag: presentMinimalFlag(flag),
+      value: results[flag.key] ? flagValue(results[flag.key]) : false,
+    }));
+  }
+
+  /** How many persons (or groups of a type) a release condition matches, out of how many. */
+  async userBlastRadius(
+    { team }: ResolvedProject,
+    body: unknown,
+  ): Promise<{ users_affected: number; total_users: number }> {
+    if (!isRecord(body) || !('condition' in body)) {
+      throw new ApiError('invalid', 'Missing condition for which to get blast radius');
+    }
+    const { condition } = body;
+    if (!isRecord(condition)) throw new ApiError('invalid', 'condition must be an object', 'condition');
+    const groupTypeIndex = body.group_type_index;
+    if (
+      groupTypeIndex !== undefined &&
+      groupTypeIndex !== null &&
+      !(
+        Number.isInteger(groupTypeIndex) &&
+        (groupTypeIndex as number) >= 0 &&
+        (groupTypeIndex as number) <= 4
+      )
+    ) {
+      throw new ApiError('invalid', 'group_type_index must be 0 to 4', 'group_type_index');
+    }
+    const definitions = await this.store.teamFlags(team.id);
+    const flag: FlagDefinition = {
+      id: 0,
+      key: 'blast-radius',
+      active: true,
+      deleted: false,
+      filters: {
+        groups: [condition],
+        aggregation_group_type_index: typeof groupTypeIndex === 'number' ? groupTypeIndex : null,
+      },
+    };
+    let affected = 0;
+    let total = 0;
+    await this.forEachSubject(
+      definitions,
+      typeof groupTypeIndex === 'number' ? groupTypeIndex : null,
+      (context) => {
+        total += 1;
+        if (evaluateFlag(flag, context).enabled) affected += 1;
+      },
+    );
+    return { users_affected: affected, total_users: total };
+  }
+
+  /**
+   * A static cohort of the persons the flag matches now. PostHog fills it in the background; here
+   * it is filled before answering, so the cohort is usable in flag filters at once.
+   */
+  async createStaticCohort(
+    user: User,
+    project: ResolvedProject,
+    id: string,
+  ): Promise<{ cohort: Record<string, unknown> }> {
+    const entity = await this.flags.find(project, id);
+    const definitions = await this.store.teamFlags(project.team.id);
+    const flag = definitions.flags.find((candidate) => candidate.id === entity.id) ?? {
+      id: entity.id,
+      key: entity.key,
+      active: entity.active,
+      deleted: entity.deleted,
+      filters: entity.filters,
+    };
+    const members: string[] = [];
+    await this.forEachSubject(definitions, null, (context, subject) => {
+      if (evaluateFlag(flag, context).enabled) members.push(subject.id);
+    });
+    const now = new Date();
+    const stamp = now.toISOString().slice(0, 19).replace('T', ' ');
+    const cohort = await this.dataSource.transaction(async (manager) => {
+      const repository = manager.getRepository(Cohort);
+      const created = await repository.save(
+        repository.create({
+          teamId: project.team.id,
+          name: `Users with feature flag ${entity.key} enabled at ${stamp}`,
+          isStatic: true,
+          isCalculating: false,
+          count: members.length,
+          lastCalculation: now,
+          createdById: user.id,
+        }),
+      );
+      for (let start = 0; start < members.length; start += SUBJECT_BATCH) {
+        await manager.query(
+          `INSERT INTO cohort_people (cohort_id, person_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`,
+          [created.id, members.slice(start, start + SUBJECT_BATCH)],
+        );
+      }
+      return created;
+    });
+    return {
+      cohort: {
+        id: cohort.id,
+        name: cohort.name,
+        description: cohort.description,
+        groups: [],
+        filters: cohort.filters,
+        deleted: cohort.deleted,
+        is_calculating: cohort.isCalculating,
+        is_static: cohort.isStatic,
+        count: cohort.count,
+        last_calculation: iso(cohort.lastCalculation),
+        created_by: { id: user.id, uuid: user.uuid, email: user.email, first_name: user.firstName },
+        created_at: iso(cohort.createdAt),
+      },
+    };
+  }
+
+  async dashboard(user: User, project: ResolvedProject, id: string): Promise<DashboardOutcome> {
+    const flag = await this.editable(user, project, id);
+    try {
+      await this.dashboards.ensure(flag);
+      return { success: true };
+    } catch {
+      return { success: false, error: 'Unable to generate usage dashboard' };
+    }
+  }
+
+  /** Enriched analytics exist once the flag's feature reported `$feature_view` / `$feature_interaction` events. */
+  async enrichUsageDashboard(user: User, project: ResolvedProject, id: string): Promise<DashboardOutcome> {
+    const flag = await this.editable(user, project, id);
+    const [row] = await this.events.select<{ found: number | string }>(
+      `SELECT count() > 0 AS found FROM ${this.events.table}
+        WHERE team_id = {team_id:Int64} AND event IN ('$feature_view', '$feature_interaction')
+          AND JSONExtractString(properties, 'feature_flag') = {key:String}`,
+      { team_id: project.team.id, key: flag.key },
+    );
+    if (!row || Number(row.found) === 0) {
+      return { success: false, error: 'No enriched analytics available for this feature flag' };
+    }
+    try {
+      return await this.dashboards.enrich(flag);
+    } catch {
+      return { success: false, error: 'Unable to enrich usage dashboard' };
+    }
+  }
+
+  private async editable(user: User, project: ResolvedProject, id: string) {
+    const flag = await this.flags.find(project, id);
+    await this.flags.requireEdit(await this.permissions.rightsOf(user, project), flag);
+    return flag;
+  }
+
+  /**
+   * Every person of the project (or every group of a type), in batches, with the context a flag
+   * evaluation needs: their properties, static cohorts, and the project's cohorts and group types.
+   */
+  private async forEachSubject(
+    definitions: TeamFlags,
+    groupTypeIndex: number | null,
+    visit: (context: EvaluationContext, subject: Subject) => void,
+  ): Promise<void> {
+    const cohorts = Object.fromEntries(definitions.cohorts.map((cohort) => [String(cohort.id), cohort]));
+    const groupType =
+      groupTypeIndex === null ? undefined : definitions.groupTypeMapping[String(groupTypeIndex)];
+    if (groupTypeIndex !== null && groupType === undefined) return;
+    let after = '0';
+    for (;;) {
+      const subjects: Subject[] =
+        groupTypeIndex === null
+          ? await this.dataSource.query(
+              `SELECT p.id::text AS id, p.properties,
+                      (SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id
+                        ORDER BY d.distinct_id LIMIT 1) AS "distinctId"
+                 FROM persons p WHERE p.team_id = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
+              [definitions.teamId, after, SUBJECT_BATCH],
+            )
+          : await this.dataSource.query(
+              `SELECT g.id::text AS id, g.group_properties AS properties, g.group_key AS "distinctId"
+                 FROM groups g WHERE g.team_id = $1 AND g.group_type_index = $2 AND g.id > $3
+                ORDER BY g.id LIMIT $4`,
+              [definitions.teamId, groupTypeIndex, after, SUBJECT_BATCH],
+            );
+      if (subjects.length === 0) return;
+      const memberships =
+        groupTypeIndex === null ? await this.staticMemberships(subjects) : new Map<string, Set<number>>();
+      for (const subject of subjects) {
+        const staticCohorts = memberships.get(subject.id);
+        const context: EvaluationContext =
+          groupType === undefined
+            ? {
+                distinctId: subject.distinctId ?? subject.id,
+                personProperties: subject.properties,
+                groupTypeMapping: definitions.groupTypeMapping,
+                cohorts,
+                isInStaticCohort: (cohortId) => staticCohorts?.has(cohortId) ?? false,
+                timezone: definitions.timezone,
+              }
+            : {
+                distinctId: subject.distinctId,
+                groups: { [groupType]: subject.distinctId },
+                groupProperties: { [groupType]: subject.properties },
+                groupTypeMapping: definitions.groupTypeMapping,
+                cohorts,
+                timezone: definitions.timezone,
+              };
+        visit(context, subject);
+      }
+      after = subjects[subjects.length - 1].id;
+    }
+  }
+
+  private async staticMemberships(subjects: readonly Subject[]): Promise<Map<string, Set<number>>> {
+    const rows: { person_id: string; cohort_id: number }[] = await this.dataSource.query(
+      `SELECT person_id::text, cohort_id FROM cohort_people WHERE person_id = ANY($1::bigint[])`,
+      [subjects.map((subject) => subject.id)],
+    );
+    const memberships = new Map<string, Set<number>>();
+    for (const row of rows) {
+      const set = memberships.get(row.person_id) ?? new Set<number>();
+      set.add(row.cohort_id);
+      memberships.set(row.person_id, set);
+    }
+    return memberships;
+  }
+}

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, In } from 'typeorm';
+import {
+  FeatureFlagRoleAccess,
+  MembershipLevel,
+  OrganizationResourceAccess,
+  ResourceAccessLevel,
+  type FeatureFlag,
+} from '@hogbase/postgres';
+import type { ResolvedProject } from '../auth/access-context';
+import type { User } from '@hogbase/postgres';
+
+/** The resource name of flags in organization_resource_access. */
+export const FEATURE_FLAGS_RESOURCE = 'feature flags';
+
+/** What decides a user's edit rights on the flags of one organization, read once per request. */
+export interface FlagEditRights {
+  userId: number;
+  isAdmin: boolean;
+  /** The organization's level for flags, when it set one. */
+  organizationLevel: ResourceAccessLevel | null;
+  /** The highest level among the user's roles in the organization; null without roles. */
+  roleLevel: ResourceAccessLevel | null;
+  roleIds: string[];
+}
+
+/**
+ * PostHog's can_user_edit_feature_flag (reference §8.1): the flag's creator, an admin, or anyone
+ * when the organization lets everyone edit flags; otherwise the user's roles decide, and a
+ * "can only view" role edits only the flags it was given access to.
+ */
+@Injectable()
+export class FlagPermissionsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async rightsOf(user: User, { organization, membership }: ResolvedProject): Promise<FlagEditRights> {
+    const [resource, roles] = await Promise.all([
+      this.dataSource
+        .getRepository(OrganizationResourceAccess)
+        .findOneBy({ organizationId: organization.id, resource: FEATURE_FLAGS_RESOURCE }),
+      this.dataSource.query<{ id: string; level: number }[]>(
+        `SELECT r.id, r.feature_flags_access_level AS level
+           FROM roles r JOIN role_memberships m ON m.role_id = r.id
+          WHERE r.organization_id = $1 AND m.user_id = $2`,
+        [organization.id, user.id],
+      ),
+    ]);
+    return {
+      userId: user.id,
+      isAdmin: membership.level >= MembershipLevel.Admin,
+      organizationLevel: resource?.accessLevel ?? null,
+      roleLevel: roles.length === 0 ? null : Math.max(...roles.map((role) => Number(role.level))),
+      roleIds: roles.map((role) => role.id),
+    };
+  }
+
+  /** can_edit of each flag, with one query for the role-access links they need. */
+  async canEditAll(rights: FlagEditRights, flags: readonly FeatureFlag[]): Promise<Map<number, boolean>> {
+    const result = new Map<number, boolean>();
+    const needLinks: number[] = [];
+    for (const flag of flags) {
+      const decided = decide(rights, flag);
+      if (decided === 'needs_role_access') needLinks.push(flag.id);
+      else result.set(flag.id, decided);
+    }
+    if (needLinks.length > 0) {
+      const links =
+        rights.roleIds.length === 0
+          ? []
+          : await this.dataSource
+              .getRepository(FeatureFlagRoleAccess)
+              .findBy({ featureFlagId: In(needLinks), roleId: In(rights.roleIds) });
+      const linked = new Set(links.map((link) => link.featureFlagId));
+      for (const id of needLinks) result.set(id, linked.has(id));
+    }
+    return result;
+  }
+
+  async canEdit(rights: FlagEditRights, flag: FeatureFlag): Promise<boolean> {
+    return (await this.canEditAll(rights, [flag])).get(flag.id) ?? false;
+  }
+
+  /**
+   * Who may add or remove a flag's role access (ee feature_flag_role_access.py): admins, the
+   * flag's creator, anyone when the organization lets everyone edit, and holders of an "edit" role.
+   */
+  mayManageRoleAccess(rights: FlagEditRights, flag: FeatureFlag): boolean {
+    return (
+      rights.isAdmin ||
+      flag.createdById === rights.userId ||
+      rights.organizationLevel === null ||
+      rights.organizationLevel === ResourceAccessLevel.CanAlwaysEdit ||
+      rights.roleLevel === ResourceAccessLevel.CanAlwaysEdit
+    );
+  }
+}
+
+function decide(rights: FlagEditRights, flag: FeatureFlag): boolean | 'needs_role_access' {
+  if (flag.createdById === rights.userId || rights.isAdmin) return true;
+  if ((rights.organizationLevel ?? 0) >= ResourceAccessLevel.CanAlwaysEdit) return true;
+  const organizationLevel = rights.organizationLevel ?? ResourceAccessLevel.CanAlwaysEdit;
+  const level = rights.roleLevel ?? organizationLevel;
+  if (level === ResourceAccessLevel.CanOnlyView) return 'needs_role_access';
+  return level === ResourceAccessLevel.CanAlwaysEdit;
+}
