@@ -1,9 +1,17 @@
 import pino from 'pino';
 import { ConfigError, loadCaptureConfig, loadKafkaConfig, runMain, stopOnSignal } from '@hogbase/config';
 import { KafkaEventPublisher } from '@hogbase/queue';
-import { ProjectTokenCache, buildCaptureApp, createCapturePool } from '@hogbase/capture-server';
+import {
+  ProjectTokenCache,
+  buildCaptureApp,
+  createCapturePool,
+  createFlagServices,
+} from '@hogbase/capture-server';
 
-/** Capture alone (split mode): tokens from the Postgres of DATABASE_URL, events to Kafka. */
+/**
+ * Capture alone (split mode): tokens and flags from the Postgres of DATABASE_URL, events to Kafka.
+ * It also answers the SDKs' flag calls, as PostHog's capture host does.
+ */
 async function main(): Promise<void> {
   const config = loadCaptureConfig();
   const kafka = loadKafkaConfig();
@@ -11,7 +19,8 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required when capture runs alone');
   if (!kafka.brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required when capture runs alone');
 
-  const pool = createCapturePool(config.databaseUrl, logger);
+  // Flag calls read persons per request: more connections than token lookups alone would need.
+  const pool = createCapturePool(config.databaseUrl, logger, 10);
   const publisher = new KafkaEventPublisher({
     brokers: kafka.brokers,
     clientId: `${kafka.clientId}-capture`,
@@ -28,6 +37,7 @@ async function main(): Promise<void> {
     maxDecodedBytes: config.maxDecodedBytes,
     trustProxy: config.trustProxy,
     maxEventBytes: kafka.maxMessageBytes - 4_096,
+    flags: createFlagServices(pool),
     ready: async () => {
       await pool.query('SELECT 1');
       return true;

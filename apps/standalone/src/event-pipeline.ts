@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { buildCaptureApp, ProjectTokenCache } from '@hogbase/capture-server';
+import { buildCaptureApp, createFlagServices, ProjectTokenCache } from '@hogbase/capture-server';
 import {
   closeClickHouse,
   createClickHouse,
@@ -23,7 +23,7 @@ import {
 } from '@hogbase/queue';
 
 /** Postgres connections the pipeline holds besides the management app's pool. */
-export const PIPELINE_POSTGRES_CONNECTIONS = 6;
+export const PIPELINE_POSTGRES_CONNECTIONS = 8;
 
 export interface EventPipeline {
   capture: FastifyInstance;
@@ -50,7 +50,8 @@ export async function startEventPipeline(
   });
 
   const ingestionPool = new Pool({ connectionString: databaseUrl, max: 3, application_name: 'ingestion' });
-  const capturePool = new Pool({ connectionString: databaseUrl, max: 2, application_name: 'capture' });
+  // Capture reads tokens, and persons for the SDKs' flag calls.
+  const capturePool = new Pool({ connectionString: databaseUrl, max: 4, application_name: 'capture' });
   for (const pool of [ingestionPool, capturePool]) {
     pool.on('error', (error) => logger.warn({ err: error }, 'idle Postgres connection lost'));
   }
@@ -102,6 +103,7 @@ export async function startEventPipeline(
     maxDecodedBytes: config.capture.maxDecodedBytes,
     trustProxy: config.capture.trustProxy,
     maxEventBytes: kafka.brokers ? kafka.maxMessageBytes - 4_096 : undefined,
+    flags: createFlagServices(capturePool),
     ready: async () => {
       await capturePool.query('SELECT 1');
       return consumer.healthy();

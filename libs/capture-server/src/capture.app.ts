@@ -20,6 +20,7 @@ import {
 } from '@hogbase/event-contract';
 import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
 import { CaptureMetrics } from './capture-metrics';
+import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { TokenLookupUnavailableError } from './project-token.cache';
 
 export interface ProjectTokens {
@@ -38,6 +39,8 @@ export interface CaptureAppOptions {
   ready: () => Promise<boolean>;
   /** Largest message the queue takes; larger single events are dropped with a reason. */
   maxEventBytes?: number;
+  /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
+  flags?: FlagServices;
 }
 
 interface ErrorBody {
@@ -193,6 +196,16 @@ export function buildCaptureApp(options: CaptureAppOptions): {
       app.route({ method: ['GET', 'POST'], url: path, bodyLimit, handler: handle(bodyLimit) });
       app.options(path, async (_request, reply) => reply.code(200).send({ status: 1 }));
     }
+  }
+
+  if (options.flags) {
+    registerFlagRoutes(app, {
+      tokens: options.tokens,
+      flags: options.flags,
+      logger: options.logger,
+      maxDecodedBytes: options.maxDecodedBytes,
+      bodyLimit: options.eventBodyLimit,
+    });
   }
 
   app.get('/_health', (_request, reply) => reply.send({ status: 'ok' }));

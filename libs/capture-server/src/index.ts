@@ -2,3 +2,8 @@ export * from './capture.app';
 export * from './capture-metrics';
 export * from './postgres-pool';
 export * from './project-token.cache';
+export * from './flags/flag-definitions.cache';
+export * from './flags/flag-request.parser';
+export * from './flags/flags.routes';
+export * from './flags/personal-key.authorizer';
+export * from './flags/flag-services';

@@ -2,7 +2,7 @@ import { Pool } from 'pg';
 import type { Logger } from 'pino';
 
 /**
- * The capture app's small Postgres pool (token lookups only).
+ * The capture app's Postgres pool: token lookups, and the persons and flags of SDK flag calls.
  *
  * TRICKY: pg emits 'error' on the pool when an idle connection dies (Postgres restarted or
  * terminated it); without a listener that event crashes the process. Capture must outlive

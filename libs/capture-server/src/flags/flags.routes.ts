@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { CaptureError, decodePayload, type QueryParams } from '@hogbase/capture-core';
+import {
+  buildLocalEvaluationPayload,
+  evaluateFlags,
+  flagValue,
+  type FlagEvaluationResult,
+} from '@hogbase/flag-evaluation';
+import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
+import { TokenLookupUnavailableError } from '../project-token.cache';
+import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
+import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
+import { PersonalKeyAuthorizer } from './personal-key.authorizer';
+
+export interface FlagServices {
+  store: FlagStore;
+  definitions: FlagDefinitionsCache;
+  keys: PersonalKeyAuthorizer;
+}
+
+interface Tokens {
+  resolve(token: string): Promise<number | null>;
+}
+
+interface RouteOptions {
+  tokens: Tokens;
+  flags: FlagServices;
+  logger: Logger;
+  maxDecodedBytes: number;
+  bodyLimit: number;
+}
+
+type ResponseShape = 'v2' | 'legacy';
+
+const error = (type: string, code: string, detail: string) => ({ type, code, detail, attr: null });
+const INVALID_TOKEN = error(
+  'authentication_error',
+  'invalid_api_key',
+  'Project API key invalid. You can find your project API key in your project settings.',
+);
+
+function first(value: string | readonly string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** A payload as the SDKs parse it: a JSON string (what PostHog stores), whatever was stored. */
+function payloadText(payload: unknown): string | undefined {
+  if (payload === undefined || payload === null) return undefined;
+  return typeof payload === 'string' ? payload : JSON.stringify(payload);
+}
+
+/** What posthog-js reads from `/decide` and `/flags?config=true` besides flags: everything off. */
+const REMOTE_CONFIG = {
+  config: { enable_collect_everything: true },
+  toolbarParams: {},
+  isAuthenticated: false,
+  supportedCompression: ['gzip', 'gzip-js'],
+  sessionRecording: false,
+  surveys: false,
+  heatmaps: false,
+  siteApps: [],
+  capturePerformance: false,
+  autocapture_opt_out: false,
+};
+
+function v2Body(results: Record<string, FlagEvaluationResult>, errors: boolean) {
+  return {
+    flags: Object.fromEntries(
+      Object.entries(results).map(([key, result]) => [
+        key,
+        {
+          key,
+          enabled: result.enabled,
+          variant: result.variant,
+          reason: result.reason,
+          metadata: { ...result.metadata, payload: payloadText(result.metadata.payload) },
+          ...(result.failed ? { failed: true } : {}),
+        },
+      ]),
+    ),
+    errorsWhileComputingFlags: errors || Object.values(results).some((result) => result.failed),
+    requestId: randomUUID(),
+    evaluatedAt: Date.now(),
+  };
+}
+
+function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boolean) {
+  const featureFlags: Record<string, string | boolean> = {};
+  const featureFlagPayloads: Record<string, string> = {};
+  for (const [key, result] of Object.entries(results)) {
+    featureFlags[key] = flagValue(result);
+    const payload = result.enabled ? payloadText(result.metadata.payload) : undefined;
+    if (payload !== undefined) featureFlagPayloads[key] = payload;
+  }
+  return {
+    featureFlags,
+    featureFlagPayloads,
+    errorsWhileComputingFlags: errors || Object.values(results).some((result) => result.failed),
+  };
+}
+
+/**
+ * The flag endpoints SDKs call on the capture host: remote evaluation (`/flags`, `/decide`) and the
+ * definitions for local evaluation (`/flags/definitions`, `/api/feature_flag/local_evaluation`).
+ */
+export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions): void {
+  const { flags, tokens, logger } = options;
+
+  /** Evaluates one request; a Postgres failure degrades to what is cached plus the request's properties. */
+  async function evaluate(
+    request: FlagRequest,
+    team: TeamFlags,
+  ): Promise<{ results: Record<string, FlagEvaluationResult>; errors: boolean }> {
+    let errors = false;
+    if (request.anonDistinctId && request.anonDistinctId !== request.distinctId) {
+      await flags.store
+        .recordHashKeyOverrides(team, request.distinctId, request.anonDistinctId)
+        .catch((failure: unknown) => {
+          errors = true;
+          logger.warn({ err: failure }, 'hash key overrides not recorded');
+        });
+    }
+    let context;
+    try {
+      context = await flags.store.contextFor(team, request);
+    } catch (failure) {
+      errors = true;
+      logger.warn({ err: failure }, 'flag context not read: evaluating with the request properties only');
+      context = {
+        distinctId: request.distinctId,
+        personProperties: request.personProperties ?? {},
+        groups: request.groups,
+        groupProperties: request.groupProperties,
+        groupTypeMapping: team.groupTypeMapping,
+        cohorts: Object.fromEntries(team.cohorts.map((cohort) => [String(cohort.id), cohort])),
+        anonDistinctId: request.anonDistinctId,
+        deviceId: request.deviceId,
+        timezone: team.timezone,
+      };
+    }
+    return { results: evaluateFlags(team.flags, context, { flagKeys: request.flagKeys }), errors };
+  }
+
+  const remote =
+    (shapeOf: (query: QueryParams) => ResponseShape, withConfig: (query: QueryParams) => boolean) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const query = request.query as QueryParams;
+      try {
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const flagRequest = parseFlagRequest(
+          decodePayload(
+            {
+              body,
+              contentType: request.headers['content-type'],
+              contentEncoding: request.headers['content-encoding'],
+              query,
+            },
+            { maxDecodedBytes: options.maxDecodedBytes },
+          ),
+        );
+        const teamId = await tokens.resolve(flagRequest.token);
+        if (teamId === null) return await reply.code(401).send(INVALID_TOKEN);
+        let team: TeamFlags;
+        let stale = false;
+        try {
+          ({ flags: team, stale } = await flags.definitions.get(teamId));
+        } catch (failure) {
+          if (!(failure instanceof FlagDefinitionsUnavailableError)) throw failure;
+          logger.warn({ err: failure }, 'flag definitions unavailable');
+          const empty = shapeOf(query) === 'v2' ? v2Body({}, true) : legacyBody({}, true);
+          return await reply.send(withConfig(query) ? { ...REMOTE_CONFIG, ...empty } : empty);
+        }
+        const { results, errors } = await evaluate(flagRequest, team);
+        const shaped =
+          shapeOf(query) === 'v2' ? v2Body(results, errors || stale) : legacyBody(results, errors || stale);
+        return await reply.send(withConfig(query) ? { ...REMOTE_CONFIG, ...shaped } : shaped);
+      } catch (failure) {
+        if (failure instanceof FlagRequestError) {
+          const type = failure.status === 401 ? 'authentication_error' : 'validation_error';
+          return reply.code(failure.status).send(error(type, failure.code, failure.message));
+        }
+        if (failure instanceof CaptureError) return reply.code(failure.status).send(failure.toBody());
+        if (failure instanceof TokenLookupUnavailableError) {
+          return reply
+            .code(503)
+            .send(error('server_error', 'service_unavailable', 'Transient error, please retry.'));
+        }
+        throw failure;
+      }
+    };
+
+  const version = (query: QueryParams) => Number(first(query.v) ?? '1');
+  const flagsHandler = remote(
+    (query) => (version(query) >= 2 ? 'v2' : 'legacy'),
+    (query) => first(query.config) === 'true',
+  );
+  const decideHandler = remote(
+    (query) => (version(query) >= 4 ? 'v2' : 'legacy'),
+    () => true,
+  );
+  for (const [path, handler] of [
+    ['/flags', flagsHandler],
+    ['/decide', decideHandler],
+  ] as const) {
+    app.route({ method: ['GET', 'POST'], url: path, bodyLimit: options.bodyLimit, handler });
+    app.options(path, async (_request, reply) => reply.code(200).send({}));
+  }
+
+  const definitions = async (request: FastifyRequest, reply: FastifyReply) => {
+    const query = request.query as QueryParams;
+    const authorization = request.headers.authorization ?? '';
+    const presented = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
+    if (!presented) {
+      return reply
+        .code(401)
+        .header('WWW-Authenticate', 'Bearer')
+        .send(
+          error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.'),
+        );
+    }
+    const token = first(query.token);
+    if (!token)
+      return reply
+        .code(400)
+        .send(error('validation_error', 'required', 'The token query parameter is required.'));
+    try {
+      const teamId = await tokens.resolve(token);
+      if (teamId === null) return await reply.code(401).send(INVALID_TOKEN);
+      const check = await flags.keys.check(presented, teamId).catch((failure: unknown) => {
+        throw new FlagDefinitionsUnavailableError(failure);
+      });
+      if (check === 'unknown_key') {
+        return await reply
+          .code(401)
+          .send(
+            error(
+              'authentication_error',
+              'authentication_failed',
+              'Personal API key found in request Authorization header is invalid.',
+            ),
+          );
+      }
+      if (check === 'missing_scope') {
+        return await reply
+          .code(403)
+          .send(
+            error(
+              'authentication_error',
+              'permission_denied',
+              "API key missing required scope 'feature_flag:read'",
+            ),
+          );
+      }
+      if (check === 'no_access') {
+        return await reply
+          .code(403)
+          .send(
+            error('authentication_error', 'permission_denied', 'You do not have access to this project.'),
+          );
+      }
+      const sendCohorts = query.send_cohorts !== undefined;
+      const { flags: team, version: digest } = await flags.definitions.get(teamId);
+      const etag = `"${digest}${sendCohorts ? '-c' : ''}"`;
+      void reply.header('ETag', etag).header('Cache-Control', 'private, must-revalidate');
+      if (request.headers['if-none-match'] === etag) return await reply.code(304).send();
+      return await reply.send(
+        buildLocalEvaluationPayload({
+          flags: team.flags,
+          groupTypeMapping: team.groupTypeMapping,
+          cohorts: sendCohorts ? team.cohorts : [],
+        }),
+      );
+    } catch (failure) {
+      if (
+        failure instanceof TokenLookupUnavailableError ||
+        failure instanceof FlagDefinitionsUnavailableError
+      ) {
+        return reply
+          .code(503)
+          .send(error('server_error', 'service_unavailable', 'Transient error, please retry.'));
+      }
+      throw failure;
+    }
+  };
+  app.get('/flags/definitions', definitions);
+  app.get('/api/feature_flag/local_evaluation', definitions);
+}
