@@ -186,6 +186,16 @@ describe('feature flags', () => {
         { attr: 'filters', code: 'invalid_value', detail: 'Invalid value for operator icontains: 5' },
       ],
       [
+        'a regex that could backtrack exponentially',
+        { groups: [{ properties: [{ key: 'email', value: '^(a+)+$', operator: 'regex', type: 'person' }] }] },
+        {
+          attr: 'filters',
+          code: 'invalid_value',
+          detail:
+            'Invalid value for operator regex: "^(a+)+$" is not a valid regular expression, or could take exponential time',
+        },
+      ],
+      [
         'payloads that are not an object',
         { groups: [{ properties: [] }], payloads: 'x' },
         { attr: 'filters', detail: 'Payloads must be passed as a dictionary' },

@@ -26,7 +26,7 @@ export {
 } from './flag-definition';
 export { evaluateFlag, evaluateFlags, type EvaluateFlagsOptions } from './flag-evaluator';
 export { calculateHash, flagHash, isInRollout, variantForHash } from './flag-hash';
-export { matchProperty } from './property-matching';
+export { compileRegex, matchProperty } from './property-matching';
 export {
   buildLocalEvaluationPayload,
   type LocalEvaluationFlag,

@@ -1,3 +1,4 @@
+import safeRegex from 'safe-regex2';
 import { parseDateString, parsePropertyDate, type DateMatchingOptions } from './date-matching.util';
 import type { FlagProperty, Properties } from './flag-definition';
 import { stringRepresentation, toFloat } from './json-repr.util';
@@ -266,7 +267,12 @@ function regexFind(pattern: string, haystack: string): boolean | undefined {
   return regex === null ? undefined : regex.test(haystack);
 }
 
-function compileRegex(pattern: string): RegExp | null {
+/**
+ * The pattern as a JavaScript RegExp, or null when it does not compile or could backtrack
+ * exponentially (nested quantifiers, `(a+)+`): PostHog's engine caps backtracking, JavaScript's
+ * cannot be stopped, and the text matched is whatever an SDK sends. Such a pattern never matches.
+ */
+export function compileRegex(pattern: string): RegExp | null {
   let source = pattern;
   let flags = '';
   const inline = /^\(\?([imsx]+)\)/.exec(source);
@@ -275,9 +281,11 @@ function compileRegex(pattern: string): RegExp | null {
     flags = [...new Set(inline[1].replace('x', ''))].join('');
     source = source.slice(inline[0].length);
   }
+  let regex: RegExp;
   try {
-    return new RegExp(source, flags);
+    regex = new RegExp(source, flags);
   } catch {
     return null;
   }
+  return safeRegex(regex) ? regex : null;
 }

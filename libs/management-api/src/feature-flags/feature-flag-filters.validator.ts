@@ -1,3 +1,4 @@
+import { compileRegex } from '@hogbase/flag-evaluation';
 import { ApiError, type ErrorCode } from '../common/api-error';
 
 /**
@@ -80,6 +81,18 @@ function checkProperty(property: unknown, aggregationIndex: number | null, cohor
     throw new ApiError(
       'invalid_value',
       `Invalid value for operator ${operator}: ${JSON.stringify(value)}`,
+      'filters',
+    );
+  }
+  // Evaluation treats such a pattern as never matching; saying so now beats a flag that never fires.
+  if (
+    (operator === 'regex' || operator === 'not_regex') &&
+    typeof value === 'string' &&
+    compileRegex(value) === null
+  ) {
+    throw new ApiError(
+      'invalid_value',
+      `Invalid value for operator ${operator}: ${JSON.stringify(value)} is not a valid regular expression, or could take exponential time`,
       'filters',
     );
   }
