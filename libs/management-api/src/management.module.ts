@@ -22,9 +22,8 @@ import { FeatureFlagController } from './feature-flags/feature-flag.controller';
 import { FeatureFlagService } from './feature-flags/feature-flag.service';
 import { FlagPermissionsService } from './feature-flags/flag-permissions.service';
 import { UsageDashboardService } from './feature-flags/usage-dashboard.service';
-import { FeatureFlagRoleAccessController } from './roles/feature-flag-role-access.controller';
-import { RoleController } from './roles/role.controller';
-import { RoleService } from './roles/role.service';
+import { FeatureFlagRoleAccessController, RolesController } from './roles/roles.controller';
+import { RolesService } from './roles/roles.service';
 import { HealthController } from './health/health.controller';
 import { MetricsService } from './health/metrics.service';
 import { InviteController } from './invites/invite.controller';
@@ -83,7 +82,7 @@ export class ManagementModule {
         UserController,
         EventController,
         FeatureFlagController,
-        RoleController,
+        RolesController,
         FeatureFlagRoleAccessController,
       ],
       providers: [
@@ -113,7 +112,7 @@ export class ManagementModule {
         UsageDashboardService,
         FeatureFlagService,
         FeatureFlagActionsService,
-        RoleService,
+        RolesService,
       ],
       exports: [OrganizationProvisioningService, BootstrapService, InviteService],
     };
