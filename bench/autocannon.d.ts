@@ -52,6 +52,9 @@ declare module 'autocannon' {
       timeouts: number;
       non2xx: number;
       '2xx': number;
+      '3xx': number;
+      '4xx': number;
+      '5xx': number;
       statusCodeStats: Record<string, { count: number }>;
       /** Requests completed per second (sampled each second); `total` is every completed request. */
       requests: Histogram & { sent: number };

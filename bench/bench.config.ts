@@ -1,6 +1,6 @@
 import { ConfigError, readInteger, readString, readUrl, type Environment } from '@hogbase/config';
 
-export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag', 'listing'] as const;
+export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag', 'listing', 'flags'] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface BenchConfig {

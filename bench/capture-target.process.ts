@@ -12,7 +12,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import pino from 'pino';
-import { buildCaptureApp, createCapturePool, ProjectTokenCache } from '@hogbase/capture-server';
+import {
+  buildCaptureApp,
+  createCapturePool,
+  createFlagServices,
+  ProjectTokenCache,
+} from '@hogbase/capture-server';
 import { ConfigError, loadCaptureConfig, loadKafkaConfig, runMain } from '@hogbase/config';
 import { KafkaEventPublisher } from '@hogbase/queue';
 
@@ -32,7 +37,7 @@ async function startCapture(): Promise<{ port: number; stop(): Promise<void> }> 
   if (!kafka.brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required');
   const logger = pino({ level: 'warn' });
 
-  const pool = createCapturePool(config.databaseUrl, logger);
+  const pool = createCapturePool(config.databaseUrl, logger, 10);
   const publisher = new KafkaEventPublisher({
     brokers: kafka.brokers,
     clientId: `${kafka.clientId}-capture`,
@@ -44,6 +49,8 @@ async function startCapture(): Promise<{ port: number; stop(): Promise<void> }> 
   const { app } = buildCaptureApp({
     publisher,
     tokens: new ProjectTokenCache(pool),
+    // As apps/capture wires it: the SDKs' flag calls are served too (the `flags` benchmark).
+    flags: createFlagServices(pool),
     logger,
     batchBodyLimit: config.batchBodyLimit,
     eventBodyLimit: config.eventBodyLimit,

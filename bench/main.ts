@@ -2,7 +2,7 @@
 // services: PostgreSQL, a Kafka broker and chDB. Not part of the test suite. See bench/README.md.
 //
 //   npm run bench                       every benchmark
-//   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing)
+//   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing, flags)
 //   BENCH_ROUNDS=5 BENCH_INGEST_EVENTS=100000 npm run bench
 //
 // Everything it starts (the broker, the capture processes, the database, the chDB directory, the
@@ -16,6 +16,7 @@ import { runBatchBench, runSingleEventBench } from './capture.bench';
 import { runLagBench } from './end-to-end-lag.bench';
 import { openIngestionPipeline, type IngestionPipeline } from './ingestion-pipeline.util';
 import { runIngestionBench } from './ingestion.bench';
+import { runFlagsBench } from './flag-evaluation.bench';
 import { runListingBench } from './listing.bench';
 import { startKafka } from './kafka-broker.util';
 import { startPostgres } from './postgres-server.util';
@@ -72,14 +73,14 @@ async function startServices(config: BenchConfig, stops: Stops): Promise<Service
   const database = await createBenchDatabase(postgres.url);
   stops.push('the bench database', () => database.drop());
   const services: Services = { database, brokers: [] };
-  if (!needs('batch', 'capture', 'ingestion', 'lag')) return services;
+  if (!needs('batch', 'capture', 'ingestion', 'lag', 'flags')) return services;
   const kafka = await startKafka(config.kafkaBrokers, log);
   stops.push('Kafka', () => kafka.stop());
   services.brokers = kafka.brokers;
   // The migrate step of a real deployment: the event topics with the default partition count.
   await ensureTopics(kafka.brokers, eventTopicSpecs(loadKafkaConfig({}).topicPartitions, 1));
 
-  if (needs('batch', 'capture', 'lag')) {
+  if (needs('batch', 'capture', 'lag', 'flags')) {
     services.capture = await startTarget(
       'capture',
       { DATABASE_URL: database.url, KAFKA_BROKERS: kafka.brokers.join(',') },
@@ -132,6 +133,9 @@ async function runBenchmarks(config: BenchConfig, services: Services): Promise<B
         break;
       case 'listing':
         summaries.push(...(await runListingBench(config, database, log)));
+        break;
+      case 'flags':
+        summaries.push(await runFlagsBench(config, capture(), database, log));
         break;
     }
   }
