@@ -17,6 +17,25 @@ export interface AppProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
+export function standaloneEnv(dataDir: string, port: number, capturePort = 0): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
+    DATA_DIR: dataDir,
+    MANAGEMENT_PORT: String(port),
+    // 0: any free port, so that parallel runs and a developer's own `npm start` never collide.
+    CAPTURE_PORT: String(capturePort),
+  };
+  // The embedded default: no real Postgres, Kafka or ClickHouse even when npm test started some.
+  delete env.DATABASE_URL;
+  delete env.KAFKA_BROKERS;
+  delete env.CLICKHOUSE_URL;
+  delete env.NODE_OPTIONS;
+  delete env.LOG_LEVEL;
+  return env;
+}
+
 /** Runs `apps/<app>/src/main.ts` the way `npm start` runs the standalone app. */
 export function startApp(name: string, env: NodeJS.ProcessEnv): AppProcess {
   const child = spawn('node', ['-r', '@swc-node/register', `apps/${name}/src/main.ts`], {

@@ -11,6 +11,7 @@ import {
   killApps,
   READY_TIMEOUT_MS,
   REPO_ROOT,
+  standaloneEnv,
   startApp,
   stopApp,
   waitForReady,
@@ -247,16 +248,7 @@ describe('posthog-node flags against npm start', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-flags-test-'));
     const [port, capturePort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-      DATA_DIR: dataDir,
-      MANAGEMENT_PORT: String(port),
-      CAPTURE_PORT: String(capturePort),
-      LOG_LEVEL: 'warn',
-    };
-    for (const name of ['DATABASE_URL', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'NODE_OPTIONS']) delete env[name];
-    server = startApp('standalone', env);
+    server = startApp('standalone', { ...standaloneEnv(dataDir, port, capturePort), LOG_LEVEL: 'warn' });
     managementUrl = `http://127.0.0.1:${port}`;
     captureUrl = `http://127.0.0.1:${capturePort}`;
     await waitForReady(server, managementUrl);

@@ -5,10 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runProcess, UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { expectListedBack, sdkScenario, sendWithPosthogNode } from './posthog-node-scenario';
 import {
-  BIN_DIR,
   freePort,
   READY_TIMEOUT_MS,
   REPO_ROOT,
+  standaloneEnv,
   startApp,
   STOP_TIMEOUT_MS,
   stopApp,
@@ -29,25 +29,6 @@ interface InitialCredentials {
 }
 
 type RunningServer = AppProcess;
-
-/** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
-function standaloneEnv(dataDir: string, port: number, capturePort = 0): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-    DATA_DIR: dataDir,
-    MANAGEMENT_PORT: String(port),
-    // 0: any free port, so that parallel runs and a developer's own `npm start` never collide.
-    CAPTURE_PORT: String(capturePort),
-  };
-  // The embedded default: no real Postgres, Kafka or ClickHouse even when npm test started some.
-  delete env.DATABASE_URL;
-  delete env.KAFKA_BROKERS;
-  delete env.CLICKHOUSE_URL;
-  delete env.NODE_OPTIONS;
-  delete env.LOG_LEVEL;
-  return env;
-}
 
 function startStandalone(dataDir: string, port: number, capturePort = 0): RunningServer {
   return startApp('standalone', standaloneEnv(dataDir, port, capturePort));
