@@ -316,6 +316,56 @@ describe('posthog-node flags against npm start', () => {
       await Promise.all([local.shutdown(), remote.shutdown()]);
     }
   }, 180_000);
+
+  it('keeps a variant across identify for experience-continuity flags ($anon_distinct_id)', async () => {
+    const created = await management(
+      managementUrl,
+      credentials.personal_api_key,
+      'POST',
+      `/api/projects/${credentials.project_id}/feature_flags/`,
+      {
+        key: 'sticky',
+        ensure_experience_continuity: true,
+        filters: { groups: [{ properties: [], rollout_percentage: 50 }] },
+      },
+    );
+    expect(created.status).toBe(201);
+    const flagsFor = async (distinctId: string, anonDistinctId?: string): Promise<boolean | undefined> => {
+      const response = await fetch(`${captureUrl}/flags/?v=2`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          token: credentials.project_api_key,
+          distinct_id: distinctId,
+          ...(anonDistinctId ? { $anon_distinct_id: anonDistinctId } : {}),
+        }),
+      });
+      const body = (await response.json()) as { flags: Record<string, { enabled: boolean }> };
+      return body.flags.sticky?.enabled;
+    };
+    // Definitions are cached for a couple of seconds: wait for the new flag.
+    for (let attempt = 0; attempt < 50 && (await flagsFor('probe')) === undefined; attempt += 1)
+      await sleep(200);
+    const client = await sdk(captureUrl, credentials, false);
+    let checked = 0;
+    try {
+      for (let index = 0; index < 40 && checked < 5; index += 1) {
+        const [anonymous, user] = [`anon-${index}`, `user-sticky-${index}`];
+        const before = await flagsFor(anonymous);
+        // Only pairs whose own hashes disagree show that the anonymous id's answer was kept.
+        if (before === (await flagsFor(user))) continue;
+        // The identify merges the anonymous id into the user's person (a 200 means stored).
+        client.identify({ distinctId: user, properties: { $anon_distinct_id: anonymous } });
+        await client.flush();
+        expect({ index, value: await flagsFor(user, anonymous) }).toEqual({ index, value: before });
+        expect({ index, value: await flagsFor(user) }).toEqual({ index, value: before });
+        checked += 1;
+      }
+    } finally {
+      await client.shutdown();
+    }
+    expect(checked).toBe(5);
+  }, 60_000);
 });
 
 describe('posthog-node flags against split mode', () => {
