@@ -49,7 +49,7 @@ export async function openIngestionPipeline(
   brokers: string[],
   databaseUrl: string,
 ): Promise<IngestionPipeline> {
-  const kafka = { ...loadKafkaConfig({ KAFKA_BROKERS: brokers.join(',') }), brokers };
+  const kafka = { ...loadKafkaConfig({ ...process.env, KAFKA_BROKERS: brokers.join(',') }), brokers };
   const dataPath = await mkdtemp(path.join(tmpdir(), 'hogbase-bench-chdb-'));
   const clickhouse = createClickHouse({ database: BENCH_CLICKHOUSE_DATABASE, dataPath });
   const pool = new Pool({ connectionString: databaseUrl, max: 10, application_name: 'ingestion' });
@@ -119,6 +119,8 @@ export async function openIngestionPipeline(
         groupId,
         topics,
         fromBeginning,
+        // As ingestion runs it: KAFKA_CONSUMER_CONCURRENCY partitions at a time.
+        partitionsConsumedConcurrently: kafka.consumerConcurrency,
         logger,
       });
     },

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     clientId: `${kafka.clientId}-ingestion`,
     groupId: kafka.consumerGroupId,
     topics: [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC],
+    partitionsConsumedConcurrently: kafka.consumerConcurrency,
     logger,
   });
   await consumer.start(handler.handle);

@@ -76,6 +76,7 @@ export async function startEventPipeline(
       clientId: kafka.clientId,
       groupId: kafka.consumerGroupId,
       topics: [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC],
+      partitionsConsumedConcurrently: kafka.consumerConcurrency,
       logger,
     });
   } else {

@@ -9,6 +9,11 @@ export interface KafkaConfig {
   clientId: string;
   /** Consumer group of the ingestion consumers. */
   consumerGroupId: string;
+  /**
+   * Partitions one ingestion consumer processes at the same time (each still in order). More
+   * than one overlaps one partition's Postgres and ClickHouse round trips with another's.
+   */
+  consumerConcurrency: number;
   /** Partitions of the topics the migrate step creates; the ceiling on ingestion consumers. */
   topicPartitions: number;
   replicationFactor: number;
@@ -48,6 +53,7 @@ export function loadKafkaConfig(env: Environment = process.env): KafkaConfig {
     brokers,
     clientId: readString(env, 'KAFKA_CLIENT_ID', 'hogbase'),
     consumerGroupId: readString(env, 'KAFKA_CONSUMER_GROUP', 'hogbase-ingestion'),
+    consumerConcurrency: readInteger(env, 'KAFKA_CONSUMER_CONCURRENCY', 3, 1),
     // NOTE: 8 partitions let up to 8 ingestion consumers share the load, which is plenty for a
     // self-hosted install, and cost a single broker next to nothing. Raise it before the first
     // migrate: adding partitions later moves keys to other partitions, which breaks per-person
