@@ -98,7 +98,7 @@ export function apiClient(baseUrl: string, authorization?: string): ApiClient {
  */
 export async function startManagementTestApp(
   overrides: Partial<ManagementConfig> = {},
-  options: { clickhouse?: ClickHouseConnectionConfig } = {},
+  options: { clickhouse?: ClickHouseConnectionConfig; logger?: pino.Logger } = {},
 ): Promise<ManagementTestApp> {
   const database: TestDatabase = await createTestDatabase();
   const config: ManagementConfig = {
@@ -116,7 +116,7 @@ export async function startManagementTestApp(
         database: 'test_events_unused',
         dataPath: testClickHouseDataPath(),
       },
-      logger: pino({ level: 'silent' }),
+      logger: options.logger ?? pino({ level: 'silent' }),
     });
     await app.listen(0, '127.0.0.1');
   } catch (error) {

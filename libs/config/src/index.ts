@@ -5,3 +5,4 @@ export * from './clickhouse.config';
 export * from './kafka.config';
 export * from './capture.config';
 export * from './process-lifecycle.util';
+export * from './log-redaction.util';

@@ -6,7 +6,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
-import type { ManagementConfig } from '@hogbase/config';
+import { redactHeaders, redactQuery, redactUrl, type ManagementConfig } from '@hogbase/config';
 import { MetricsService } from './health/metrics.service';
 import { PinoNestLogger } from './logging/pino-nest.logger';
 import { ManagementModule } from './management.module';
@@ -14,6 +14,7 @@ import { RouteMatcher } from './routes/route-matcher';
 import { assertEveryRouteDeclaresAccess, routeTable } from './routes/route-table';
 import { OpenApiDocument } from './schema/openapi-document';
 import { UnsupportedMediaTypeError } from './common/validation.pipe';
+import { refuseDeepBodies, securityHeaders } from './common/request-hardening.middleware';
 
 /** A write with a body that is not JSON is a 415, as DRF answers, rather than an empty body. */
 function refuseUnsupportedBodies(
@@ -58,6 +59,7 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
   app.get(RouteMatcher).load(routeTable(app));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  app.use(securityHeaders);
   app.use(
     pinoHttp({
       logger: logger.child({ app: 'management' }),
@@ -66,8 +68,19 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
         response.setHeader('X-Request-Id', id);
         return id;
       },
-      // Never log credentials.
-      redact: ['req.headers.authorization', 'req.headers.cookie'],
+      // Never log credentials, wherever a client put them (headers, query string, path).
+      serializers: {
+        req: (request: { url?: string; query?: unknown; headers?: Record<string, unknown> }) => ({
+          ...request,
+          url: request.url === undefined ? undefined : redactUrl(request.url),
+          query: redactQuery(request.query),
+          headers: redactHeaders(request.headers),
+        }),
+        res: (response: { headers?: Record<string, unknown> }) => ({
+          ...response,
+          headers: redactHeaders(response.headers),
+        }),
+      },
       autoLogging: { ignore: (request) => request.url === '/_health' || request.url === '/metrics' },
     }),
   );
@@ -83,6 +96,7 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
   // Not strict: a JSON string or number is parsed, then refused by the validation pipe with DRF's message.
   app.use(express.json({ limit: '2mb', strict: false, type: ['application/json', 'application/*+json'] }));
   app.use(refuseUnsupportedBodies);
+  app.use(refuseDeepBodies);
 
   const document = SwaggerModule.createDocument(
     app,

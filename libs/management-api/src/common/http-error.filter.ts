@@ -1,5 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { QueryFailedError } from 'typeorm';
+import { redactUrl } from '@hogbase/config';
 import { RouteMatcher } from '../routes/route-matcher';
 import { ApiError, ErrorBody } from './api-error';
 import { UnsupportedMediaTypeError } from './validation.pipe';
@@ -7,6 +9,15 @@ import { UnsupportedMediaTypeError } from './validation.pipe';
 interface BodyParserError {
   type?: string;
   status?: number;
+}
+
+/**
+ * Postgres' class 22, "data exception": numeric_value_out_of_range, invalid_text_representation,
+ * character_not_in_repertoire, untranslatable_character, datetime_field_overflow, and so on.
+ */
+function isDataException(exception: unknown): boolean {
+  const code = (exception as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return exception instanceof QueryFailedError && typeof code === 'string' && code.startsWith('22');
 }
 
 /** Maps whatever was thrown to PostHog's `{type, code, detail, attr}` body. */
@@ -23,7 +34,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     const error = this.toApiError(exception, request);
     if (error.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(
-        { err: exception, method: request.method, url: request.originalUrl, requestId: request.id },
+        { err: exception, method: request.method, url: redactUrl(request.originalUrl), requestId: request.id },
         'unhandled error',
       );
     }
@@ -56,6 +67,11 @@ export class HttpErrorFilter implements ExceptionFilter {
         'unsupported_media_type',
         `Unsupported media type "${exception.mediaType}" in request.`,
       );
+    }
+    if (isDataException(exception)) {
+      // A value from the request that Postgres cannot store (out of range, NUL byte, bad
+      // encoding): the client's fault, whichever route let it through unchecked.
+      return new ApiError('invalid_input', 'A value in the request is out of range or not representable.');
     }
     if (exception instanceof HttpException) {
       switch (exception.getStatus() as HttpStatus) {
