@@ -112,6 +112,36 @@ describe('EventBatchHandler', () => {
     ).toEqual(['invalid_json', 'invalid_timestamp']);
   });
 
+  it('writes lone surrogates of the event name and element texts as U+FFFD instead of failing the insert', async () => {
+    const event = captured('\ud800 clicked', 'user-surrogate', {
+      $elements: [{ tag_name: 'button', $el_text: 'Buy \udfff' }],
+    });
+    await handler.handle(batchOf([event]));
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    const stored = rows.find((row) => row.uuid === event.uuid);
+    expect(stored?.event).toBe('\uFFFD clicked');
+    expect(stored?.elements_chain).toContain('Buy \uFFFD');
+  });
+
+  it('dead-letters the rows ClickHouse refuses for their content and writes the rest of the batch', async () => {
+    deadLetters.length = 0;
+    const before = captured('before refused', 'user-refused');
+    const refused = captured('refused', 'user-refused');
+    const after = captured('after refused', 'user-refused');
+    const batch = batchOf([before, refused, after]);
+    // A value ClickHouse cannot store: `_offset` is UInt64, and this offset is no number.
+    batch.messages[1].offset = 'not-a-number';
+    await handler.handle(batch);
+
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    const events = rows.map((row) => row.event);
+    expect(events).toEqual(expect.arrayContaining(['before refused', 'after refused']));
+    expect(events).not.toContain('refused');
+    expect(deadLetters).toHaveLength(1);
+    expect(deadLetters[0].headers[DEAD_LETTER_REASON_HEADER]).toMatch(/^clickhouse_rejected: CANNOT_PARSE/);
+    expect(JSON.parse(deadLetters[0].value).uuid).toBe(refused.uuid);
+  });
+
   it('stores a redelivered batch once', async () => {
     const batch = batchOf([captured('redelivered', 'user-2'), captured('redelivered', 'user-3')]);
     await handler.handle(batch);

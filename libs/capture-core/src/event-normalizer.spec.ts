@@ -263,3 +263,46 @@ describe('normalizeBatch', () => {
     expect(result.dropped).toHaveLength(1);
   });
 });
+
+describe('normalizeEvent: text that is not valid UTF-16', () => {
+  const parsed = (json: string) => JSON.parse(json) as unknown;
+
+  it('turns a lone surrogate in the event name into U+FFFD and keeps the event', () => {
+    const event = accepted(parsed('{"event": "\\ud800", "distinct_id": "user-1"}'));
+    expect(event.event).toBe('\uFFFD');
+    expect(JSON.parse(event.data).event).toBe('\uFFFD');
+    expect(event.data).not.toContain('\\ud800');
+  });
+
+  it('fixes lone surrogates in distinct ids, property keys and nested values', () => {
+    const event = accepted(
+      parsed(
+        '{"event": "e", "distinct_id": "a\\udc00b", "properties": {"k\\ud801": ["x\\udfff", {"y": "\\ud83d"}]}}',
+      ),
+    );
+    expect(event.distinct_id).toBe('a\uFFFDb');
+    expect(JSON.parse(event.data).properties).toEqual({ 'k\uFFFD': ['x\uFFFD', { y: '\uFFFD' }] });
+  });
+
+  it('leaves valid surrogate pairs and escaped backslashes as they are', () => {
+    const raw = parsed(
+      '{"event": "\\ud83d\\ude00", "distinct_id": "u", "properties": {"path": "C:\\\\ud800"}}',
+    );
+    const event = accepted(raw);
+    expect(event.event).toBe('😀');
+    expect(JSON.parse(event.data).properties.path).toBe('C:\\ud800');
+  });
+
+  it('keeps the rest of a batch when one event has a lone surrogate', () => {
+    const { accepted: kept, dropped } = normalizeBatch(
+      batchOf([
+        { event: 'first', distinct_id: 'u' },
+        parsed('{"event": "\\udbff", "distinct_id": "u"}'),
+        { event: 'third', distinct_id: 'u' },
+      ]),
+      capture,
+    );
+    expect(dropped).toEqual([]);
+    expect(kept.map((event) => event.event)).toEqual(['first', '\uFFFD', 'third']);
+  });
+});

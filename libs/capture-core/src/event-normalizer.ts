@@ -69,6 +69,11 @@ const PERFORMANCE_EVENT = '$performance_event';
 const LOOPBACK_IP = '127.0.0.1';
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SIMPLE_UUID_PATTERN = /^[0-9a-f]{32}$/i;
+// A `\udXXX` escape that is not half of a pair, after an even number of backslashes (an escaped
+// backslash followed by the letters "ud800" is text, left alone).
+const LONE_SURROGATE_ESCAPE_ALL =
+  /(?<!\\)((?:\\\\)*)\\u(?:d[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|d[c-f][0-9a-f]{2})/gi;
+const LONE_SURROGATE_ESCAPE = new RegExp(LONE_SURROGATE_ESCAPE_ALL.source, 'i');
 
 export function createEventContext(batch: ParsedBatch, context: CaptureContext): EventContext {
   return {
@@ -99,8 +104,25 @@ export function normalizeBatch(batch: ParsedBatch, context: CaptureContext): Nor
 }
 
 /** One event as sent, to the message capture queues, or the reason it is not ingested. */
-export function normalizeEvent(raw: unknown, context: EventContext): EventOutcome {
-  if (!isJsonObject(raw)) return { dropped: 'not_an_object', detail: 'event is not a JSON object' };
+export function normalizeEvent(input: unknown, context: EventContext): EventOutcome {
+  if (!isJsonObject(input)) return { dropped: 'not_an_object', detail: 'event is not a JSON object' };
+  let raw = input;
+  let data: string;
+  try {
+    data = JSON.stringify(raw);
+  } catch (error) {
+    // JSON.stringify recurses and runs out of stack on deeply nested input (JSON.parse does not).
+    if (isStackOverflow(error)) return { dropped: 'unserializable', detail: 'event is nested too deeply' };
+    throw error;
+  }
+  if (data.includes('\\ud') && LONE_SURROGATE_ESCAPE.test(data)) {
+    // TRICKY: a lone UTF-16 surrogate (`"\ud800"` in the JSON sent) is no text at all: ClickHouse
+    // refuses the row, and with it the whole insert. It becomes U+FFFD here, in names, keys and
+    // values alike, and the event is kept. JSON.stringify writes such a surrogate as a `\udXXX`
+    // escape (valid pairs as themselves), so the text is fixed and parsed back (iteratively).
+    data = data.replace(LONE_SURROGATE_ESCAPE_ALL, '$1\\ufffd');
+    raw = JSON.parse(data) as JsonObject;
+  }
 
   const event = raw.event;
   if (typeof event !== 'string' || event.length === 0) {
@@ -113,16 +135,7 @@ export function normalizeEvent(raw: unknown, context: EventContext): EventOutcom
     return { dropped: 'performance_event', detail: `${PERFORMANCE_EVENT} is not ingested` };
 
   const properties = isJsonObject(raw.properties) ? raw.properties : undefined;
-  let distinctId: string | null;
-  let data: string;
-  try {
-    distinctId = extractDistinctId(raw, properties);
-    data = JSON.stringify(raw);
-  } catch (error) {
-    // JSON.stringify recurses and runs out of stack on deeply nested input (JSON.parse does not).
-    if (isStackOverflow(error)) return { dropped: 'unserializable', detail: 'event is nested too deeply' };
-    throw error;
-  }
+  const distinctId = extractDistinctId(raw, properties);
   if (distinctId === null)
     return { dropped: 'missing_distinct_id', detail: 'event submitted without a distinct_id' };
 

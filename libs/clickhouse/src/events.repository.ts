@@ -119,3 +119,34 @@ export async function readEvents(
   // team_id is a Postgres serial: converting it back to a number is exact.
   return rows.map((row) => ({ ...row, team_id: Number(row.team_id) }));
 }
+
+/**
+ * ClickHouse errors that say a value of the inserted rows cannot be stored (bad escape, unparsable
+ * date-time, UUID or number, a string too large): the same rows fail on every retry, so ingestion
+ * isolates and dead-letters them instead of retrying the batch forever. Anything else (the server
+ * unreachable, out of memory, a missing table or column) is transient or ours to fix, and retried.
+ */
+const ROW_CONTENT_ERRORS = new Set([
+  'CANNOT_PARSE_TEXT',
+  'CANNOT_PARSE_ESCAPE_SEQUENCE',
+  'CANNOT_PARSE_QUOTED_STRING',
+  'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
+  'CANNOT_PARSE_NUMBER',
+  'CANNOT_PARSE_DATE',
+  'CANNOT_PARSE_DATETIME',
+  'CANNOT_PARSE_UUID',
+  'CANNOT_PARSE_BOOL',
+  'CANNOT_PARSE_IPV4',
+  'CANNOT_PARSE_IPV6',
+  'INCORRECT_DATA',
+  'TOO_LARGE_STRING_SIZE',
+  'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
+  'ARGUMENT_OUT_OF_BOUND',
+  'DECIMAL_OVERFLOW',
+]);
+
+/** The ClickHouse exception name when `error` is a refusal of the rows' content, else undefined. */
+export function rowContentErrorName(error: unknown): string | undefined {
+  const type = (error as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && ROW_CONTENT_ERRORS.has(type) ? type : undefined;
+}

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { insertEvents, type ClickHouseClient, type EventRow } from '@hogbase/clickhouse';
+import { insertEvents, rowContentErrorName, type ClickHouseClient, type EventRow } from '@hogbase/clickhouse';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import type { PersonProcessor } from '../persons/person-processor';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
@@ -15,6 +15,11 @@ export interface EventBatchHandlerOptions {
   deadLetters: EventPublisher;
   logger: Logger;
   registry: Registry;
+}
+
+interface RowOfMessage {
+  row: EventRow;
+  message: ConsumedMessage;
 }
 
 function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
@@ -47,6 +52,37 @@ export class EventBatchHandler {
     });
   }
 
+  /**
+   * One insert for the whole batch. When ClickHouse refuses a value of some row, the same insert
+   * would fail on every retry and hold the partition forever: the rows are split in halves until
+   * the refused ones stand alone, and those are dead-lettered with ClickHouse's reason. Any other
+   * failure is thrown, and the consumer retries the batch.
+   */
+  private async insertRows(
+    rows: RowOfMessage[],
+    deadLetters: { message: ConsumedMessage; reason: string }[],
+  ): Promise<void> {
+    try {
+      await insertEvents(
+        this.options.clickhouse,
+        this.options.database,
+        rows.map(({ row }) => row),
+      );
+      this.outcomes.inc({ outcome: 'written', reason: '' }, rows.length);
+    } catch (error) {
+      const refused = rowContentErrorName(error);
+      if (refused === undefined) throw error;
+      if (rows.length === 1) {
+        const detail = error instanceof Error ? error.message.slice(0, 300) : String(error);
+        deadLetters.push({ message: rows[0].message, reason: `clickhouse_rejected: ${refused}: ${detail}` });
+        return;
+      }
+      const middle = Math.ceil(rows.length / 2);
+      await this.insertRows(rows.slice(0, middle), deadLetters);
+      await this.insertRows(rows.slice(middle), deadLetters);
+    }
+  }
+
   readonly handle = async (batch: ConsumedBatch): Promise<void> => {
     const deadLetters: { message: ConsumedMessage; reason: string }[] = [];
     const captured: { message: ConsumedMessage; event: CapturedEvent }[] = [];
@@ -57,13 +93,13 @@ export class EventBatchHandler {
     }
 
     const outcomes = await this.options.persons.processBatch(captured.map(({ event }) => event));
-    const rows: EventRow[] = [];
+    const rows: RowOfMessage[] = [];
     const now = new Date();
     outcomes.forEach((outcome, index) => {
       const { message } = captured[index];
       if (outcome.outcome === 'ok') {
         try {
-          rows.push(toEventRow(outcome, now, message.offset));
+          rows.push({ row: toEventRow(outcome, now, message.offset), message });
         } catch (error) {
           deadLetters.push({ message, reason: `invalid_timestamp: ${(error as Error).message}` });
         }
@@ -78,10 +114,7 @@ export class EventBatchHandler {
       }
     });
 
-    if (rows.length > 0) {
-      await insertEvents(this.options.clickhouse, this.options.database, rows);
-      this.outcomes.inc({ outcome: 'written', reason: '' }, rows.length);
-    }
+    if (rows.length > 0) await this.insertRows(rows, deadLetters);
     if (deadLetters.length > 0) {
       const source = (message: ConsumedMessage) => ({
         topic: batch.topic,

@@ -1,5 +1,6 @@
 import { toClickHouseDateTime64, type EventRow } from '@hogbase/clickhouse';
 import type { ProcessedEvent } from '../persons/person-processing.types';
+import { sanitizeText } from '../shared/postgres-text.util';
 import { splitElements } from './elements-chain.util';
 
 /**
@@ -11,12 +12,14 @@ export function toEventRow(event: ProcessedEvent, createdAt: Date, offset: strin
   const { properties, elementsChain } = splitElements(event.properties);
   return {
     uuid: event.uuid,
-    event: event.event,
+    // Capture replaces lone surrogates already; a message from before that (or another producer)
+    // would otherwise be refused by ClickHouse.
+    event: sanitizeText(event.event),
     properties: JSON.stringify(properties),
     timestamp: toClickHouseDateTime64(event.timestamp),
     team_id: event.teamId,
     distinct_id: event.distinctId,
-    elements_chain: elementsChain,
+    elements_chain: sanitizeText(elementsChain),
     created_at: toClickHouseDateTime64(createdAt),
     person_id: event.personId,
     person_properties: JSON.stringify(event.personProperties),
