@@ -68,6 +68,27 @@ describe('organizations', () => {
       expect(response.body.count).toBe(1);
       expect(ids(response.body)).toEqual([second.body.id]);
     });
+
+    it('lists only the organizations of the projects a key is scoped to, each with only those projects', async () => {
+      const owner = await testApp.createOwner(email('owner'));
+      const unscoped = await owner.api.post(`/api/organizations/${owner.organizationId}/projects/`, {
+        name: 'Not in the key',
+      });
+      const second = await owner.api.post('/api/organizations/', { name: 'Second organization' });
+      expect([unscoped.status, second.status]).toEqual([201, 201]);
+      const scopedKey = await testApp.createKey(owner.user.email, ['organization:read'], {
+        projects: [owner.projectId],
+      });
+
+      const response = await testApp.client(`Bearer ${scopedKey}`).get('/api/organizations/');
+      expect(response.body.count).toBe(1);
+      expect(ids(response.body)).toEqual([owner.organizationId]);
+      expect(response.body.results[0].teams.map((team: { id: number }) => team.id)).toEqual([
+        owner.projectId,
+      ]);
+      expect(JSON.stringify(response.body)).not.toContain(unscoped.body.api_token);
+      expect(JSON.stringify(response.body)).not.toContain(second.body.id);
+    });
   });
 
   describe('pagination', () => {
@@ -294,6 +315,33 @@ describe('organizations', () => {
       const response = await owner.api.post('/api/organizations/', { name });
       expect(response.status).toBe(201);
       expect(response.body.name).toBe(name);
+    });
+  });
+
+  describe('create with a restricted key', () => {
+    it.each([
+      ['organizations', (owner: { organizationId: string }) => ({ organizations: [owner.organizationId] })],
+      ['projects', (owner: { projectId: number }) => ({ projects: [owner.projectId] })],
+    ])('answers 403 to a key scoped to %s and creates nothing', async (_kind, scopeOf) => {
+      const owner = await testApp.createOwner(email('owner'));
+      const key = await testApp.createKey(owner.user.email, ['organization:write'], scopeOf(owner));
+      const before = await testApp.dataSource
+        .getRepository(OrganizationMembership)
+        .countBy({ userId: owner.user.id });
+
+      const response = await testApp.client(`Bearer ${key}`).post('/api/organizations/', { name: 'Refused' });
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 403,
+        body: {
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: 'API keys scoped to organizations or projects cannot create organizations.',
+          attr: null,
+        },
+      });
+      expect(
+        await testApp.dataSource.getRepository(OrganizationMembership).countBy({ userId: owner.user.id }),
+      ).toBe(before);
     });
   });
 

@@ -275,6 +275,24 @@ describe('projects', () => {
       expect(await teamCount(second.body.id)).toBe(1);
     });
 
+    it('answers 403 to a key scoped to projects and creates nothing, on both create routes', async () => {
+      const owner = await testApp.createOwner(email('owner'));
+      const key = await testApp.createKey(owner.user.email, ['project:write'], {
+        projects: [owner.projectId],
+      });
+      const client = testApp.client(`Bearer ${key}`);
+
+      for (const path of ['/api/projects/', `/api/organizations/${owner.organizationId}/projects/`]) {
+        const response = await client.post(path, { name: 'Refused' });
+        expect({ path, status: response.status, detail: response.body.detail }).toEqual({
+          path,
+          status: 403,
+          detail: 'API keys scoped to projects cannot create projects.',
+        });
+      }
+      expect(await teamCount(owner.organizationId)).toBe(1);
+    });
+
     it('answers 404 when the caller has no current organization', async () => {
       const owner = await testApp.createOwner(email('owner'));
       await makeCurrent(owner.user.id, null);
@@ -401,6 +419,20 @@ describe('projects', () => {
           detail: `API key does not have access to the requested project: ID ${owner.projectId}.`,
           attr: null,
         },
+      });
+    });
+
+    it('answers a key scoped to projects 404, not 403, for a project of an organization its user is not in', async () => {
+      const owner = await testApp.createOwner(email('owner'));
+      const stranger = await testApp.createOwner(email('stranger'));
+      const key = await testApp.createKey(owner.user.email, ['project:read'], {
+        projects: [owner.projectId],
+      });
+
+      const response = await testApp.client(`Bearer ${key}`).get(`/api/projects/${stranger.projectId}/`);
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 404,
+        body: PROJECT_NOT_FOUND,
       });
     });
   });

@@ -6,6 +6,9 @@ import type { AccessContext } from './access-context';
 
 export const ACCESS_RULE = 'hogbase:access-rule';
 
+/** How a personal API key is narrowed: to some organizations, or to some projects. */
+export type KeyRestriction = 'organization' | 'project';
+
 export interface AccessRule {
   /** The API key scope the route needs; `public` routes take no credentials. */
   scope: Scope | 'public';
@@ -15,6 +18,12 @@ export interface AccessRule {
   projectParam?: string;
   /** Lowest membership level in that organization; any member when absent. */
   level?: MembershipLevel;
+  /**
+   * Refuses keys with one of these restrictions outright (403 with `detail`): for routes that act
+   * beyond what such a key covers, like creating an organization or a project, or deleting an
+   * organization with all of its projects.
+   */
+  refuseRestrictedKeys?: { restrictions: KeyRestriction[]; detail: string };
 }
 
 /**

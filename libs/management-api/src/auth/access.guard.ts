@@ -4,11 +4,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { Organization, OrganizationMembership, Team } from '@hogbase/postgres';
-import { ApiError, notFound, permissionDenied } from '../common/api-error';
+import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import { ACCESS_RULE, AccessRule } from './access.decorator';
 import type { AccessContext } from './access-context';
-import { assertOrganizationAccess } from './organization-access.util';
+import { assertKeyNotRefused, assertKeyReachesOrganization } from './organization-access.util';
 import { PersonalApiKeyService } from './personal-api-key.service';
 import { scopesGrant } from './scopes';
 
@@ -22,7 +22,9 @@ const BEARER = /^Bearer\s+(\S.*)$/i;
  *
  * Order matters for what a caller can learn: a scope failure answers 403 before any lookup (it
  * says nothing about ids), and an organization the user is not a member of answers 404 exactly as
- * an id that does not exist.
+ * an id that does not exist. Only then come the key's restrictions (its projects, its
+ * organizations, or the organizations of its projects), the route's refusal of restricted keys,
+ * and the membership level: all 403.
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -59,21 +61,24 @@ export class AccessGuard implements CanActivate {
       throw permissionDenied(`API key missing required scope '${rule.scope}'`);
     }
     const access: AccessContext = { user, apiKey };
-
     if (rule.projectParam) {
       const team = await this.resolveProject(request.params[rule.projectParam], access);
+      // A project of an organization the user is not in answers exactly as a project that does not
+      // exist, whatever the key's projects: membership is settled before any 403 names the id.
+      await this.resolveOrganization(team.organizationId, access, 'Project not found.');
       if (apiKey.scopedTeams?.length && !apiKey.scopedTeams.includes(team.id)) {
         throw permissionDenied(`API key does not have access to the requested project: ID ${team.id}.`);
       }
       access.team = team;
-      // A project of an organization the user is not in answers exactly as a project that does not exist.
-      await this.resolveOrganization(team.organizationId, access, 'Project not found.');
     } else if (rule.organizationParam) {
       await this.resolveOrganization(request.params[rule.organizationParam], access);
     }
-
-    if (access.organization && access.membership) {
-      assertOrganizationAccess(apiKey, access.organization, access.membership, rule.level);
+    if (access.organization) {
+      await assertKeyReachesOrganization(this.dataSource.manager, apiKey, access.organization);
+    }
+    assertKeyNotRefused(apiKey, rule);
+    if (access.membership && rule.level !== undefined && access.membership.level < rule.level) {
+      throw insufficientLevel();
     }
     request.access = access;
     return true;

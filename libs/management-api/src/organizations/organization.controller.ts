@@ -28,7 +28,13 @@ export class OrganizationController {
 
   @Post()
   @ApiOperation({ summary: 'Create an organization, its first project and an owner membership' })
-  @Access({ scope: 'organization:write' })
+  @Access({
+    scope: 'organization:write',
+    refuseRestrictedKeys: {
+      restrictions: ['organization', 'project'],
+      detail: 'API keys scoped to organizations or projects cannot create organizations.',
+    },
+  })
   create(@Caller() caller: AccessContext, @Body() dto: CreateOrganizationDto) {
     return this.organizations.create(caller, dto);
   }
@@ -36,18 +42,27 @@ export class OrganizationController {
   @Get(':id')
   @Access({ scope: 'organization:read', organizationParam: 'id' })
   retrieve(@Caller() caller: AccessContext, @Param('id') _id: string) {
-    return this.organizations.retrieve(requireOrganization(caller));
+    return this.organizations.retrieve(caller, requireOrganization(caller));
   }
 
   @Patch(':id')
   @Access({ scope: 'organization:write', organizationParam: 'id', level: MembershipLevel.Admin })
   update(@Caller() caller: AccessContext, @Param('id') _id: string, @Body() dto: UpdateOrganizationDto) {
-    return this.organizations.update(requireOrganization(caller), dto);
+    return this.organizations.update(caller, requireOrganization(caller), dto);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  @Access({ scope: 'organization:write', organizationParam: 'id', level: MembershipLevel.Owner })
+  @Access({
+    scope: 'organization:write',
+    organizationParam: 'id',
+    level: MembershipLevel.Owner,
+    // It deletes every project of the organization, not only the key's.
+    refuseRestrictedKeys: {
+      restrictions: ['project'],
+      detail: 'API keys scoped to projects cannot delete organizations.',
+    },
+  })
   async remove(@Caller() caller: AccessContext, @Param('id') _id: string): Promise<void> {
     await this.organizations.remove(requireOrganization(caller));
   }

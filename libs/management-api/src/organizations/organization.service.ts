@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
 import type { ManagementConfig } from '@hogbase/config';
-import { Organization, OrganizationMembership, Team, User } from '@hogbase/postgres';
+import { Organization, OrganizationMembership, PersonalApiKey, Team, User } from '@hogbase/postgres';
 import type { AccessContext, ResolvedOrganization } from '../auth/access-context';
 import type { PageRequest } from '../common/pagination.util';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
@@ -32,6 +32,13 @@ export class OrganizationService {
         scoped: caller.apiKey.scopedOrganizations,
       });
     }
+    // A key scoped to projects lists the organizations of those projects only.
+    if (caller.apiKey.scopedTeams?.length) {
+      query.andWhere(
+        'membership.organizationId IN (SELECT team.organization_id FROM teams team WHERE team.id IN (:...scopedTeams))',
+        { scopedTeams: caller.apiKey.scopedTeams },
+      );
+    }
     const [memberships, count] = await query
       .orderBy('membership.joinedAt', 'ASC')
       .addOrderBy('membership.id', 'ASC')
@@ -43,7 +50,9 @@ export class OrganizationService {
       .findBy({ id: In(memberships.map((membership) => membership.organizationId)) });
     const byId = new Map(organizations.map((organization) => [organization.id, organization]));
     const results = await Promise.all(
-      memberships.map((membership) => this.present(byId.get(membership.organizationId)!, membership)),
+      memberships.map((membership) =>
+        this.present(caller.apiKey, byId.get(membership.organizationId)!, membership),
+      ),
     );
     return { count, results };
   }
@@ -57,14 +66,18 @@ export class OrganizationService {
     const membership = await this.dataSource
       .getRepository(OrganizationMembership)
       .findOneByOrFail({ organizationId: organization.id, userId: caller.user.id });
-    return this.present(organization, membership);
+    return this.present(caller.apiKey, organization, membership);
   }
 
-  retrieve({ organization, membership }: ResolvedOrganization): Promise<OrganizationResponse> {
-    return this.present(organization, membership);
+  retrieve(
+    caller: AccessContext,
+    { organization, membership }: ResolvedOrganization,
+  ): Promise<OrganizationResponse> {
+    return this.present(caller.apiKey, organization, membership);
   }
 
   async update(
+    caller: AccessContext,
     { organization, membership }: ResolvedOrganization,
     dto: UpdateOrganizationDto,
   ): Promise<OrganizationResponse> {
@@ -74,7 +87,7 @@ export class OrganizationService {
     }
     if (dto.enforce_2fa !== undefined) organization.enforce2fa = dto.enforce_2fa;
     await this.dataSource.getRepository(Organization).save(organization);
-    return this.present(organization, membership);
+    return this.present(caller.apiKey, organization, membership);
   }
 
   /** Cascades to projects, memberships, invites and domains through the foreign keys. */
@@ -91,14 +104,18 @@ export class OrganizationService {
     });
   }
 
+  /** `teams` lists only the key's projects when it is scoped to some: their api_token are secrets. */
   private async present(
+    apiKey: PersonalApiKey,
     organization: Organization,
     membership: OrganizationMembership,
   ): Promise<OrganizationResponse> {
+    const scopedTeams = apiKey.scopedTeams?.length ? apiKey.scopedTeams : null;
     const [teams, memberCount] = await Promise.all([
-      this.dataSource
-        .getRepository(Team)
-        .find({ where: { organizationId: organization.id }, order: { id: 'ASC' } }),
+      this.dataSource.getRepository(Team).find({
+        where: { organizationId: organization.id, ...(scopedTeams ? { id: In(scopedTeams) } : {}) },
+        order: { id: 'ASC' },
+      }),
       this.dataSource
         .getRepository(OrganizationMembership)
         .createQueryBuilder('membership')

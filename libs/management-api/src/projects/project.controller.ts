@@ -2,11 +2,17 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
-import { Access, Caller } from '../auth/access.decorator';
+import { Access, AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
 import { ProjectService } from './project.service';
+
+/** A key scoped to projects acts on those projects only: it cannot make another one. */
+const REFUSE_PROJECT_SCOPED_KEYS: AccessRule['refuseRestrictedKeys'] = {
+  restrictions: ['project'],
+  detail: 'API keys scoped to projects cannot create projects.',
+};
 
 @ApiTags('projects')
 @Controller('api/projects')
@@ -28,7 +34,7 @@ export class ProjectController {
 
   @Post()
   @ApiOperation({ summary: "Create a project in the caller's current organization (admin)" })
-  @Access({ scope: 'project:write' })
+  @Access({ scope: 'project:write', refuseRestrictedKeys: REFUSE_PROJECT_SCOPED_KEYS })
   create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto) {
     return this.projects.createInCurrentOrganization(caller, dto);
   }
@@ -83,7 +89,12 @@ export class OrganizationProjectController {
   }
 
   @Post()
-  @Access({ scope: 'project:write', organizationParam: 'organization_id', level: MembershipLevel.Admin })
+  @Access({
+    scope: 'project:write',
+    organizationParam: 'organization_id',
+    level: MembershipLevel.Admin,
+    refuseRestrictedKeys: REFUSE_PROJECT_SCOPED_KEYS,
+  })
   create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto) {
     return this.projects.create(caller, requireOrganization(caller), dto);
   }

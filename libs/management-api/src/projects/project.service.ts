@@ -77,7 +77,9 @@ export class ProjectService {
     resolved: ResolvedOrganization,
     dto: CreateProjectDto,
   ): Promise<ProjectResponse> {
-    assertOrganizationAccess(
+    // The guard checked a route naming the organization; `POST /api/projects/` names none.
+    await assertOrganizationAccess(
+      this.dataSource.manager,
       caller.apiKey,
       resolved.organization,
       resolved.membership,
