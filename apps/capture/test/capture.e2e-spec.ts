@@ -214,6 +214,41 @@ describe('capture over HTTP', () => {
     expect(response.headers.get('access-control-allow-credentials')).toBe('true');
   });
 
+  it('answers the browser paths with the origin mirrored and credentials allowed, as posthog-js XHR needs', async () => {
+    for (const path of ['/e/', '/i/v0/e/', '/batch/', '/capture/']) {
+      const response = await fetch(`${capture.baseUrl}${path}`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST' },
+      });
+      expect([path, response.status]).toEqual([path, 200]);
+      expect(response.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+      expect(response.headers.get('vary')).toContain('Origin');
+    }
+  });
+
+  it('answers no CORS on server-side paths: local-evaluation definitions, health, metrics, unknown paths', async () => {
+    for (const path of [
+      '/flags/definitions',
+      '/api/feature_flag/local_evaluation',
+      '/_ready',
+      '/metrics',
+      '/nope',
+    ]) {
+      const preflight = await fetch(`${capture.baseUrl}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: 'https://evil.example',
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'authorization',
+        },
+      });
+      expect([path, preflight.status < 300]).toEqual([path, false]);
+      expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+      const read = await fetch(`${capture.baseUrl}${path}`, { headers: { Origin: 'https://evil.example' } });
+      expect(read.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+
   it('serves health, readiness and metrics', async () => {
     expect((await fetch(`${capture.baseUrl}/_health`)).status).toBe(200);
     expect((await fetch(`${capture.baseUrl}/_ready`)).status).toBe(200);

@@ -20,6 +20,7 @@ import {
 } from '@hogbase/event-contract';
 import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
 import { CaptureMetrics } from './capture-metrics';
+import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { TokenLookupUnavailableError } from './project-token.cache';
 
@@ -80,17 +81,7 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  app.addHook('onRequest', async (request, reply) => {
-    const origin = request.headers.origin;
-    reply.header('Access-Control-Allow-Origin', origin ?? '*');
-    if (origin) {
-      reply.header('Access-Control-Allow-Credentials', 'true');
-      reply.header('Vary', 'Origin');
-    }
-    reply.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-    const requested = request.headers['access-control-request-headers'];
-    reply.header('Access-Control-Allow-Headers', requested ?? 'content-type');
-  });
+  registerBrowserCors(app);
 
   app.setErrorHandler((failure: Error & { statusCode?: number; code?: string }, _request, reply) => {
     if (failure.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || failure.statusCode === 413) {
@@ -193,8 +184,16 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     [BATCH_PATHS, options.batchBodyLimit],
   ] as const) {
     for (const path of paths) {
-      app.route({ method: ['GET', 'POST'], url: path, bodyLimit, handler: handle(bodyLimit) });
-      app.options(path, async (_request, reply) => reply.code(200).send({ status: 1 }));
+      app.route({
+        method: ['GET', 'POST'],
+        url: path,
+        bodyLimit,
+        config: BROWSER_ROUTE,
+        handler: handle(bodyLimit),
+      });
+      app.options(path, { config: BROWSER_ROUTE }, async (_request, reply) =>
+        reply.code(200).send({ status: 1 }),
+      );
     }
   }
 

@@ -9,6 +9,7 @@ import {
   type FlagEvaluationResult,
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
+import { BROWSER_ROUTE } from '../cors';
 import { TokenLookupUnavailableError } from '../project-token.cache';
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
 import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
@@ -43,6 +44,18 @@ const INVALID_TOKEN = error(
 
 function first(value: string | readonly string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : value?.[0];
+}
+
+/**
+ * Whether `If-None-Match` names `etag`, compared weakly as RFC 9110 asks. NOTE: a proxy that
+ * compresses responses (nginx's gzip) turns the ETag into `W/"…"`, and the SDK sends that back.
+ */
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === '*' || tag === etag);
 }
 
 /** A payload as the SDKs parse it: a JSON string (what PostHog stores), whatever was stored. */
@@ -204,8 +217,14 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
     ['/flags', flagsHandler],
     ['/decide', decideHandler],
   ] as const) {
-    app.route({ method: ['GET', 'POST'], url: path, bodyLimit: options.bodyLimit, handler });
-    app.options(path, async (_request, reply) => reply.code(200).send({}));
+    app.route({
+      method: ['GET', 'POST'],
+      url: path,
+      bodyLimit: options.bodyLimit,
+      config: BROWSER_ROUTE,
+      handler,
+    });
+    app.options(path, { config: BROWSER_ROUTE }, async (_request, reply) => reply.code(200).send({}));
   }
 
   const definitions = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -264,7 +283,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
       const { flags: team, version: digest } = await flags.definitions.get(teamId);
       const etag = `"${digest}${sendCohorts ? '-c' : ''}"`;
       void reply.header('ETag', etag).header('Cache-Control', 'private, must-revalidate');
-      if (request.headers['if-none-match'] === etag) return await reply.code(304).send();
+      if (matchesEtag(request.headers['if-none-match'], etag)) return await reply.code(304).send();
       return await reply.send(
         buildLocalEvaluationPayload({
           flags: team.flags,
