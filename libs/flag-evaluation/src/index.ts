@@ -26,7 +26,8 @@ export {
 } from './flag-definition';
 export { evaluateFlag, evaluateFlags, type EvaluateFlagsOptions } from './flag-evaluator';
 export { calculateHash, flagHash, isInRollout, variantForHash } from './flag-hash';
-export { compileRegex, matchProperty } from './property-matching';
+export { matchProperty } from './property-matching';
+export { flagRegexProblem, MAX_REGEX_PROGRAM_SIZE, MAX_REGEX_SUBJECT_LENGTH } from './regex-matching.util';
 export {
   buildLocalEvaluationPayload,
   type LocalEvaluationFlag,

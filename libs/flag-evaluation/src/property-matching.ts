@@ -1,7 +1,7 @@
-import safeRegex from 'safe-regex2';
 import { parseDateString, parsePropertyDate, type DateMatchingOptions } from './date-matching.util';
 import type { FlagProperty, Properties } from './flag-definition';
 import { stringRepresentation, toFloat } from './json-repr.util';
+import { regexFind } from './regex-matching.util';
 import {
   canonicalizeVersion,
   compareVersions,
@@ -27,7 +27,8 @@ import {
  *   compares by truthiness.
  * - `gt`/`gte`/`lt`/`lte` compare numbers only; a value that is not one is a non-match.
  * - Anything the service would treat as an error (an invalid regex, a bad semver in the filter,
- *   `in` outside a cohort) is a non-match, as the service's callers read it.
+ *   `in` outside a cohort) is a non-match, as the service's callers read it. So is a regex against
+ *   a property longer than MAX_REGEX_SUBJECT_LENGTH (regex-matching.util.ts says why).
  */
 export function matchProperty(
   filter: FlagProperty,
@@ -87,7 +88,7 @@ export function matchProperty(
     case 'not_regex': {
       if (!present) return operator === 'not_regex';
       const matched = regexFind(stringRepresentation(value), stringRepresentation(actual));
-      // An invalid pattern matches neither way.
+      // A pattern RE2 refuses, or a property too long to search, matches neither way.
       if (matched === undefined) return false;
       return operator === 'regex' ? matched : !matched;
     }
@@ -245,47 +246,4 @@ function matchDate(
   if (operator === 'is_date_before') return actualDate < filterDate;
   if (operator === 'is_date_after') return actualDate > filterDate;
   return actualDate === filterDate;
-}
-
-const regexCache = new Map<string, RegExp | null>();
-const REGEX_CACHE_LIMIT = 1_000;
-
-/**
- * An unanchored search, as Rust's `Regex::find`. Undefined when the pattern does not compile.
- *
- * NOTE: PostHog compiles with fancy-regex (Rust syntax, Unicode-aware `\d`/`\w`, lookaround, a
- * backtracking limit). JavaScript reads the common subset the same way; leading inline flags such
- * as `(?i)` are turned into RegExp flags since JavaScript has no such syntax.
- */
-function regexFind(pattern: string, haystack: string): boolean | undefined {
-  let regex = regexCache.get(pattern);
-  if (regex === undefined) {
-    regex = compileRegex(pattern);
-    if (regexCache.size >= REGEX_CACHE_LIMIT) regexCache.clear();
-    regexCache.set(pattern, regex);
-  }
-  return regex === null ? undefined : regex.test(haystack);
-}
-
-/**
- * The pattern as a JavaScript RegExp, or null when it does not compile or could backtrack
- * exponentially (nested quantifiers, `(a+)+`): PostHog's engine caps backtracking, JavaScript's
- * cannot be stopped, and the text matched is whatever an SDK sends. Such a pattern never matches.
- */
-export function compileRegex(pattern: string): RegExp | null {
-  let source = pattern;
-  let flags = '';
-  const inline = /^\(\?([imsx]+)\)/.exec(source);
-  if (inline) {
-    if (inline[1].includes('x')) return null;
-    flags = [...new Set(inline[1].replace('x', ''))].join('');
-    source = source.slice(inline[0].length);
-  }
-  let regex: RegExp;
-  try {
-    regex = new RegExp(source, flags);
-  } catch {
-    return null;
-  }
-  return safeRegex(regex) ? regex : null;
 }

@@ -33,6 +33,15 @@ describe('re2SyntaxError', () => {
     ']',
     '[\\d\\pL_.-]+@',
     'a*(?i)*',
+    // ClickHouse's C++ RE2 takes these; RE2J, which the check runs, alone would not.
+    'a\\Cb',
+    '\\C*\\C{2}',
+    '(?P<n>a)(?P<n>b)',
+    // Text that looks like an empty flag group but is not one.
+    '[(?)]',
+    '\\Q(?)\\E',
+    '(a\\(?)',
+    '\\\\C',
   ])('accepts %s', (pattern) => {
     expect(re2SyntaxError(pattern)).toBeUndefined();
   });
@@ -61,6 +70,10 @@ describe('re2SyntaxError', () => {
     ['(?#c)', 'invalid or unsupported group syntax'],
     ['(?x)', 'invalid or unsupported group syntax'],
     ['(?)', 'empty flags'],
+    ['a(?)b', 'empty flags'],
+    ['\\\\(?)', 'empty flags'],
+    ['(?P<n>a)(?P<n>b', 'missing )'],
+    ['(?P<n>a)(?P<n>b)(?=c)', 'lookahead is not supported'],
     ['(?i-)', 'missing flags after -'],
     ['(?P<>a)', 'invalid named capture group'],
     ['(?P=n)', 'invalid named capture group'],
@@ -77,13 +90,22 @@ describe('re2SyntaxError', () => {
     ['\\', 'trailing \\'],
     ['a\\', 'trailing \\'],
     ['[z-a]', 'bad character class range'],
-    ['[a-\\d]', 'bad character class range'],
+    // C++ RE2 and RE2J both read `\d` as a class and refuse it as a range's end with this reason.
+    ['[a-\\d]', 'invalid escape sequence'],
     ['[\\b]', 'invalid escape sequence'],
+    ['[\\C]', 'invalid escape sequence'],
+    ['[a-\\C]', 'invalid escape sequence'],
+    ['\\C**', 'bad repetition operator'],
     ['[[:foo:]]', 'invalid character class range'],
     ['\\p{', 'invalid character class range'],
     ['\\pé', 'invalid character class range'],
   ])('refuses %s (%s)', (pattern, reason) => {
     expect(re2SyntaxError(pattern)).toBe(reason);
+  });
+
+  it('reads a long pattern in one pass of the engine', () => {
+    expect(re2SyntaxError('(a|aa)+$'.repeat(500))).toBeUndefined();
+    expect(re2SyntaxError(`${'(a|aa)+'.repeat(500)}\\1`)).toBe('invalid escape sequence');
   });
 
   it('handles nesting without recursion', () => {

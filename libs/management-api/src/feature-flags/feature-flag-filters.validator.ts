@@ -1,4 +1,4 @@
-import { compileRegex } from '@hogbase/flag-evaluation';
+import { flagRegexProblem } from '@hogbase/flag-evaluation';
 import { ApiError, type ErrorCode } from '../common/api-error';
 
 /**
@@ -84,17 +84,18 @@ function checkProperty(property: unknown, aggregationIndex: number | null, cohor
       'filters',
     );
   }
-  // Evaluation treats such a pattern as never matching; saying so now beats a flag that never fires.
-  if (
-    (operator === 'regex' || operator === 'not_regex') &&
-    typeof value === 'string' &&
-    compileRegex(value) === null
-  ) {
-    throw new ApiError(
-      'invalid_value',
-      `Invalid value for operator ${operator}: ${JSON.stringify(value)} is not a valid regular expression, or could take exponential time`,
-      'filters',
-    );
+  // Flags evaluate regexes with RE2 (linear time, whatever the text an SDK sends). PostHog's
+  // serializer has no such check: its engine also takes backreferences and lookaround. A pattern RE2
+  // refuses would never match here, and saying so now beats a flag that never fires.
+  if ((operator === 'regex' || operator === 'not_regex') && typeof value === 'string') {
+    const problem = flagRegexProblem(value);
+    if (problem !== undefined) {
+      throw new ApiError(
+        'invalid_value',
+        `Invalid value for operator ${operator}: ${value} is not a regular expression flags can evaluate: ${problem}`,
+        'filters',
+      );
+    }
   }
   if (Array.isArray(value) && value.length > MAX_LIST_VALUES) {
     throw invalid(

@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { FlagProperty, Properties } from '../flag-definition';
+
+export interface MatchCase {
+  filter: FlagProperty;
+  properties: Properties;
+}
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+require(workerData.register);
+const { matchProperty } = require(workerData.module);
+const options = { timezone: 'UTC', now: new Date('2026-03-15T12:00:00Z') };
+parentPort.postMessage(workerData.cases.map((c) => matchProperty(c.filter, c.properties, options)));
+`;
+
+/**
+ * `matchProperty` over the cases in a worker thread, stopped at the deadline. A regex that
+ * backtracks blocks its thread: run in the test's own thread it would hang Jest, whose timeout
+ * cannot interrupt synchronous code; here it becomes a failure naming the deadline.
+ *
+ * `module` is the property-matching source to load (this tree's by default).
+ */
+export function matchWithDeadline(
+  cases: MatchCase[],
+  deadlineMs: number,
+  module = path.join(__dirname, '..', 'property-matching.ts'),
+): Promise<boolean[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { cases, module, register: require.resolve('@swc-node/register') },
+    });
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      reject(new Error(`${cases.length} property matches did not answer within ${deadlineMs} ms`));
+    }, deadlineMs);
+    worker.once('message', (results: boolean[]) => {
+      clearTimeout(timer);
+      void worker.terminate();
+      resolve(results);
+    });
+    worker.once('error', (error: Error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
