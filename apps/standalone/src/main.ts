@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import {
@@ -11,6 +11,7 @@ import {
 } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
+import { secureDataDir } from './data-dir';
 import { PIPELINE_POSTGRES_CONNECTIONS, startEventPipeline } from './event-pipeline';
 import { ensureInitialCredentials } from './first-run';
 
@@ -22,13 +23,19 @@ const ADMIN_CLI_CONNECTIONS = 4;
 /**
  * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres, chDB
  * for ClickHouse, an in-process bus) unless DATABASE_URL, CLICKHOUSE_URL or KAFKA_BROKERS name real
- * ones. Data lives under DATA_DIR.
+ * ones. Data lives under DATA_DIR, readable by its owner only; the embedded Postgres listens on a
+ * Unix socket inside it, never on TCP.
  */
 async function main(): Promise<void> {
   const config = loadStandaloneConfig();
   const { management } = config;
   const logger = pino({ level: management.logLevel });
-  await mkdir(management.dataDir, { recursive: true });
+  // Before anything opens a file under DATA_DIR: what chDB and PGlite create is then owner-only.
+  await secureDataDir(management.dataDir);
+  const { dataPath: clickhouseDataPath } = config.clickhouse;
+  if (!config.clickhouse.url && path.relative(management.dataDir, clickhouseDataPath).startsWith('..')) {
+    await secureDataDir(clickhouseDataPath); // CLICKHOUSE_DATA_PATH outside DATA_DIR.
+  }
 
   let embedded: EmbeddedPostgres | undefined;
   if (!management.database.url) {

@@ -114,7 +114,8 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseCli
         `(and isolate by database name), or close every embedded client first.`,
     );
   }
-  mkdirSync(requested, { recursive: true });
+  // Owner only: the events are there. (Files chDB creates inside follow the process umask.)
+  mkdirSync(requested, { recursive: true, mode: 0o700 });
   const connection = createChdbConnection({ path: requested });
   const client = createClient({
     // NOTE: chdb/connection implements the Connection of @clickhouse/client-common 1.23.0, which the

@@ -230,6 +230,9 @@ async function main(argv: string[]): Promise<unknown> {
     throw new UsageError(`unknown command ${command}`);
   }
 
+  // SECURITY: the embedded Postgres and chDB this command may open write under DATA_DIR, which
+  // holds events and key hashes: what they create is for this user only, as with `npm start`.
+  process.umask(0o077);
   const config = loadManagementConfig();
   if (command === 'migrate') return migrate(config, values.only);
   const { databaseUrl, embedded } = await connectPostgres(config);
