@@ -363,11 +363,10 @@ describe('npm start: the event pipeline', () => {
       );
 
       // A 200 from capture means stored: the person is in Postgres as soon as the SDK has flushed.
-      const lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')) as { port: number };
+      // The embedded Postgres is served on an owner-only Unix socket, found through the lock file.
+      const { findRunningEmbeddedPostgres } = await import('@hogbase/postgres');
       const { Client } = await import('pg');
-      const postgres = new Client({
-        connectionString: `postgres://postgres:postgres@127.0.0.1:${lock.port}/postgres`,
-      });
+      const postgres = new Client({ connectionString: await findRunningEmbeddedPostgres(dataDir) });
       await postgres.connect();
       try {
         const persons = await postgres.query<{ properties: Record<string, unknown>; distinct_ids: string[] }>(
