@@ -13,6 +13,8 @@ import { createManagementApp } from '@hogbase/management-api';
 
 /** The management API alone, against the Postgres of DATABASE_URL (split mode). */
 async function main(): Promise<void> {
+  // chDB writes event data under DATA_DIR when no ClickHouse server is set: owner-only files.
+  process.umask(0o077);
   const config = loadManagementConfig();
   const logger = pino({ level: config.logLevel });
   if (!config.database.url) {
