@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
 import { runProcess, UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { expectListedBack, sdkScenario, sendWithPosthogNode } from './posthog-node-scenario';
 import {
@@ -364,7 +365,6 @@ describe('npm start: the event pipeline', () => {
 
       // A 200 from capture means stored: the person is in Postgres as soon as the SDK has flushed.
       // The embedded Postgres is served on an owner-only Unix socket, found through the lock file.
-      const { findRunningEmbeddedPostgres } = await import('@hogbase/postgres');
       const { Client } = await import('pg');
       const postgres = new Client({ connectionString: await findRunningEmbeddedPostgres(dataDir) });
       await postgres.connect();
