@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
@@ -92,6 +93,17 @@ export function apiClient(baseUrl: string, authorization?: string): ApiClient {
   };
 }
 
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 /**
  * The management app on a fresh Postgres database of its own, listening on a random loopback port:
  * tests talk to it over HTTP exactly as a client does.
@@ -101,8 +113,11 @@ export async function startManagementTestApp(
   options: { clickhouse?: ClickHouseConnectionConfig; logger?: pino.Logger } = {},
 ): Promise<ManagementTestApp> {
   const database: TestDatabase = await createTestDatabase();
+  // The port is chosen first so that SITE_URL, the origin of absolute links, names this server.
+  const port = await freeLoopbackPort();
   const config: ManagementConfig = {
     ...loadManagementConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/tmp/hogbase-test-unused' }),
+    siteUrl: `http://127.0.0.1:${port}`,
     ...overrides,
   };
   let app: INestApplication;
@@ -118,7 +133,7 @@ export async function startManagementTestApp(
       },
       logger: options.logger ?? pino({ level: 'silent' }),
     });
-    await app.listen(0, '127.0.0.1');
+    await app.listen(port, '127.0.0.1');
   } catch (error) {
     await database.drop();
     throw error;

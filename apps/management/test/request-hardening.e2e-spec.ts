@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { ManagementTestApp, startManagementTestApp } from './management-test-app';
@@ -84,13 +85,78 @@ describe('request hardening: headers, credentials in logs, bounds on input', () 
       }
       const headerKey = 'x-api-key-value-0123456789';
       await owner.api.request('GET', '/api/users/@me/', { headers: { 'X-API-Key': headerKey } });
-      await testApp.client().get(`/api/projects/${owner.projectId}/feature_flags/?personal_api_key=${owner.key}`);
+      await testApp
+        .client()
+        .get(`/api/projects/${owner.projectId}/feature_flags/?personal_api_key=${owner.key}`);
 
       expect(logs.text).toContain('/api/users/@me/');
       for (const value of [...Object.values(secrets), headerKey, owner.key]) {
         expect(logs.text).not.toContain(value);
       }
       expect(logs.text).toContain('[redacted]');
+    });
+  });
+
+  describe('absolute links', () => {
+    /** A GET with a Host header of the client's choosing (fetch does not let a caller set one). */
+    function getWithHost(path: string, host: string): Promise<{ status: number; body: any }> {
+      const { port } = new URL(testApp.baseUrl);
+      return new Promise((resolve, reject) => {
+        const request = httpRequest(
+          { host: '127.0.0.1', port, path, headers: { Host: host, Authorization: `Bearer ${owner.key}` } },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+          },
+        );
+        request.on('error', reject);
+        request.end();
+      });
+    }
+
+    it('builds pagination links on SITE_URL, not on the Host header a client sent', async () => {
+      for (const index of [1, 2, 3]) {
+        await owner.api.post(`/api/projects/${owner.projectId}/feature_flags/`, {
+          key: `links-${index}`,
+          filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+        });
+      }
+      const page = await getWithHost(
+        `/api/projects/${owner.projectId}/feature_flags/?limit=1&offset=1`,
+        'attacker.example',
+      );
+      expect(page.status).toBe(200);
+      for (const link of [page.body.next, page.body.previous]) {
+        expect(new URL(link).origin).toBe(testApp.baseUrl);
+      }
+      const activity = await getWithHost(
+        `/api/projects/${owner.projectId}/feature_flags/activity/?limit=1`,
+        'attacker.example',
+      );
+      expect(new URL(activity.body.next).origin).toBe(testApp.baseUrl);
+    });
+
+    it('follows X-Forwarded-Host and -Proto when proxies are trusted', async () => {
+      const behindProxy = await startManagementTestApp({ trustProxy: true });
+      try {
+        const proxied = await behindProxy.createOwner('proxied@example.test');
+        for (const index of [1, 2]) {
+          await proxied.api.post(`/api/projects/${proxied.projectId}/feature_flags/`, {
+            key: `proxied-${index}`,
+            filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
+          });
+        }
+        const response = await proxied.api.request(
+          'GET',
+          `/api/projects/${proxied.projectId}/feature_flags/?limit=1`,
+          { headers: { 'X-Forwarded-Host': 'analytics.example.com', 'X-Forwarded-Proto': 'https' } },
+        );
+        expect(response.status).toBe(200);
+        expect(new URL(response.body.next).origin).toBe('https://analytics.example.com');
+      } finally {
+        await behindProxy.close();
+      }
     });
   });
 
@@ -135,7 +201,10 @@ describe('request hardening: headers, credentials in logs, bounds on input', () 
     it.each([
       ['a rollout percentage past any integer', { rollout_percentage: 1e300 }],
       ['a rollout percentage that is not finite', { rollout_percentage: 'Infinity' }],
-      ['a NUL byte in a property value', { properties: [{ key: 'email', value: 'a\u0000b', type: 'person' }] }],
+      [
+        'a NUL byte in a property value',
+        { properties: [{ key: 'email', value: 'a\u0000b', type: 'person' }] },
+      ],
     ])('answers 400 to a flag with %s', async (_name, group) => {
       const response = await owner.api.post(`/api/projects/${owner.projectId}/feature_flags/`, {
         key: `bounds-${Math.random().toString(36).slice(2)}`,

@@ -15,6 +15,7 @@ import { assertEveryRouteDeclaresAccess, routeTable } from './routes/route-table
 import { OpenApiDocument } from './schema/openapi-document';
 import { UnsupportedMediaTypeError } from './common/validation.pipe';
 import { refuseDeepBodies, securityHeaders } from './common/request-hardening.middleware';
+import { publicOriginMiddleware } from './common/public-url.util';
 
 /** A write with a body that is not JSON is a 415, as DRF answers, rather than an empty body. */
 function refuseUnsupportedBodies(
@@ -60,6 +61,7 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.use(securityHeaders);
+  app.use(publicOriginMiddleware(config));
   app.use(
     pinoHttp({
       logger: logger.child({ app: 'management' }),

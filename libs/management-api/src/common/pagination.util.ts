@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { publicRequestUrl } from './public-url.util';
 
 export const DEFAULT_PAGE_SIZE = 100;
 // Postgres LIMIT/OFFSET are bigint; a larger value is read as "everything" rather than refused.
@@ -35,7 +36,7 @@ export function pageRequestFrom(query: Record<string, unknown>): PageRequest {
 }
 
 function absoluteUrl(request: Request, params: Record<string, number | undefined>): string {
-  const url = new URL(request.originalUrl, `${request.protocol}://${request.get('host') ?? 'localhost'}`);
+  const url = publicRequestUrl(request);
   for (const [key, value] of Object.entries(params)) {
     if (value === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(value));

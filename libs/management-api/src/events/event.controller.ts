@@ -3,6 +3,7 @@ import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
+import { publicRequestUrl } from '../common/public-url.util';
 import { toCsv } from './csv.util';
 import { formatOf, parseEventListRequest, type QueryValues } from './event-list.request';
 import { EventService, type NextPage } from './event.service';
@@ -37,7 +38,7 @@ function listParameters(): MethodDecorator {
 
 /** The absolute URL of this request with some query parameters replaced (undefined removes one). */
 function withParams(request: Request, changes: Record<string, string | undefined>): string {
-  const url = new URL(request.originalUrl, `${request.protocol}://${request.get('host') ?? 'localhost'}`);
+  const url = publicRequestUrl(request);
   for (const [name, value] of Object.entries(changes)) {
     if (value === undefined) url.searchParams.delete(name);
     else url.searchParams.set(name, value);
