@@ -4,7 +4,9 @@ import type { Request } from 'express';
 import { DataSource, EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ActivityLog, type User } from '@hogbase/postgres';
+import { ApiError } from '../common/api-error';
 import { iso } from '../common/iso.util';
+import { publicRequestUrl } from '../common/public-url.util';
 
 /** One field's change, as PostHog's activity log describes it. */
 export interface ActivityChange {
@@ -68,8 +70,28 @@ export function changesBetween(
   return changes;
 }
 
+/**
+ * The last page anyone may ask for: its offset, (page - 1) * limit, stays within a Postgres integer
+ * even at the largest page size, where a larger page used to fail in SQL (`bigint out of range`).
+ */
+export const MAX_ACTIVITY_PAGE = 2_000_000;
+
 function positive(value: unknown, fallback: number): number {
   return typeof value === 'string' && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : fallback;
+}
+
+/** `?page=`: 1 when absent; otherwise an integer from 1 to MAX_ACTIVITY_PAGE, or DRF's 400 on `page`. */
+export function activityPageNumber(value: unknown): number {
+  if (value === undefined || value === '') return 1;
+  if (typeof value !== 'string' || !/^\s*[+-]?\d+\s*$/.test(value)) {
+    throw new ApiError('invalid', 'A valid integer is required.', 'page');
+  }
+  const page = Number(value);
+  if (page < 1) throw new ApiError('invalid', 'Ensure this value is greater than or equal to 1.', 'page');
+  if (page > MAX_ACTIVITY_PAGE) {
+    throw new ApiError('invalid', `Ensure this value is less than or equal to ${MAX_ACTIVITY_PAGE}.`, 'page');
+  }
+  return page;
 }
 
 /** PostHog's activity log: written with each change, read page by page (`?page=`, `?limit=`). */
@@ -77,8 +99,11 @@ function positive(value: unknown, fallback: number): number {
 export class ActivityLogService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Records an entry; pass the transaction's manager so the entry commits with the change. */
-  async record(entry: ActivityEntry, manager: EntityManager = this.dataSource.manager): Promise<void> {
+  /**
+   * Records an entry through the transaction's manager, so that it commits with the change (and
+   * never asks the pool for a second connection while that transaction is open).
+   */
+  async record(manager: EntityManager, entry: ActivityEntry): Promise<void> {
     const repository = manager.getRepository(ActivityLog);
     await repository.save(
       repository.create({
@@ -109,8 +134,9 @@ export class ActivityLogService {
     query: Record<string, unknown>,
     filter: { teamId: number; scope: string; itemId?: string },
   ): Promise<ActivityPage> {
+    // A limit that is not a positive integer is the default, as DRF reads one; a larger one is capped.
     const limit = Math.min(positive(query.limit, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
-    const page = positive(query.page, 1);
+    const page = activityPageNumber(query.page);
     const where = {
       teamId: filter.teamId,
       scope: filter.scope,
@@ -124,10 +150,7 @@ export class ActivityLogService {
       take: limit,
     });
     const url = (target: number) => {
-      const next = new URL(
-        request.originalUrl,
-        `${request.protocol}://${request.get('host') ?? 'localhost'}`,
-      );
+      const next = publicRequestUrl(request);
       next.searchParams.set('page', String(target));
       next.searchParams.set('limit', String(limit));
       return next.toString();

@@ -95,8 +95,9 @@ export class FeatureFlagService {
       );
     }
     const [flags, count] = await builder.getManyAndCount();
-    const rights = await this.permissions.rightsOf(user, project);
-    const canEdit = await this.permissions.canEditAll(rights, flags);
+    const { manager } = this.dataSource;
+    const rights = await this.permissions.rightsOf(manager, user, project);
+    const canEdit = await this.permissions.canEditAll(manager, rights, flags);
     return { count, results: flags.map((flag) => presentFeatureFlag(flag, canEdit.get(flag.id) ?? false)) };
   }
 
@@ -108,12 +109,12 @@ export class FeatureFlagService {
     });
   }
 
-  /** A flag of the project, deleted or not; 404 for an id of another project. */
-  async find(
-    project: ResolvedProject,
-    id: string,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<FeatureFlag> {
+  /** A flag of the project, deleted or not; 404 for an id of another project. Outside a transaction. */
+  find(project: ResolvedProject, id: string): Promise<FeatureFlag> {
+    return this.findIn(this.dataSource.manager, project, id);
+  }
+
+  private async findIn(manager: EntityManager, project: ResolvedProject, id: string): Promise<FeatureFlag> {
     const flag = /^\d{1,9}$/.test(id)
       ? await manager.getRepository(FeatureFlag).findOne({
           where: { id: Number(id), teamId: project.team.id },
@@ -129,9 +130,14 @@ export class FeatureFlagService {
     return this.present(user, project, flag);
   }
 
-  async present(user: User, project: ResolvedProject, flag: FeatureFlag): Promise<FeatureFlagResponse> {
-    const rights = await this.permissions.rightsOf(user, project);
-    return presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
+  private async present(
+    user: User,
+    project: ResolvedProject,
+    flag: FeatureFlag,
+  ): Promise<FeatureFlagResponse> {
+    const { manager } = this.dataSource;
+    const rights = await this.permissions.rightsOf(manager, user, project);
+    return presentFeatureFlag(flag, await this.permissions.canEdit(manager, rights, flag));
   }
 
   async create(
@@ -140,7 +146,7 @@ export class FeatureFlagService {
     dto: CreateFeatureFlagDto,
   ): Promise<FeatureFlagResponse> {
     checkKey(dto.key);
-    const filters = await this.checkFilters(project, dto.filters ?? {});
+    const filters = await this.checkFilters(this.dataSource.manager, project, dto.filters ?? {});
     const flag = await this.inTransaction(async (manager) => {
       // PostHog frees a soft-deleted flag's key for the new flag by removing the old row.
       await this.removeDeletedWithKey(manager, project, dto.key);
@@ -165,19 +171,16 @@ export class FeatureFlagService {
       );
       created.createdBy = user;
       await this.dashboards.create(manager, created);
-      await this.activity.record(
-        {
-          organizationId: project.organization.id,
-          teamId: project.team.id,
-          user,
-          scope: FEATURE_FLAG_SCOPE,
-          itemId: String(created.id),
-          activity: 'created',
-          name: created.key,
-          changes: null,
-        },
-        manager,
-      );
+      await this.activity.record(manager, {
+        organizationId: project.organization.id,
+        teamId: project.team.id,
+        user,
+        scope: FEATURE_FLAG_SCOPE,
+        itemId: String(created.id),
+        activity: 'created',
+        name: created.key,
+        changes: null,
+      });
       return created;
     });
     return this.present(user, project, flag);
@@ -189,10 +192,12 @@ export class FeatureFlagService {
     id: string,
     dto: UpdateFeatureFlagDto,
   ): Promise<FeatureFlagResponse> {
-    const rights = await this.permissions.rightsOf(user, project);
+    const rights = await this.permissions.rightsOf(this.dataSource.manager, user, project);
+    // NOTE: every read below goes through `manager`: a read on another connection while this
+    // transaction is open deadlocks the embedded Postgres (and the guard refuses it).
     const flag = await this.inTransaction(async (manager) => {
-      const current = await this.find(project, id, manager);
-      await this.requireEdit(rights, current);
+      const current = await this.findIn(manager, project, id);
+      await this.requireEdit(manager, rights, current);
       const before = presentFeatureFlag(current, true) as unknown as Record<string, unknown>;
       if (dto.key !== undefined && dto.key !== current.key) {
         checkKey(dto.key);
@@ -202,7 +207,7 @@ export class FeatureFlagService {
       }
       // PostHog keeps the stored conditions when a PATCH sends filters without `groups`.
       if (dto.filters !== undefined && 'groups' in dto.filters) {
-        current.filters = await this.checkFilters(project, dto.filters);
+        current.filters = await this.checkFilters(manager, project, dto.filters);
       }
       if (dto.name !== undefined) current.name = dto.name;
       if (dto.deleted !== undefined) current.deleted = dto.deleted;
@@ -232,34 +237,37 @@ export class FeatureFlagService {
       const { createdBy, ...columns } = current;
       await manager.getRepository(FeatureFlag).save(columns);
       current.createdBy = createdBy;
-      await this.activity.record(
-        {
-          organizationId: project.organization.id,
-          teamId: project.team.id,
-          user,
-          scope: FEATURE_FLAG_SCOPE,
-          itemId: String(current.id),
-          activity: 'updated',
-          name: current.key,
-          changes,
-        },
-        manager,
-      );
+      await this.activity.record(manager, {
+        organizationId: project.organization.id,
+        teamId: project.team.id,
+        user,
+        scope: FEATURE_FLAG_SCOPE,
+        itemId: String(current.id),
+        activity: 'updated',
+        name: current.key,
+        changes,
+      });
       return current;
     });
-    return presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
+    return presentFeatureFlag(flag, await this.permissions.canEdit(this.dataSource.manager, rights, flag));
   }
 
   /** 403 unless the caller may edit the flag. */
-  async requireEdit(rights: FlagEditRights, flag: FeatureFlag): Promise<void> {
-    if (!(await this.permissions.canEdit(rights, flag))) throw permissionDenied(NO_EDIT_PERMISSION);
+  async requireEdit(manager: EntityManager, rights: FlagEditRights, flag: FeatureFlag): Promise<void> {
+    if (!(await this.permissions.canEdit(manager, rights, flag))) {
+      throw permissionDenied(NO_EDIT_PERMISSION);
+    }
   }
 
   /** Checks filters and that the cohorts they name exist in the project and target persons only. */
-  private async checkFilters(project: ResolvedProject, input: unknown): Promise<Record<string, unknown>> {
+  private async checkFilters(
+    manager: EntityManager,
+    project: ResolvedProject,
+    input: unknown,
+  ): Promise<Record<string, unknown>> {
     const { filters, cohortIds } = checkFeatureFlagFilters(input);
     if (cohortIds.length === 0) return filters;
-    const cohorts = await this.dataSource
+    const cohorts = await manager
       .getRepository(Cohort)
       .findBy({ id: In(cohortIds), teamId: project.team.id, deleted: false });
     const byId = new Map(cohorts.map((cohort) => [cohort.id, cohort]));
@@ -267,7 +275,7 @@ export class FeatureFlagService {
       const cohort = byId.get(id);
       if (!cohort)
         throw new ApiError('cohort_does_not_exist', `Cohort with id ${id} does not exist`, 'filters');
-      if (await this.isBehavioral(project, cohort, new Set())) {
+      if (await this.isBehavioral(manager, project, cohort, new Set())) {
         throw new ApiError(
           'behavioral_cohort_found',
           `Cohort '${cohort.name}' with filters on events cannot be used in feature flags.`,
@@ -279,16 +287,21 @@ export class FeatureFlagService {
   }
 
   /** A cohort filtering on events, directly or through a cohort it includes. */
-  private async isBehavioral(project: ResolvedProject, cohort: Cohort, seen: Set<number>): Promise<boolean> {
+  private async isBehavioral(
+    manager: EntityManager,
+    project: ResolvedProject,
+    cohort: Cohort,
+    seen: Set<number>,
+  ): Promise<boolean> {
     if (seen.has(cohort.id)) return false;
     seen.add(cohort.id);
     if (cohort.isStatic) return false;
     if (hasBehavioralFilter(cohort.filters)) return true;
     for (const nested of nestedCohortIds(cohort.filters)) {
-      const included = await this.dataSource
+      const included = await manager
         .getRepository(Cohort)
         .findOneBy({ id: nested, teamId: project.team.id, deleted: false });
-      if (included && (await this.isBehavioral(project, included, seen))) return true;
+      if (included && (await this.isBehavioral(manager, project, included, seen))) return true;
     }
     return false;
   }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import {
   FeatureFlagRoleAccess,
   MembershipLevel,
@@ -29,17 +28,23 @@ export interface FlagEditRights {
  * PostHog's can_user_edit_feature_flag (reference §8.1): the flag's creator, an admin, or anyone
  * when the organization lets everyone edit flags; otherwise the user's roles decide, and a
  * "can only view" role edits only the flags it was given access to.
+ *
+ * NOTE: it holds no connection of its own. Every read goes through the EntityManager the caller
+ * passes: the transaction's inside a transaction (a read on another connection there deadlocks the
+ * embedded Postgres), `dataSource.manager` outside one.
  */
 @Injectable()
 export class FlagPermissionsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  async rightsOf(user: User, { organization, membership }: ResolvedProject): Promise<FlagEditRights> {
+  async rightsOf(
+    manager: EntityManager,
+    user: User,
+    { organization, membership }: ResolvedProject,
+  ): Promise<FlagEditRights> {
     const [resource, roles] = await Promise.all([
-      this.dataSource
+      manager
         .getRepository(OrganizationResourceAccess)
         .findOneBy({ organizationId: organization.id, resource: FEATURE_FLAGS_RESOURCE }),
-      this.dataSource.query<{ id: string; level: number }[]>(
+      manager.query<{ id: string; level: number }[]>(
         `SELECT r.id, r.feature_flags_access_level AS level
            FROM roles r JOIN role_memberships m ON m.role_id = r.id
           WHERE r.organization_id = $1 AND m.user_id = $2`,
@@ -56,7 +61,11 @@ export class FlagPermissionsService {
   }
 
   /** can_edit of each flag, with one query for the role-access links they need. */
-  async canEditAll(rights: FlagEditRights, flags: readonly FeatureFlag[]): Promise<Map<number, boolean>> {
+  async canEditAll(
+    manager: EntityManager,
+    rights: FlagEditRights,
+    flags: readonly FeatureFlag[],
+  ): Promise<Map<number, boolean>> {
     const result = new Map<number, boolean>();
     const needLinks: number[] = [];
     for (const flag of flags) {
@@ -68,7 +77,7 @@ export class FlagPermissionsService {
       const links =
         rights.roleIds.length === 0
           ? []
-          : await this.dataSource
+          : await manager
               .getRepository(FeatureFlagRoleAccess)
               .findBy({ featureFlagId: In(needLinks), roleId: In(rights.roleIds) });
       const linked = new Set(links.map((link) => link.featureFlagId));
@@ -77,8 +86,8 @@ export class FlagPermissionsService {
     return result;
   }
 
-  async canEdit(rights: FlagEditRights, flag: FeatureFlag): Promise<boolean> {
-    return (await this.canEditAll(rights, [flag])).get(flag.id) ?? false;
+  async canEdit(manager: EntityManager, rights: FlagEditRights, flag: FeatureFlag): Promise<boolean> {
+    return (await this.canEditAll(manager, rights, [flag])).get(flag.id) ?? false;
   }
 
   /**

@@ -238,7 +238,7 @@ export class RolesService {
     project: ResolvedProject,
     flag: FeatureFlag,
   ): Promise<void> {
-    const rights = await this.permissions.rightsOf(user, project);
+    const rights = await this.permissions.rightsOf(this.dataSource.manager, user, project);
     if (!this.permissions.mayManageRoleAccess(rights, flag)) {
       throw permissionDenied("You can't edit roles for this feature flag.");
     }
@@ -308,8 +308,9 @@ export class RolesService {
     rows: readonly FeatureFlagRoleAccess[],
   ): Promise<RoleAccessResponse[]> {
     if (rows.length === 0) return [];
-    const rights = await this.permissions.rightsOf(user, project);
-    const presentedFlag = presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
+    const { manager } = this.dataSource;
+    const rights = await this.permissions.rightsOf(manager, user, project);
+    const presentedFlag = presentFeatureFlag(flag, await this.permissions.canEdit(manager, rights, flag));
     const roles = await this.dataSource
       .getRepository(Role)
       .find({ where: { id: In(rows.map((row) => row.roleId)) }, relations: { createdBy: true } });
