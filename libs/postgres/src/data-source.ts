@@ -1,14 +1,89 @@
-import { DataSource, DataSourceOptions } from 'typeorm';
+import type { PoolConfig } from 'pg';
+import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
+import { guardDataSource, unboundRunner } from './connection-guard';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+
+export {
+  CrossConnectionQueryError,
+  guardDataSource,
+  PostgresQueryTimeoutError,
+  type ConnectionGuardOptions,
+} from './connection-guard';
+
+/**
+ * Bounds on every Postgres connection of every app (management, capture, ingestion), so that no
+ * statement, lock wait or forgotten transaction can hold a connection, and then a whole pool, for
+ * good. Each is far above what a legitimate statement takes here: requests touch a handful of rows
+ * by index, the event listing reads ClickHouse, ingestion writes persons in batches, and flag
+ * actions read persons 5,000 at a time. Migrations are exempt (see runMigrationsExclusively).
+ */
+export interface PostgresTimeouts {
+  /** Server side (statement_timeout): cancels a statement that runs longer. */
+  statementTimeoutMs: number;
+  /** Server side (lock_timeout): fails a statement that waits longer for a row or table lock. */
+  lockTimeoutMs: number;
+  /** Server side (idle_in_transaction_session_timeout): ends a session left idle in a transaction. */
+  idleInTransactionTimeoutMs: number;
+  /**
+   * Client side: fails a query that has not answered, connection wait included. Longer than the
+   * statement timeout, so a real server cancels first and the connection survives; it is what
+   * bounds the embedded Postgres, which honours none of the server-side timeouts.
+   */
+  queryTimeoutMs: number;
+  /** Client side: bounds opening a connection, and waiting for one when the pool is exhausted. */
+  connectionTimeoutMs: number;
+}
+
+export const POSTGRES_TIMEOUTS: Readonly<PostgresTimeouts> = Object.freeze({
+  statementTimeoutMs: 30_000,
+  lockTimeoutMs: 10_000,
+  idleInTransactionTimeoutMs: 60_000,
+  queryTimeoutMs: 45_000,
+  connectionTimeoutMs: 10_000,
+});
+
+/**
+ * The node-postgres pool options that apply `timeouts` to every connection of a `pg.Pool`.
+ *
+ * NOTE: the server-side ones travel as startup parameters. The embedded Postgres (PGlite) ignores
+ * startup parameters, which is what keeps it alive: a `SET idle_in_transaction_session_timeout`
+ * hangs PGlite for good (postgres-timeouts.integration-spec.ts pins both facts). A plain pg.Pool
+ * releases a client with the error of its failed query, so a client-side timeout discards the
+ * connection instead of handing a still-busy one to the next caller.
+ */
+export function postgresPoolTimeouts(
+  timeouts: Readonly<PostgresTimeouts> = POSTGRES_TIMEOUTS,
+): Pick<
+  PoolConfig,
+  | 'statement_timeout'
+  | 'lock_timeout'
+  | 'idle_in_transaction_session_timeout'
+  | 'query_timeout'
+  | 'connectionTimeoutMillis'
+> {
+  return {
+    statement_timeout: timeouts.statementTimeoutMs,
+    lock_timeout: timeouts.lockTimeoutMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+    query_timeout: timeouts.queryTimeoutMs,
+    connectionTimeoutMillis: timeouts.connectionTimeoutMs,
+  };
+}
 
 export interface PostgresConnectionOptions {
   url: string;
   poolSize?: number;
   applicationName?: string;
+  /** Tests shorten these to watch them fire. */
+  timeouts?: Readonly<PostgresTimeouts>;
 }
 
 export function postgresDataSourceOptions(options: PostgresConnectionOptions): DataSourceOptions {
+  // TRICKY: pg's own query_timeout is left out here. TypeORM releases a runner without the error,
+  // so the pool would keep a connection whose query is still running and hand it to the next
+  // request; the guard (guardDataSource) bounds queries itself and closes the connection instead.
+  const { query_timeout: _clientSide, ...pool } = postgresPoolTimeouts(options.timeouts);
   return {
     type: 'postgres',
     url: options.url,
@@ -21,13 +96,21 @@ export function postgresDataSourceOptions(options: PostgresConnectionOptions): D
     migrationsRun: false,
     logging: false,
     applicationName: options.applicationName ?? 'hogbase',
-    extra: { max: options.poolSize ?? 10 },
+    extra: { max: options.poolSize ?? 10, ...pool },
   };
 }
 
-/** Opens a data source and brings its schema up to date. */
+/**
+ * Opens a data source and brings its schema up to date. Its queries are guarded and bounded
+ * (guardDataSource): a query on another connection inside a transaction throws at once.
+ */
 export async function openDataSource(options: PostgresConnectionOptions): Promise<DataSource> {
   const dataSource = new DataSource(postgresDataSourceOptions(options));
+  const timeouts = options.timeouts ?? POSTGRES_TIMEOUTS;
+  guardDataSource(dataSource, {
+    queryTimeoutMs: timeouts.queryTimeoutMs,
+    idleInTransactionTimeoutMs: timeouts.idleInTransactionTimeoutMs,
+  });
   await dataSource.initialize();
   try {
     await runMigrationsExclusively(dataSource);
@@ -39,20 +122,33 @@ export async function openDataSource(options: PostgresConnectionOptions): Promis
 }
 
 // Any constant works; it only has to be the same for every process migrating this database.
-const MIGRATION_LOCK_KEY = 7_345_021;
+export const MIGRATION_LOCK_KEY = 7_345_021;
 
 /**
  * Several processes may start against one database at once (split mode, parallel test workers):
  * a session-level advisory lock makes them migrate one after the other instead of racing.
+ *
+ * The migrations run on the lock's own connection with the timeouts lifted: waiting for another
+ * process's migrations, or building an index on a large table, may rightly take minutes.
  */
 export async function runMigrationsExclusively(dataSource: DataSource): Promise<void> {
   const lockRunner = dataSource.createQueryRunner();
+  unboundRunner(lockRunner);
   await lockRunner.connect();
   try {
+    // NOTE: idle_in_transaction_session_timeout is left alone: migrations are never idle, and a
+    // SET of it hangs the embedded Postgres.
+    await lockRunner.query('SET statement_timeout = 0');
+    await lockRunner.query('SET lock_timeout = 0');
     await lockRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await dataSource.runMigrations({ transaction: 'each' });
+    const executor = new MigrationExecutor(dataSource, lockRunner);
+    executor.transaction = 'each';
+    await executor.executePendingMigrations();
   } finally {
     await lockRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    // Back to the connection's own bounds before the pool hands it to anyone else.
+    await lockRunner.query('RESET statement_timeout').catch(() => undefined);
+    await lockRunner.query('RESET lock_timeout').catch(() => undefined);
     await lockRunner.release();
   }
 }
