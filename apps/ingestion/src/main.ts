@@ -12,6 +12,7 @@ import {
 } from '@hogbase/config';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { PersonProcessor } from '@hogbase/ingestion';
+import { postgresPoolTimeouts } from '@hogbase/postgres';
 import { ensureTopics, eventTopicSpecs, KafkaEventConsumer, KafkaEventPublisher } from '@hogbase/queue';
 import { EventBatchHandler } from '@hogbase/ingestion';
 
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     connectionString: database.url,
     max: database.poolSize,
     application_name: 'ingestion',
+    ...postgresPoolTimeouts(),
   });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle Postgres connection lost'));
   const clickhouse = createClickHouse(clickhouseConfig);

@@ -2,7 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { buildCaptureApp, createFlagServices, ProjectTokenCache } from '@hogbase/capture-server';
+import {
+  buildCaptureApp,
+  CAPTURE_POOL_TIMEOUTS,
+  createFlagServices,
+  ProjectTokenCache,
+} from '@hogbase/capture-server';
 import {
   closeClickHouse,
   createClickHouse,
@@ -12,6 +17,7 @@ import {
 import type { StandaloneConfig } from '@hogbase/config';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { EventBatchHandler, PersonProcessor } from '@hogbase/ingestion';
+import { postgresPoolTimeouts } from '@hogbase/postgres';
 import {
   ensureTopics,
   eventTopicSpecs,
@@ -49,9 +55,21 @@ export async function startEventPipeline(
     cluster: config.clickhouse.cluster,
   });
 
-  const ingestionPool = new Pool({ connectionString: databaseUrl, max: 3, application_name: 'ingestion' });
+  // Every connection is bounded (statement, lock and idle-in-transaction timeouts, and a client-side
+  // query timeout, the one bound the embedded Postgres honours).
+  const ingestionPool = new Pool({
+    connectionString: databaseUrl,
+    max: 3,
+    application_name: 'ingestion',
+    ...postgresPoolTimeouts(),
+  });
   // Capture reads tokens, and persons for the SDKs' flag calls.
-  const capturePool = new Pool({ connectionString: databaseUrl, max: 4, application_name: 'capture' });
+  const capturePool = new Pool({
+    connectionString: databaseUrl,
+    max: 4,
+    application_name: 'capture',
+    ...CAPTURE_POOL_TIMEOUTS,
+  });
   for (const pool of [ingestionPool, capturePool]) {
     pool.on('error', (error) => logger.warn({ err: error }, 'idle Postgres connection lost'));
   }
