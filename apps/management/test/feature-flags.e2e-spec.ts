@@ -4,6 +4,19 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { ISO_8601_PATTERN } from '@hogbase/test-support';
 import { ApiClient, ManagementTestApp, startManagementTestApp } from './management-test-app';
 
+/** Turns a request that never answers into a failure naming it (the embedded Postgres used to hang). */
+async function withDeadline<T>(request: Promise<T>, what: string, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([request, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The feature flag API: the spec's resource, PostHog's validation and lifecycle (reference §8). */
 describe('feature flags', () => {
   let testApp: ManagementTestApp;
@@ -515,5 +528,101 @@ describe('feature flags', () => {
       403,
       "API key missing required scope 'feature_flag:write'",
     ]);
+  });
+
+  describe('edit rights, checked inside the update’s transaction', () => {
+    // A member in a "can only view" role needs the flag's role-access links: that read used to go
+    // through a second connection while the update held a transaction, which the embedded Postgres
+    // never serves, and the request (and the whole instance) hung.
+    it('refuses a member with a view-only role a flag the role has no access to, lets it edit one it has, and stays ready', async () => {
+      const member = await testApp.createMember('viewer@flags.test', organizationId, MembershipLevel.Member);
+      const writeKey = await testApp.createKey('viewer@flags.test', ['feature_flag:write']);
+      const viewer = testApp.client(`Bearer ${writeKey}`);
+      const roles = `/api/organizations/${organizationId}/roles/`;
+      const role = await api.post(roles, { name: 'Flag viewers', feature_flags_access_level: 21 });
+      expect(role.status).toBe(201);
+      const joined = await api.post(`${roles}${role.body.id}/role_memberships/`, {
+        user_uuid: member.user.uuid,
+      });
+      expect(joined.status).toBe(201);
+      const closed = await createFlag({ key: 'closed-to-viewers' });
+      const granted = await createFlag({ key: 'granted-to-viewers' });
+      const access = await api.post(`${flags}${granted.id}/role_access/`, { role_id: role.body.id });
+      expect(access.status).toBe(201);
+
+      const refusedPatch = await withDeadline(
+        viewer.patch(`${flags}${closed.id}/`, { name: 'renamed' }),
+        "a view-only member's PATCH",
+      );
+      expect({ status: refusedPatch.status, body: refusedPatch.body }).toEqual({
+        status: 403,
+        body: {
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: "You don't have edit permissions for this feature flag.",
+          attr: null,
+        },
+      });
+      const allowed = await withDeadline(
+        viewer.patch(`${flags}${granted.id}/`, { name: 'renamed' }),
+        'a PATCH the role has access to',
+      );
+      expect({ status: allowed.status, name: allowed.body.name, canEdit: allowed.body.can_edit }).toEqual({
+        status: 200,
+        name: 'renamed',
+        canEdit: true,
+      });
+      expect((await withDeadline(testApp.client().get('/_ready'), '/_ready')).status).toBe(200);
+      expect((await withDeadline(viewer.get(`${flags}${closed.id}/`), 'a read')).body.can_edit).toBe(false);
+    });
+
+    it('checks the cohorts of PATCHed filters inside the transaction', async () => {
+      const [cohort] = await testApp.dataSource.query<{ id: number }[]>(
+        `INSERT INTO cohorts (team_id, name, filters) VALUES ($1, 'Patched pros', $2) RETURNING id`,
+        [projectId, { properties: { type: 'AND', values: [{ type: 'person', key: 'plan', value: 'pro' }] } }],
+      );
+      const flag = await createFlag({ key: 'cohort-patched' });
+      const filters = { groups: [{ properties: [{ key: 'id', value: cohort.id, type: 'cohort' }] }] };
+      const patched = await withDeadline(
+        api.patch(`${flags}${flag.id}/`, { filters }),
+        'PATCH with a cohort',
+      );
+      expect({ status: patched.status, filters: patched.body.filters }).toMatchObject({
+        status: 200,
+        filters,
+      });
+      const missing = await withDeadline(
+        api.patch(`${flags}${flag.id}/`, {
+          filters: { groups: [{ properties: [{ key: 'id', value: 999999, type: 'cohort' }] }] },
+        }),
+        'PATCH with a missing cohort',
+      );
+      expect(missing.body).toMatchObject({ code: 'cohort_does_not_exist', attr: 'filters' });
+    });
+  });
+
+  describe('paging bounds', () => {
+    it.each(['99999999999999999999', '2000001', '0', '-1', 'two', '1.5'])(
+      'answers 400 on attr page for the activity page %s',
+      async (page) => {
+        const response = await api.get(`${flags}activity/?page=${page}`);
+        expect(response.status).toBe(400);
+        expect(response.body).toMatchObject({ type: 'validation_error', code: 'invalid', attr: 'page' });
+      },
+    );
+
+    it('answers the last allowed activity page, and caps the activity limit', async () => {
+      const last = await api.get(`${flags}activity/?page=2000000&limit=99999999999999999999`);
+      expect({ status: last.status, results: last.body.results }).toEqual({ status: 200, results: [] });
+      expect(last.body.previous).toContain('limit=1000');
+    });
+
+    it('reads a limit or offset past the Postgres range as the largest one, as an empty page', async () => {
+      const huge = '99999999999999999999';
+      const response = await api.get(`${flags}?limit=${huge}&offset=${huge}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ results: [], next: null });
+      expect(response.body.count).toBeGreaterThan(0);
+    });
   });
 });
