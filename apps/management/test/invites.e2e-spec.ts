@@ -445,6 +445,47 @@ describe('invites (/api/organizations/:organization_id/invites/)', () => {
       expect(throughVictimOrganization.status).toBe(404);
       expect((await listInvites()).some((invite) => invite.id === created.body.id)).toBe(true);
     });
+
+    it("refuses a member another member's invite (403, left in place), and lets the member delete its own", async () => {
+      const member = await testApp.createMember(
+        freshEmail('deleting-member'),
+        organizationId,
+        MembershipLevel.Member,
+      );
+      const ownersInvite = await createInvite({ target_email: freshEmail('owners-invitee') });
+
+      const refused = await member.api.delete(`${invitesPath()}${ownersInvite.body.id}/`);
+
+      expect({ status: refused.status, body: refused.body }).toEqual({
+        status: 403,
+        body: {
+          type: 'authentication_error',
+          code: 'permission_denied',
+          detail: 'You do not have permission to perform this action.',
+          attr: null,
+        },
+      });
+      expect((await listInvites()).some((invite) => invite.id === ownersInvite.body.id)).toBe(true);
+
+      const membersInvite = await createInvite({ target_email: freshEmail('members-invitee') }, member.api);
+      expect(membersInvite.status).toBe(201);
+      const own = await member.api.delete(`${invitesPath()}${membersInvite.body.id}/`);
+      expect(own.status).toBe(204);
+    });
+
+    it('lets an admin delete an invite someone else sent', async () => {
+      const admin = await testApp.createMember(
+        freshEmail('deleting-admin'),
+        organizationId,
+        MembershipLevel.Admin,
+      );
+      const ownersInvite = await createInvite({ target_email: freshEmail('admin-deletes') });
+
+      const response = await admin.api.delete(`${invitesPath()}${ownersInvite.body.id}/`);
+
+      expect(response.status).toBe(204);
+      expect((await listInvites()).some((invite) => invite.id === ownersInvite.body.id)).toBe(false);
+    });
   });
 
   describe('bulk/', () => {

@@ -50,6 +50,6 @@ export class InviteController {
   @HttpCode(204)
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
   async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
-    await this.invites.remove(requireOrganization(caller), id);
+    await this.invites.remove(caller.user, requireOrganization(caller), id);
   }
 }

@@ -85,11 +85,21 @@ export class InviteService {
     return this.createMany(caller, resolved, items);
   }
 
-  async remove({ organization }: ResolvedOrganization, inviteId: string): Promise<void> {
+  /**
+   * An admin (or the owner) may delete any invite of the organization; a member only the invites
+   * they sent. PostHog refuses the others with DRF's generic 403 (its UserCanInvitePermission).
+   */
+  async remove(
+    user: User,
+    { organization, membership }: ResolvedOrganization,
+    inviteId: string,
+  ): Promise<void> {
     if (!isUuid(inviteId)) throw notFound();
-    const result = await this.dataSource
-      .getRepository(OrganizationInvite)
-      .delete({ id: inviteId, organizationId: organization.id });
+    const invites = this.dataSource.getRepository(OrganizationInvite);
+    const invite = await invites.findOneBy({ id: inviteId, organizationId: organization.id });
+    if (!invite) throw notFound();
+    if (membership.level < MembershipLevel.Admin && invite.createdById !== user.id) throw permissionDenied();
+    const result = await invites.delete({ id: invite.id, organizationId: organization.id });
     if (!result.affected) throw notFound();
   }
 
