@@ -1,8 +1,21 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { DEFAULT_PAGE_SIZE, pageRequestFrom, toPage } from './pagination.util';
+import { publicOriginMiddleware } from './public-url.util';
 
+/** A request as the app sees it once the public-origin middleware ran, with a Host header that must be ignored. */
 function request(url: string): Request {
-  return { originalUrl: url, protocol: 'http', get: () => 'api.test:8000' } as unknown as Request;
+  const incoming = {
+    originalUrl: url,
+    protocol: 'http',
+    host: 'attacker.test',
+    get: () => 'attacker.test',
+  } as unknown as Request;
+  publicOriginMiddleware({ siteUrl: 'http://api.test:8000', trustProxy: false })(
+    incoming,
+    {} as Response,
+    () => undefined,
+  );
+  return incoming;
 }
 
 describe('pageRequestFrom', () => {
