@@ -26,6 +26,7 @@ describe('pageRequestFrom', () => {
     [{ limit: '-5', offset: '-1' }, DEFAULT_PAGE_SIZE, 0],
     [{ limit: 'ten', offset: '1.5' }, DEFAULT_PAGE_SIZE, 0],
     [{ limit: '99999999999999999999' }, 2 ** 31 - 1, 0],
+    [{ limit: '5', offset: '99999999999999999999' }, 5, 2 ** 31 - 1],
     [{ limit: ['1', '2'] }, DEFAULT_PAGE_SIZE, 0],
   ])('reads %j as limit %d offset %d, as DRF does', (query, limit, offset) => {
     expect(pageRequestFrom(query)).toEqual({ limit, offset });

@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { publicRequestUrl } from './public-url.util';
 
 export const DEFAULT_PAGE_SIZE = 100;
-// Postgres LIMIT/OFFSET are bigint; a larger value is read as "everything" rather than refused.
+// Postgres LIMIT/OFFSET are bigint: a value past this one (even past bigint, where SQL would fail) is
+// read as "everything" / "past the end" rather than refused, since DRF never refuses a limit or offset.
 const MAX_SQL_INTEGER = 2 ** 31 - 1;
 
 export interface PageRequest {
