@@ -48,9 +48,9 @@ export const POSTGRES_TIMEOUTS: Readonly<PostgresTimeouts> = Object.freeze({
  *
  * NOTE: the server-side ones travel as startup parameters. The embedded Postgres (PGlite) ignores
  * startup parameters, which is what keeps it alive: a `SET idle_in_transaction_session_timeout`
- * hangs PGlite for good (postgres-timeouts.integration-spec.ts pins both facts). A plain pg.Pool
- * releases a client with the error of its failed query, so a client-side timeout discards the
- * connection instead of handing a still-busy one to the next caller.
+ * hangs PGlite for good (postgres-timeouts.integration-spec.ts pins that they stay inert). A plain
+ * pg.Pool releases a client with the error of its failed query, so a client-side timeout discards
+ * the connection instead of handing a still-busy one to the next caller.
  */
 export function postgresPoolTimeouts(
   timeouts: Readonly<PostgresTimeouts> = POSTGRES_TIMEOUTS,
