@@ -1,4 +1,5 @@
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
@@ -70,7 +71,7 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   const logger: FastifyBaseLogger = options.logger.child({ app: 'capture' });
   const app = Fastify({
     loggerInstance: logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: options.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: options.batchBodyLimit,
