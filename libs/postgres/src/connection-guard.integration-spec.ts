@@ -1,29 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createTestDatabase, withDeadline, type TestDatabase } from '@hogbase/test-support';
 import { CrossConnectionQueryError, PostgresQueryTimeoutError } from './connection-guard';
-import { openDataSource, POSTGRES_TIMEOUTS, type PostgresTimeouts } from './data-source';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+import { openDataSource, type PostgresTimeouts } from './data-source';
+import type { EmbeddedPostgres } from './embedded-postgres';
 import { Team } from './entities';
-
-/** Turns a hang into a failure that names what hung. */
-async function withDeadline<T>(work: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function timeouts(overrides: Partial<PostgresTimeouts>): PostgresTimeouts {
-  return { ...POSTGRES_TIMEOUTS, ...overrides };
-}
+import { startTemporaryEmbeddedPostgres, timeouts } from './testing/test-postgres.util';
 
 describe('the connection guard, on the machine’s PostgreSQL', () => {
   let database: TestDatabase;
@@ -122,17 +103,14 @@ describe('the client-side bounds, on the machine’s PostgreSQL', () => {
 });
 
 describe('the client-side bounds, on the embedded Postgres', () => {
-  let dataDir: string;
   let embedded: EmbeddedPostgres;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-guard-test-'));
-    embedded = await startEmbeddedPostgres(dataDir);
+    embedded = await startTemporaryEmbeddedPostgres('hogbase-guard-test-');
   });
 
   afterAll(async () => {
     await embedded?.stop();
-    await rm(dataDir, { recursive: true, force: true });
   });
 
   async function open(bounds: Partial<PostgresTimeouts>): Promise<DataSource> {

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { runProcess } from '@hogbase/test-support';
+import { listeningTcpPorts, postgresAcceptsStranger, runProcess } from '@hogbase/test-support';
 import {
   findRunningEmbeddedPostgres,
   startEmbeddedPostgres,
@@ -13,47 +13,6 @@ import {
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const NODE = path.join(REPO_ROOT, 'node_modules', '.bin', 'node');
 const LOCK_FILE = 'postgres.lock.json';
-
-/** TCP ports `pid` listens on, from /proc (its socket inodes matched against the LISTEN rows). */
-async function listeningTcpPorts(pid: number): Promise<number[]> {
-  const inodes = new Set<string>();
-  for (const fd of await readdir(`/proc/${pid}/fd`)) {
-    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-    const match = /^socket:\[(\d+)\]$/.exec(target);
-    if (match) inodes.add(match[1]);
-  }
-  const ports = new Set<number>();
-  for (const table of ['tcp', 'tcp6']) {
-    const rows = (await readFile(`/proc/${pid}/net/${table}`, 'utf8')).trim().split('\n').slice(1);
-    for (const row of rows) {
-      const [, local, , state, , , , , , inode] = row.trim().split(/\s+/);
-      if (state === '0A' && inodes.has(inode)) ports.add(parseInt(local.split(':')[1], 16));
-    }
-  }
-  return [...ports].sort((left, right) => left - right);
-}
-
-/** Whether a `pg` client naming another user and a wrong password gets a session on the port. */
-async function acceptsStranger(port: number): Promise<boolean> {
-  const client = new Client({
-    host: '127.0.0.1',
-    port,
-    user: 'nobody',
-    password: 'wrong',
-    database: 'postgres',
-    connectionTimeoutMillis: 5_000,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 async function currentUser(url: string): Promise<string> {
   const client = new Client({ connectionString: url });
@@ -122,7 +81,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
 
     const opened = (await listeningTcpPorts(process.pid)).filter((port) => !before.includes(port));
     const accepting: number[] = [];
-    for (const port of opened) if (await acceptsStranger(port)) accepting.push(port);
+    for (const port of opened) if (await postgresAcceptsStranger(port)) accepting.push(port);
     expect({ opened, accepting }).toEqual({ opened: [], accepting: [] });
   });
 

@@ -1,34 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Pool } from 'pg';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createTestDatabase, withDeadline, type TestDatabase } from '@hogbase/test-support';
 import {
   MIGRATION_LOCK_KEY,
   openDataSource,
-  POSTGRES_TIMEOUTS,
   postgresPoolTimeouts,
   type PostgresTimeouts,
 } from './data-source';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
-
-/** Turns a hang into a failure that names what hung. */
-async function withDeadline<T>(work: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function timeouts(overrides: Partial<PostgresTimeouts>): PostgresTimeouts {
-  return { ...POSTGRES_TIMEOUTS, ...overrides };
-}
+import type { EmbeddedPostgres } from './embedded-postgres';
+import { startTemporaryEmbeddedPostgres, timeouts } from './testing/test-postgres.util';
 
 function boundedPool(url: string, overrides: Partial<PostgresTimeouts>): Pool {
   const pool = new Pool({ connectionString: url, max: 2, ...postgresPoolTimeouts(timeouts(overrides)) });
@@ -131,56 +111,57 @@ describe('the Postgres timeouts, on the machine’s PostgreSQL', () => {
 });
 
 describe('the Postgres timeouts, on the embedded Postgres', () => {
-  let dataDir: string;
   let embedded: EmbeddedPostgres;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-timeouts-test-'));
-    embedded = await startEmbeddedPostgres(dataDir);
+    embedded = await startTemporaryEmbeddedPostgres('hogbase-timeouts-test-');
   });
 
   afterAll(async () => {
     await embedded?.stop();
-    await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('fails a pool query queued behind another connection’s transaction at query_timeout, and the pool recovers', async () => {
+  /**
+   * Opens a transaction on a connection of its own (the embedded engine then serves that one
+   * alone), expects `SELECT 2` through `pool` to fail with `failure`, ends the transaction, and
+   * expects the pool to answer again.
+   */
+  async function expectFailureBehindTransaction(pool: Pool, what: string, failure: string): Promise<void> {
     const holder = new Client({ connectionString: embedded.url });
-    const pool = boundedPool(embedded.url, { queryTimeoutMs: 500 });
     await holder.connect();
     try {
-      // Both pool connections are opened first, so the query below waits on the engine itself.
-      await Promise.all([pool.query('SELECT pg_sleep(0.05)'), pool.query('SELECT pg_sleep(0.05)')]);
       await holder.query('BEGIN');
-      await expect(withDeadline(pool.query('SELECT 2 AS two'), 'queued query')).rejects.toThrow(
-        'Query read timeout',
-      );
+      await expect(withDeadline(pool.query('SELECT 2 AS two'), what)).rejects.toThrow(failure);
       await holder.query('ROLLBACK');
       await expect(withDeadline(pool.query('SELECT 3 AS three'), 'next query')).resolves.toMatchObject({
         rows: [{ three: 3 }],
       });
     } finally {
       await holder.end();
+    }
+  }
+
+  it('fails a pool query queued behind another connection’s transaction at query_timeout, and the pool recovers', async () => {
+    const pool = boundedPool(embedded.url, { queryTimeoutMs: 500 });
+    try {
+      // Both pool connections are opened first, so the query below waits on the engine itself.
+      await Promise.all([pool.query('SELECT pg_sleep(0.05)'), pool.query('SELECT pg_sleep(0.05)')]);
+      await expectFailureBehindTransaction(pool, 'queued query', 'Query read timeout');
+    } finally {
       await pool.end();
     }
   });
 
   it('fails a new connection that waits behind another connection’s transaction at connectionTimeoutMillis', async () => {
-    const holder = new Client({ connectionString: embedded.url });
     const pool = boundedPool(embedded.url, { connectionTimeoutMs: 500 });
-    await holder.connect();
     try {
-      await holder.query('BEGIN');
       // Even the start-up message of a connection waits for the transaction to end.
-      await expect(withDeadline(pool.query('SELECT 2 AS two'), 'connecting')).rejects.toThrow(
+      await expectFailureBehindTransaction(
+        pool,
+        'connecting',
         'Connection terminated due to connection timeout',
       );
-      await holder.query('ROLLBACK');
-      await expect(withDeadline(pool.query('SELECT 3 AS three'), 'next query')).resolves.toMatchObject({
-        rows: [{ three: 3 }],
-      });
     } finally {
-      await holder.end();
       await pool.end();
     }
   });
