@@ -1,0 +1,4 @@
+export * from './service.types';
+export * from './readiness.util';
+export * from './probe-response';
+export * from './probe.server';
