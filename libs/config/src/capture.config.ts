@@ -1,13 +1,14 @@
 import { Environment, readBoolean, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
-import type { LogLevel } from './management.config';
-
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+import { KafkaConfig, loadKafkaConfig } from './kafka.config';
+import { LOG_LEVELS, type LogLevel } from './management.config';
 
 export interface CaptureConfig {
   host: string;
   port: number;
   /** Postgres for project-token lookups (split mode); the standalone app passes its own. */
   databaseUrl: string | undefined;
+  /** Connections of capture's pool: token lookups, and persons for the SDKs' flag calls. */
+  databasePoolSize: number;
   /** `/batch/` body limit in bytes (the spec: less than 20 MB). */
   batchBodyLimit: number;
   /** Body limit of every other capture path. */
@@ -16,6 +17,8 @@ export interface CaptureConfig {
   maxDecodedBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** The queue capture publishes to; `brokers` undefined in npm start (the in-process bus). */
+  kafka: KafkaConfig;
 }
 
 export function loadCaptureConfig(env: Environment = process.env): CaptureConfig {
@@ -23,10 +26,12 @@ export function loadCaptureConfig(env: Environment = process.env): CaptureConfig
     host: readString(env, 'CAPTURE_HOST', '127.0.0.1'),
     port: readPort(env, 'CAPTURE_PORT', 8010),
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'])?.toString(),
+    databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1),
     batchBodyLimit: readInteger(env, 'CAPTURE_BATCH_BODY_LIMIT', 20 * 1024 * 1024, 1024),
     eventBodyLimit: readInteger(env, 'CAPTURE_EVENT_BODY_LIMIT', 2 * 1024 * 1024, 1024),
     maxDecodedBytes: readInteger(env, 'CAPTURE_MAX_DECODED_BYTES', 100 * 1024 * 1024, 1024),
     trustProxy: readBoolean(env, 'TRUST_PROXY', false),
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    kafka: loadKafkaConfig(env),
   };
 }

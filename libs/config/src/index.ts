@@ -4,5 +4,6 @@ export * from './standalone.config';
 export * from './clickhouse.config';
 export * from './kafka.config';
 export * from './capture.config';
+export * from './ingestion.config';
 export * from './process-lifecycle.util';
 export * from './log-redaction.util';

@@ -1,12 +1,23 @@
 import { CaptureConfig, loadCaptureConfig } from './capture.config';
 import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { Environment, readString } from './env.util';
+import { IngestionConfig, loadIngestionConfig } from './ingestion.config';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { loadManagementConfig, ManagementConfig } from './management.config';
+
+/**
+ * Postgres connections of the pipeline in npm start, besides the management app's
+ * DATABASE_POOL_SIZE: the embedded Postgres refuses every connection past its limit, so the
+ * pipeline's pools are small and fixed.
+ */
+export const STANDALONE_CAPTURE_POOL_SIZE = 4;
+export const STANDALONE_INGESTION_POOL_SIZE = 3;
 
 export interface StandaloneConfig {
   management: ManagementConfig;
   capture: CaptureConfig;
+  ingestion: IngestionConfig;
+  /** Shared by ingestion (writes) and the management app (the event listing). */
   clickhouse: ClickHouseConfig;
   /** `brokers` undefined: the in-process bus carries events from capture to ingestion. */
   kafka: KafkaConfig;
@@ -14,13 +25,29 @@ export interface StandaloneConfig {
   initialAdminEmail: string;
 }
 
+/**
+ * The three services' configs over one environment. DATABASE_URL, DATABASE_POOL_SIZE and LOG_LEVEL
+ * are the management app's; capture and ingestion get the same Postgres (or the embedded one's URL
+ * at start-up) through small pools of their own, and ingestion serves no probe port (the
+ * management port answers for the process).
+ */
 export function loadStandaloneConfig(env: Environment = process.env): StandaloneConfig {
   const management = loadManagementConfig(env);
+  const clickhouse = loadClickHouseConfig({ ...env, DATA_DIR: management.dataDir });
+  const kafka = loadKafkaConfig(env);
+  const capture = { ...loadCaptureConfig(env), databasePoolSize: STANDALONE_CAPTURE_POOL_SIZE, kafka };
+  const ingestion: IngestionConfig = {
+    ...loadIngestionConfig(env),
+    database: { url: management.database.url, poolSize: STANDALONE_INGESTION_POOL_SIZE },
+    clickhouse,
+    kafka,
+  };
   return {
     management,
-    capture: loadCaptureConfig(env),
-    clickhouse: loadClickHouseConfig({ ...env, DATA_DIR: management.dataDir }),
-    kafka: loadKafkaConfig(env),
+    capture,
+    ingestion,
+    clickhouse,
+    kafka,
     initialAdminEmail: readString(env, 'INITIAL_ADMIN_EMAIL', 'admin@hogbase.local'),
   };
 }

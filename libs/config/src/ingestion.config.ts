@@ -1,0 +1,30 @@
+import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
+import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
+import { KafkaConfig, loadKafkaConfig } from './kafka.config';
+import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
+
+export interface IngestionConfig {
+  /** Where ingestion serves `/_health`, `/_ready` and `/metrics` (it has no other HTTP). */
+  host: string;
+  port: number;
+  /** Persons and groups; required in split mode (npm start passes the embedded one's). */
+  database: DatabaseConfig;
+  logLevel: LogLevel;
+  /** `brokers` undefined in split mode stops the app; npm start then uses the in-process bus. */
+  kafka: KafkaConfig;
+  clickhouse: ClickHouseConfig;
+}
+
+export function loadIngestionConfig(env: Environment = process.env): IngestionConfig {
+  return {
+    host: readString(env, 'INGESTION_HOST', '127.0.0.1'),
+    port: readPort(env, 'INGESTION_PORT', 8020),
+    database: {
+      url: readUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'])?.toString(),
+      poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1),
+    },
+    logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    kafka: loadKafkaConfig(env),
+    clickhouse: loadClickHouseConfig(env),
+  };
+}
