@@ -94,6 +94,36 @@ export default tseslint.config(
     },
   },
   {
+    // Test helpers (a lib's `testing/` entry, `@hogbase/test-support`) are for tests only: production
+    // code cannot import them. A separate rule from `no-restricted-imports` below, so both apply.
+    files: ['**/*.ts'],
+    ignores: [
+      '**/*.spec.ts',
+      '**/*-spec.ts',
+      '**/test/**',
+      '**/testing/**',
+      'libs/test-support/**',
+      'bench/**',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(@hogbase/[^/]+|\\.{1,2}(/.*)?)/testing(/.*)?$',
+              message: 'Test helpers are importable from tests only (*.spec.ts, *-spec.ts, test/, testing/).',
+            },
+            {
+              group: ['@hogbase/test-support', '@hogbase/test-support/*'],
+              message: 'Test helpers are importable from tests only (*.spec.ts, *-spec.ts, test/, testing/).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Capture never pulls in the management stack.
     files: ['apps/capture/**/*.ts', 'libs/capture*/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*-spec.ts', '**/test/**'],

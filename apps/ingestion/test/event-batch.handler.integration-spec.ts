@@ -1,7 +1,8 @@
 import { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { createTestClickHouse, readEvents, type TestClickHouse } from '@hogbase/clickhouse';
+import { readEvents } from '@hogbase/clickhouse';
+import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, partitionKey, type CapturedEvent } from '@hogbase/event-contract';
 import { PersonProcessor } from '@hogbase/ingestion';
 import { openDataSource } from '@hogbase/postgres';

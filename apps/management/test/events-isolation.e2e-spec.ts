@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createTestClickHouse, insertEvents, type EventRow, type TestClickHouse } from '@hogbase/clickhouse';
+import { insertEvents, type EventRow } from '@hogbase/clickhouse';
+import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import {
   generateExpression,
   generateHostileExpression,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createTestClickHouse, insertEvents, type TestClickHouse } from '@hogbase/clickhouse';
+import { insertEvents } from '@hogbase/clickhouse';
+import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { MembershipLevel } from '@hogbase/postgres';
 import { ISO_8601_PATTERN } from '@hogbase/test-support';
 import { ApiClient, ManagementTestApp, startManagementTestApp } from './management-test-app';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createTestClickHouse, insertEvents, type TestClickHouse } from '@hogbase/clickhouse';
+import { insertEvents } from '@hogbase/clickhouse';
+import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { routeTable, RouteEntry } from '@hogbase/management-api';
 import { MembershipLevel, OrganizationDomain, Team, User } from '@hogbase/postgres';
 import {

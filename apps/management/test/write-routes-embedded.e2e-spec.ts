@@ -6,7 +6,11 @@ import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { createTestClickHouse, testClickHouseDataPath, type TestClickHouse } from '@hogbase/clickhouse';
+import {
+  createTestClickHouse,
+  testClickHouseDataPath,
+  type TestClickHouse,
+} from '@hogbase/clickhouse/testing';
 import { loadManagementConfig, type ManagementConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp, routeTable } from '@hogbase/management-api';
 import {

@@ -3,4 +3,3 @@ export * from './clickhouse-datetime.util';
 export * from './events.repository';
 export * from './migration-runner';
 export * from './sql-identifier.util';
-export * from './testing';
