@@ -16,6 +16,7 @@ import {
   PersonUuidTakenError,
   writePersons,
 } from './person.repository';
+import { inPoolTransaction } from './pool-transaction.util';
 
 export interface PersonProcessorOptions {
   /** Runs of one batch when transactions collide (deadlock, concurrent creation). Default 5. */
@@ -129,25 +130,15 @@ export class PersonProcessor {
     }
   }
 
-  private async runTransaction(
+  private runTransaction(
     parsed: readonly PositionedEvent[],
     unavailableUuids: ReadonlySet<string>,
   ): Promise<PositionedOutcome[]> {
-    const client = await this.pool.connect();
-    let connectionBroken = false;
-    try {
-      await client.query(`BEGIN; SET LOCAL lock_timeout = ${this.lockTimeoutMs}`);
-      const results = await this.processInTransaction(client, parsed, unavailableUuids);
-      await client.query('COMMIT');
-      return results;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        connectionBroken = true;
-      });
-      throw error;
-    } finally {
-      client.release(connectionBroken);
-    }
+    // A lost connection (Postgres restarted, the session terminated) throws here like any other
+    // transient failure: nothing was committed and the consumer retries the batch.
+    return inPoolTransaction(this.pool, `BEGIN; SET LOCAL lock_timeout = ${this.lockTimeoutMs}`, (client) =>
+      this.processInTransaction(client, parsed, unavailableUuids),
+    );
   }
 
   private async processInTransaction(
