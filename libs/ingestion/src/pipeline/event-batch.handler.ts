@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { insertEvents, rowContentErrorName, type ClickHouseClient, type EventRow } from '@hogbase/clickhouse';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import type { PersonProcessor } from '../persons/person-processor';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { toDeadLetter, type ConsumedBatch, type ConsumedMessage, type EventPublisher } from '@hogbase/queue';
 import { toEventRow } from './event-row.mapper';
+import { IngestionMetrics, timed } from './ingestion.metrics';
 
 export interface EventBatchHandlerOptions {
   persons: PersonProcessor;
@@ -14,6 +15,7 @@ export interface EventBatchHandlerOptions {
   /** Where messages that cannot be processed go, with the reason in a header. */
   deadLetters: EventPublisher;
   logger: Logger;
+  /** Where the handler's metrics (IngestionMetrics) are registered. */
   registry: Registry;
 }
 
@@ -41,49 +43,58 @@ function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
  * is idempotent and the events table deduplicates by UUID.
  */
 export class EventBatchHandler {
-  private readonly outcomes: Counter<'outcome' | 'reason'>;
+  private readonly metrics: IngestionMetrics;
+  private readonly outcomes: IngestionMetrics['events'];
 
   constructor(private readonly options: EventBatchHandlerOptions) {
-    this.outcomes = new Counter({
-      name: 'ingestion_events_total',
-      help: 'Consumed events by outcome (written, dropped, dead_letter) and reason',
-      labelNames: ['outcome', 'reason'] as const,
-      registers: [options.registry],
-    });
+    this.metrics = new IngestionMetrics(options.registry);
+    this.outcomes = this.metrics.events;
   }
 
   /**
    * One insert for the whole batch. When ClickHouse refuses a value of some row, the same insert
    * would fail on every retry and hold the partition forever: the rows are split in halves until
    * the refused ones stand alone, and those are dead-lettered with ClickHouse's reason. Any other
-   * failure is thrown, and the consumer retries the batch.
+   * failure is thrown, and the consumer retries the batch. Resolves with the rows written.
    */
   private async insertRows(
     rows: RowOfMessage[],
     deadLetters: { message: ConsumedMessage; reason: string }[],
-  ): Promise<void> {
+  ): Promise<number> {
     try {
-      await insertEvents(
-        this.options.clickhouse,
-        this.options.database,
-        rows.map(({ row }) => row),
+      await timed(this.metrics.clickhouseWrite, () =>
+        insertEvents(
+          this.options.clickhouse,
+          this.options.database,
+          rows.map(({ row }) => row),
+        ),
       );
-      this.outcomes.inc({ outcome: 'written', reason: '' }, rows.length);
+      return rows.length;
     } catch (error) {
       const refused = rowContentErrorName(error);
       if (refused === undefined) throw error;
       if (rows.length === 1) {
         const detail = error instanceof Error ? error.message.slice(0, 300) : String(error);
         deadLetters.push({ message: rows[0].message, reason: `clickhouse_rejected: ${refused}: ${detail}` });
-        return;
+        return 0;
       }
       const middle = Math.ceil(rows.length / 2);
-      await this.insertRows(rows.slice(0, middle), deadLetters);
-      await this.insertRows(rows.slice(middle), deadLetters);
+      const written = await this.insertRows(rows.slice(0, middle), deadLetters);
+      return written + (await this.insertRows(rows.slice(middle), deadLetters));
     }
   }
 
-  readonly handle = async (batch: ConsumedBatch): Promise<void> => {
+  readonly handle = (batch: ConsumedBatch): Promise<void> => {
+    this.metrics.consumed.inc({ topic: batch.topic }, batch.messages.length);
+    return timed(this.metrics.batchDuration, () => this.handleBatch(batch));
+  };
+
+  /**
+   * NOTE: outcomes are counted once the whole batch succeeded: a batch that throws comes again,
+   * and its events must not be counted twice.
+   */
+  private async handleBatch(batch: ConsumedBatch): Promise<void> {
+    const dropped: { uuid: string | null; teamId: number | null; reason: string }[] = [];
     const deadLetters: { message: ConsumedMessage; reason: string }[] = [];
     const captured: { message: ConsumedMessage; event: CapturedEvent }[] = [];
     for (const message of batch.messages) {
@@ -92,7 +103,9 @@ export class EventBatchHandler {
       else deadLetters.push({ message, reason: 'invalid_json: the message is not a JSON object' });
     }
 
-    const outcomes = await this.options.persons.processBatch(captured.map(({ event }) => event));
+    const outcomes = await timed(this.metrics.postgresWrite, () =>
+      this.options.persons.processBatch(captured.map(({ event }) => event)),
+    );
     const rows: RowOfMessage[] = [];
     const now = new Date();
     outcomes.forEach((outcome, index) => {
@@ -106,15 +119,11 @@ export class EventBatchHandler {
       } else if (outcome.outcome === 'dead_letter') {
         deadLetters.push({ message, reason: `${outcome.reason}: ${outcome.detail}` });
       } else {
-        this.outcomes.inc({ outcome: 'dropped', reason: outcome.reason });
-        this.options.logger.info(
-          { uuid: outcome.uuid, teamId: outcome.teamId, reason: outcome.reason },
-          'event dropped',
-        );
+        dropped.push({ uuid: outcome.uuid, teamId: outcome.teamId, reason: outcome.reason });
       }
     });
 
-    if (rows.length > 0) await this.insertRows(rows, deadLetters);
+    const written = rows.length > 0 ? await this.insertRows(rows, deadLetters) : 0;
     if (deadLetters.length > 0) {
       const source = (message: ConsumedMessage) => ({
         topic: batch.topic,
@@ -125,12 +134,19 @@ export class EventBatchHandler {
         DEAD_LETTER_TOPIC,
         deadLetters.map(({ message, reason }) => toDeadLetter(message, reason, source(message))),
       );
-      for (const { reason } of deadLetters)
-        this.outcomes.inc({ outcome: 'dead_letter', reason: reason.split(':')[0] });
       this.options.logger.warn(
         { count: deadLetters.length, first: deadLetters[0].reason },
         'events dead-lettered',
       );
     }
-  };
+
+    if (written > 0) this.outcomes.inc({ outcome: 'written', reason: '' }, written);
+    for (const { reason } of deadLetters) {
+      this.outcomes.inc({ outcome: 'dead_letter', reason: reason.split(':')[0] });
+    }
+    for (const event of dropped) {
+      this.outcomes.inc({ outcome: 'dropped', reason: event.reason });
+      this.options.logger.info(event, 'event dropped');
+    }
+  }
 }

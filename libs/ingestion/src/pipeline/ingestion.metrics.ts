@@ -1,0 +1,68 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** Seconds: a batch is one Postgres transaction and one ClickHouse insert of up to 1,000 events. */
+const WRITE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * What ingestion exports, on the registry of its service. Every consumed message ends in exactly
+ * one `ingestion_events_total` outcome (written, dead_letter or dropped, with the reason) once its
+ * batch succeeded; a batch that throws is retried by the consumer and counted again on
+ * `ingestion_messages_consumed_total` and as a failed batch.
+ */
+export class IngestionMetrics {
+  readonly events: Counter<'outcome' | 'reason'>;
+  readonly consumed: Counter<'topic'>;
+  readonly batchDuration: Histogram<'outcome'>;
+  readonly postgresWrite: Histogram<'outcome'>;
+  readonly clickhouseWrite: Histogram<'outcome'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.events = new Counter({
+      name: 'ingestion_events_total',
+      help: 'Consumed events by outcome (written, dropped, dead_letter) and reason',
+      labelNames: ['outcome', 'reason'] as const,
+      registers,
+    });
+    this.consumed = new Counter({
+      name: 'ingestion_messages_consumed_total',
+      help: 'Messages handed to ingestion by the queue, by topic (a retried batch counts again)',
+      labelNames: ['topic'] as const,
+      registers,
+    });
+    this.batchDuration = new Histogram({
+      name: 'ingestion_batch_duration_seconds',
+      help: 'One batch from the queue to written, by outcome (ok, or error: retried without committing)',
+      labelNames: ['outcome'] as const,
+      buckets: WRITE_BUCKETS,
+      registers,
+    });
+    this.postgresWrite = new Histogram({
+      name: 'ingestion_postgres_write_duration_seconds',
+      help: "A batch's persons and groups in Postgres (one transaction), by outcome",
+      labelNames: ['outcome'] as const,
+      buckets: WRITE_BUCKETS,
+      registers,
+    });
+    this.clickhouseWrite = new Histogram({
+      name: 'ingestion_clickhouse_write_duration_seconds',
+      help: "One insert of a batch's events into ClickHouse, by outcome",
+      labelNames: ['outcome'] as const,
+      buckets: WRITE_BUCKETS,
+      registers,
+    });
+  }
+}
+
+/** Runs `work`, observing its duration on `histogram` with outcome ok or error. */
+export async function timed<T>(histogram: Histogram<'outcome'>, work: () => Promise<T>): Promise<T> {
+  const stop = histogram.startTimer();
+  try {
+    const result = await work();
+    stop({ outcome: 'ok' });
+    return result;
+  } catch (error) {
+    stop({ outcome: 'error' });
+    throw error;
+  }
+}

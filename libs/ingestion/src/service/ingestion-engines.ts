@@ -1,0 +1,87 @@
+import { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
+import { ConfigError, type DatabaseConfig, type IngestionConfig, type KafkaConfig } from '@hogbase/config';
+import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
+import { postgresPoolTimeouts } from '@hogbase/postgres';
+import { KafkaEventConsumer, KafkaEventPublisher, type KafkaConsumerOptions } from '@hogbase/queue';
+import type { IngestionEngines } from './ingestion.service';
+
+/** The topics ingestion consumes. */
+export const INGESTION_TOPICS = [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC] as const;
+
+/**
+ * Ingestion's Postgres pool (persons and groups): every connection bounded by the Postgres
+ * timeouts. pg emits 'error' on the pool when an idle connection dies (Postgres restarted or
+ * terminated it); unheard, that event would end the process.
+ */
+export function createIngestionPool(database: DatabaseConfig & { url: string }, logger: Logger): Pool {
+  const pool = new Pool({
+    connectionString: database.url,
+    max: database.poolSize,
+    application_name: 'ingestion',
+    ...postgresPoolTimeouts(),
+  });
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle Postgres connection lost'));
+  return pool;
+}
+
+/** A consumer of the event topics in ingestion's group; a benchmark overrides group and topics. */
+export function createIngestionConsumer(
+  kafka: KafkaConfig & { brokers: string[] },
+  logger: Logger,
+  overrides: Partial<KafkaConsumerOptions> = {},
+): KafkaEventConsumer {
+  return new KafkaEventConsumer({
+    brokers: kafka.brokers,
+    clientId: `${kafka.clientId}-ingestion`,
+    groupId: kafka.consumerGroupId,
+    topics: INGESTION_TOPICS,
+    partitionsConsumedConcurrently: kafka.consumerConcurrency,
+    logger,
+    ...overrides,
+  });
+}
+
+/** Where ingestion puts the messages it cannot process (the dead-letter topic). */
+export function createDeadLetterPublisher(
+  kafka: KafkaConfig & { brokers: string[] },
+  logger: Logger,
+): KafkaEventPublisher {
+  return new KafkaEventPublisher({ brokers: kafka.brokers, clientId: `${kafka.clientId}-ingestion`, logger });
+}
+
+export interface OpenedIngestionEngines extends IngestionEngines {
+  /** After the service stopped: the consumer (idempotent), dead letters, ClickHouse, then Postgres. */
+  close(): Promise<void>;
+}
+
+/**
+ * What ingestion runs on alone (split mode): the Postgres of DATABASE_URL, Kafka, and a ClickHouse
+ * server or chDB. Opening connects nothing yet: a dependency that is down at start-up makes the
+ * service not ready, never the process exit.
+ */
+export function openIngestionEngines(config: IngestionConfig, logger: Logger): OpenedIngestionEngines {
+  const { url } = config.database;
+  const { brokers } = config.kafka;
+  if (!url) throw new ConfigError('DATABASE_URL', '', 'is required when ingestion runs alone');
+  if (!brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required when ingestion runs alone');
+  const kafka = { ...config.kafka, brokers };
+  const pool = createIngestionPool({ ...config.database, url }, logger);
+  const clickhouse = createClickHouse(config.clickhouse);
+  const consumer = createIngestionConsumer(kafka, logger);
+  const deadLetters = createDeadLetterPublisher(kafka, logger);
+  return {
+    pool,
+    clickhouse,
+    consumer,
+    deadLetters,
+    logger,
+    async close() {
+      await consumer.stop();
+      await deadLetters.close();
+      await closeClickHouse(clickhouse);
+      await pool.end();
+    },
+  };
+}

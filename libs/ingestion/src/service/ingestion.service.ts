@@ -1,0 +1,153 @@
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { ClickHouseClient } from '@hogbase/clickhouse';
+import type { IngestionConfig } from '@hogbase/config';
+import type { EventConsumer, EventPublisher } from '@hogbase/queue';
+import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
+import { PersonProcessor } from '../persons/person-processor';
+import { EventBatchHandler } from '../pipeline/event-batch.handler';
+import { prepareEventStores } from './event-stores';
+
+/** What ingestion runs on; the caller opened them and closes them after `stop()`. */
+export interface IngestionEngines {
+  /** Persons and groups (createIngestionPool). */
+  pool: Pool;
+  clickhouse: ClickHouseClient;
+  /** The event topics' consumer: Kafka (createIngestionConsumer) or the in-process bus. */
+  consumer: EventConsumer;
+  /** Where messages that cannot be processed go: a Kafka publisher, or the in-process bus. */
+  deadLetters: EventPublisher;
+  logger: Logger;
+}
+
+/** Back-off between start-up attempts while a dependency is down: doubles up to the cap. */
+const START_RETRY_INITIAL_MS = 500;
+const START_RETRY_MAX_MS = 15_000;
+/** How long stop() waits for a start-up attempt in progress (a group join) to give up. */
+const STOP_START_WAIT_MS = 5_000;
+
+type StartState =
+  { phase: 'preparing' | 'joining'; lastError?: string } | { phase: 'consuming' } | { phase: 'stopped' };
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Ingestion: consumes the event topics, writes persons and groups to Postgres and events to
+ * ClickHouse (EventBatchHandler), committing only after both writes.
+ *
+ * Returns at once, before anything connects: the event stores are prepared (prepareEventStores)
+ * and the consumer joins its group in the background, each retried with capped back-off while a
+ * dependency is down, so the process serves its probes (not ready) meanwhile and never exits
+ * over an outage. Ready means: Postgres and ClickHouse answer, and the consumer is consuming.
+ */
+export function startIngestionService(
+  config: IngestionConfig,
+  engines: IngestionEngines,
+): Promise<RunningService> {
+  const { pool, clickhouse, consumer, deadLetters, logger } = engines;
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics, prefix: 'ingestion_' });
+  const handler = new EventBatchHandler({
+    persons: new PersonProcessor(pool),
+    clickhouse,
+    database: config.clickhouse.database,
+    deadLetters,
+    logger,
+    registry: metrics,
+  });
+
+  let state: StartState = { phase: 'preparing' };
+  const stopSignal = new AbortController();
+
+  /** Runs `step` until it succeeds or stop() is called; logs each new reason once, not each retry. */
+  const untilDone = async (phase: 'preparing' | 'joining', what: string, step: () => Promise<void>) => {
+    state = { phase };
+    for (let attempt = 1; !stopSignal.signal.aborted; attempt++) {
+      try {
+        await step();
+        return true;
+      } catch (error) {
+        if (stopSignal.signal.aborted) break;
+        const reason = messageOf(error);
+        if (state.phase === phase && state.lastError !== reason) {
+          logger.warn({ err: error, attempt }, `ingestion cannot ${what} yet; retrying until it can`);
+        }
+        state = { phase, lastError: reason };
+        const delayMs = Math.min(START_RETRY_INITIAL_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          stopSignal.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+      }
+    }
+    return false;
+  };
+
+  const starting = (async () => {
+    const prepared = await untilDone('preparing', 'prepare ClickHouse and the Kafka topics', () =>
+      prepareEventStores({
+        clickhouse: {
+          client: clickhouse,
+          database: config.clickhouse.database,
+          cluster: config.clickhouse.cluster,
+        },
+        kafka: config.kafka.brokers ? config.kafka : undefined,
+        logger,
+      }),
+    );
+    if (!prepared) return;
+    const joined = await untilDone('joining', 'start consuming', () => consumer.start(handler.handle));
+    if (!joined || stopSignal.signal.aborted) return;
+    state = { phase: 'consuming' };
+    logger.info(
+      { queue: config.kafka.brokers ? `Kafka group ${config.kafka.consumerGroupId}` : 'in-process bus' },
+      'ingestion consuming',
+    );
+  })();
+
+  const queueCheck = (): CheckResult => {
+    switch (state.phase) {
+      case 'preparing':
+        return `preparing the event stores${state.lastError ? `: ${state.lastError}` : ''}`;
+      case 'joining':
+        return `joining the consumer group${state.lastError ? `: ${state.lastError}` : ''}`;
+      case 'stopped':
+        return 'stopped';
+      case 'consuming':
+        return consumer.healthy() || 'the consumer is not consuming (rejoining its group or stopped)';
+    }
+  };
+
+  return Promise.resolve({
+    metrics,
+    ready: () =>
+      checkReadiness({
+        required: {
+          queue: queueCheck,
+          postgres: async () => {
+            await pool.query('SELECT 1');
+            return true;
+          },
+          clickhouse: async () => {
+            const result = await clickhouse.ping();
+            return result.success || messageOf(result.error);
+          },
+        },
+      }),
+    async stop() {
+      stopSignal.abort();
+      state = { phase: 'stopped' };
+      // Stops intake, finishes the batch in flight and commits it (a start in progress gives up).
+      await consumer.stop();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        starting,
+        new Promise((resolve) => (timer = setTimeout(resolve, STOP_START_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+    },
+  });
+}
