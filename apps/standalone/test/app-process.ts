@@ -1,12 +1,24 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { InitialCredentials } from '@hogbase/management-api';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
 export const READY_TIMEOUT_MS = 60_000;
 export const STOP_TIMEOUT_MS = 20_000;
+export const CREDENTIALS_FILE = 'initial-credentials.json';
+
+/** What `npm start` writes to DATA_DIR/initial-credentials.json on its first start. */
+export type { InitialCredentials };
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 /** One of the apps running as its own process, as an operator starts it. */
 export interface AppProcess {
@@ -14,7 +26,7 @@ export interface AppProcess {
   child: ChildProcessWithoutNullStreams;
   /** stdout and stderr together, as an operator's terminal shows them. */
   output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<ExitStatus>;
 }
 
 /** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
@@ -46,7 +58,7 @@ export function startApp(name: string, env: NodeJS.ProcessEnv): AppProcess {
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+  const exited = new Promise<ExitStatus>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
   return { name, child, output: () => output, exited };
@@ -94,9 +106,7 @@ export async function waitFor(
 }
 
 /** SIGTERM, then the exit status; SIGKILL and a failure if it does not stop in time. */
-export async function stopApp(
-  app: AppProcess,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function stopApp(app: AppProcess): Promise<ExitStatus> {
   if (app.child.exitCode !== null || app.child.signalCode !== null) return app.exited;
   app.child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
@@ -119,5 +129,65 @@ export async function killApps(...apps: (AppProcess | undefined)[]): Promise<voi
       app.child.kill('SIGKILL');
       await app.exited;
     }
+  }
+}
+
+export async function readInitialCredentials(dataDir: string): Promise<InitialCredentials> {
+  return JSON.parse(await readFile(path.join(dataDir, CREDENTIALS_FILE), 'utf8')) as InitialCredentials;
+}
+
+/** `npm start` on a fresh temporary DATA_DIR, ready on both ports, with the credentials it wrote. */
+export interface StandaloneForTest {
+  server: AppProcess;
+  dataDir: string;
+  managementUrl: string;
+  captureUrl: string;
+  credentials: InitialCredentials;
+  /** SIGTERM and the exit status (as stopApp); the process is gone and DATA_DIR removed after, even when it throws. */
+  stop(): Promise<ExitStatus>;
+  /** Kills the process if it still runs and removes DATA_DIR (after a failed test). */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `npm start` with `standaloneEnv` (plus `extraEnv`) on a new DATA_DIR under the temp
+ * directory named `tempPrefix…`, on two free ports, and waits for both to answer `/_ready`. If it
+ * does not get there, the process is killed and DATA_DIR removed before the error is thrown.
+ */
+export async function startStandaloneForTest(
+  tempPrefix: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<StandaloneForTest> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), tempPrefix));
+  const [port, capturePort] = [await freePort(), await freePort()];
+  const server = startApp('standalone', { ...standaloneEnv(dataDir, port, capturePort), ...extraEnv });
+  const kill = async (): Promise<void> => {
+    await killApps(server);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  const managementUrl = `http://127.0.0.1:${port}`;
+  const captureUrl = `http://127.0.0.1:${capturePort}`;
+  try {
+    await waitForReady(server, managementUrl);
+    await waitForReady(server, captureUrl);
+    const credentials = await readInitialCredentials(dataDir);
+    return {
+      server,
+      dataDir,
+      managementUrl,
+      captureUrl,
+      credentials,
+      async stop() {
+        try {
+          return await stopApp(server);
+        } finally {
+          await kill();
+        }
+      },
+      kill,
+    };
+  } catch (error) {
+    await kill();
+    throw error;
   }
 }

@@ -1,13 +1,13 @@
-import { chmod, lstat, mkdtemp, opendir, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, opendir, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
-import { runProcess } from '@hogbase/test-support';
+import { listeningTcpPorts, postgresAcceptsStranger, runProcess } from '@hogbase/test-support';
 import {
   BIN_DIR,
   freePort,
   killApps,
+  readInitialCredentials,
   READY_TIMEOUT_MS,
   REPO_ROOT,
   standaloneEnv,
@@ -45,47 +45,6 @@ async function loosen(root: string): Promise<void> {
   await chmod(root, stats.isDirectory() ? 0o755 : 0o644);
   if (stats.isDirectory()) {
     for await (const entry of await opendir(root)) await loosen(path.join(root, entry.name));
-  }
-}
-
-/** TCP ports `pid` listens on, from /proc (its socket inodes matched against the LISTEN rows). */
-async function listeningTcpPorts(pid: number): Promise<number[]> {
-  const inodes = new Set<string>();
-  for (const fd of await readdir(`/proc/${pid}/fd`)) {
-    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
-    const match = /^socket:\[(\d+)\]$/.exec(target);
-    if (match) inodes.add(match[1]);
-  }
-  const ports = new Set<number>();
-  for (const table of ['tcp', 'tcp6']) {
-    const rows = (await readFile(`/proc/${pid}/net/${table}`, 'utf8')).trim().split('\n').slice(1);
-    for (const row of rows) {
-      const [, local, , state, , , , , , inode] = row.trim().split(/\s+/);
-      if (state === '0A' && inodes.has(inode)) ports.add(parseInt(local.split(':')[1], 16));
-    }
-  }
-  return [...ports].sort((left, right) => left - right);
-}
-
-/** Whether a `pg` client naming another user and a wrong password gets a session on the port. */
-async function acceptsStranger(port: number): Promise<boolean> {
-  const client = new Client({
-    host: '127.0.0.1',
-    port,
-    user: 'nobody',
-    password: 'wrong',
-    database: 'postgres',
-    connectionTimeoutMillis: 5_000,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }
 
@@ -153,7 +112,7 @@ describe('npm start: DATA_DIR and the embedded Postgres are for their owner only
     expect(ports).toContain(port); // The listing sees the process's ports: the management API's at least.
 
     const accepting: number[] = [];
-    for (const candidate of ports) if (await acceptsStranger(candidate)) accepting.push(candidate);
+    for (const candidate of ports) if (await postgresAcceptsStranger(candidate)) accepting.push(candidate);
 
     expect(accepting).toEqual([]);
   });
@@ -191,9 +150,7 @@ describe('npm start: DATA_DIR and the embedded Postgres are for their owner only
   it(
     'serves `npm run admin -- create-key` through the running server, and the key works',
     async () => {
-      const credentials = JSON.parse(
-        await readFile(path.join(dataDir, 'initial-credentials.json'), 'utf8'),
-      ) as { email: string; organization_id: string };
+      const credentials = await readInitialCredentials(dataDir);
       const env = standaloneEnv(dataDir, 0);
       delete env.MANAGEMENT_PORT;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,24 +11,21 @@ import {
   killApps,
   READY_TIMEOUT_MS,
   REPO_ROOT,
-  standaloneEnv,
   startApp,
+  startStandaloneForTest,
   stopApp,
   waitForReady,
   type AppProcess,
+  type InitialCredentials,
+  type StandaloneForTest,
 } from './app-process';
+import { createFeatureFlags, managementRequest } from './management-request';
 
 /**
  * The real posthog-node SDK pointed at the capture address alone: flags created over the
  * management API are evaluated remotely (`/flags`) and locally (definitions from
  * `/flags/definitions` with a personal key), in `npm start` mode and in split mode.
  */
-
-interface Credentials {
-  personal_api_key: string;
-  project_id: number;
-  project_api_key: string;
-}
 
 const FLAGS: Record<string, unknown>[] = [
   {
@@ -92,36 +89,7 @@ const FLAGS: Record<string, unknown>[] = [
   },
 ];
 
-async function management<T = Record<string, any>>(
-  baseUrl: string,
-  key: string,
-  method: string,
-  requestPath: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${baseUrl}${requestPath}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
-}
-
-async function createFlags(managementUrl: string, credentials: Credentials): Promise<void> {
-  for (const flag of FLAGS) {
-    const response = await management(
-      managementUrl,
-      credentials.personal_api_key,
-      'POST',
-      `/api/projects/${credentials.project_id}/feature_flags/`,
-      flag,
-    );
-    expect({ key: flag.key, status: response.status }).toEqual({ key: flag.key, status: 201 });
-  }
-}
-
-async function sdk(captureUrl: string, credentials: Credentials, local: boolean): Promise<PostHog> {
+async function sdk(captureUrl: string, credentials: InitialCredentials, local: boolean): Promise<PostHog> {
   const { PostHog: Client } = await import('posthog-node');
   return new Client(credentials.project_api_key, {
     host: captureUrl,
@@ -154,7 +122,7 @@ function people(count: number, seed: number) {
 async function basicSdkCalls(
   captureUrl: string,
   managementUrl: string,
-  credentials: Credentials,
+  credentials: InitialCredentials,
 ): Promise<void> {
   const client = await sdk(captureUrl, credentials, false);
   try {
@@ -198,14 +166,14 @@ async function basicSdkCalls(
     ).toBe(false);
 
     // A change over the management API reaches the SDK within seconds.
-    const list = await management<{ results: { id: number; key: string }[] }>(
+    const list = await managementRequest<{ results: { id: number; key: string }[] }>(
       managementUrl,
       credentials.personal_api_key,
       'GET',
       `/api/projects/${credentials.project_id}/feature_flags/?search=pro-users`,
     );
     const flagId = list.body.results[0].id;
-    await management(
+    await managementRequest(
       managementUrl,
       credentials.personal_api_key,
       'PATCH',
@@ -220,7 +188,7 @@ async function basicSdkCalls(
       enabled = (await client.isFeatureEnabled('pro-users', 'alice', alice)) === true;
     }
     expect(enabled).toBe(false);
-    const reactivated = await management(
+    const reactivated = await managementRequest(
       managementUrl,
       credentials.personal_api_key,
       'PATCH',
@@ -239,24 +207,15 @@ async function basicSdkCalls(
 }
 
 describe('posthog-node flags against npm start', () => {
-  let dataDir: string;
-  let server: AppProcess | undefined;
+  let standalone: StandaloneForTest | undefined;
   let captureUrl: string;
   let managementUrl: string;
-  let credentials: Credentials;
+  let credentials: InitialCredentials;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-flags-test-'));
-    const [port, capturePort] = [await freePort(), await freePort()];
-    server = startApp('standalone', { ...standaloneEnv(dataDir, port, capturePort), LOG_LEVEL: 'warn' });
-    managementUrl = `http://127.0.0.1:${port}`;
-    captureUrl = `http://127.0.0.1:${capturePort}`;
-    await waitForReady(server, managementUrl);
-    await waitForReady(server, captureUrl);
-    credentials = JSON.parse(
-      await readFile(path.join(dataDir, 'initial-credentials.json'), 'utf8'),
-    ) as Credentials;
-    await createFlags(managementUrl, credentials);
+    standalone = await startStandaloneForTest('hogbase-flags-test-', { LOG_LEVEL: 'warn' });
+    ({ managementUrl, captureUrl, credentials } = standalone);
+    await createFeatureFlags(managementUrl, credentials, FLAGS);
     // A group identified through capture gives the project its group type, which group flags need.
     const client = await sdk(captureUrl, credentials, false);
     await client.groupIdentifyImmediate({
@@ -268,9 +227,7 @@ describe('posthog-node flags against npm start', () => {
   }, READY_TIMEOUT_MS + 30_000);
 
   afterAll(async () => {
-    if (server) expect(await stopApp(server)).toEqual({ code: 0, signal: null });
-    await killApps(server);
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    if (standalone) expect(await standalone.stop()).toEqual({ code: 0, signal: null });
   });
 
   it('answers isFeatureEnabled, getFeatureFlag, getFeatureFlagPayload and getAllFlags, and follows changes', async () => {
@@ -318,7 +275,7 @@ describe('posthog-node flags against npm start', () => {
   }, 180_000);
 
   it('keeps a variant across identify for experience-continuity flags ($anon_distinct_id)', async () => {
-    const created = await management(
+    const created = await managementRequest(
       managementUrl,
       credentials.personal_api_key,
       'POST',
@@ -409,7 +366,7 @@ describe('posthog-node flags against split mode', () => {
         },
       );
       expect({ code: bootstrap.code, stderr: bootstrap.stderr }).toEqual({ code: 0, stderr: '' });
-      const credentials = JSON.parse(bootstrap.stdout) as Credentials;
+      const credentials = JSON.parse(bootstrap.stdout) as InitialCredentials;
       const [capturePort, managementPort] = [await freePort(), await freePort()];
       capture = startApp('capture', { ...env, CAPTURE_PORT: String(capturePort) });
       managementApp = startApp('management', { ...env, MANAGEMENT_PORT: String(managementPort) });
@@ -417,7 +374,7 @@ describe('posthog-node flags against split mode', () => {
       const managementUrl = `http://127.0.0.1:${managementPort}`;
       await waitForReady(capture, captureUrl);
       await waitForReady(managementApp, managementUrl);
-      await createFlags(managementUrl, credentials);
+      await createFeatureFlags(managementUrl, credentials, FLAGS);
       await basicSdkCalls(captureUrl, managementUrl, credentials);
 
       const local = await sdk(captureUrl, credentials, true);

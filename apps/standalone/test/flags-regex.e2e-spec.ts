@@ -1,17 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import {
-  freePort,
-  killApps,
   READY_TIMEOUT_MS,
-  standaloneEnv,
-  startApp,
-  stopApp,
-  waitForReady,
-  type AppProcess,
+  startStandaloneForTest,
+  type InitialCredentials,
+  type StandaloneForTest,
 } from './app-process';
 
 /**
@@ -24,12 +17,6 @@ import {
 /** Generous: RE2 answers in milliseconds; the deadline only turns a hang into a failure. */
 const DEADLINE_MS = 15_000;
 const LONGEST = 4_096; // MAX_REGEX_SUBJECT_LENGTH
-
-interface Credentials {
-  personal_api_key: string;
-  project_id: number;
-  project_api_key: string;
-}
 
 const ANY_TWELVE_TIMES = `${'[\\s\\S]*'.repeat(12)}!`;
 
@@ -54,7 +41,7 @@ const EMAILS: [string, string, boolean[]][] = [
 
 async function management(
   baseUrl: string,
-  credentials: Credentials,
+  credentials: InitialCredentials,
   method: string,
   body: unknown,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -78,7 +65,7 @@ function regexFlag(key: string, operator: string, value: string): Record<string,
 /** `/flags?v=2` for one person, failing at the deadline instead of waiting on a blocked process. */
 async function flagsFor(
   captureUrl: string,
-  credentials: Credentials,
+  credentials: InitialCredentials,
   distinctId: string,
   email: string,
 ): Promise<Record<string, { enabled: boolean }>> {
@@ -103,36 +90,21 @@ async function readyStatus(baseUrl: string): Promise<number> {
 /** Starts `npm start` (with `extraEnv`), runs the scenario, stops it cleanly. */
 function describeRegexFlags(name: string, extraEnv: () => Promise<NodeJS.ProcessEnv>): void {
   describe(name, () => {
-    let dataDir: string;
-    let server: AppProcess | undefined;
+    let standalone: StandaloneForTest | undefined;
     let managementUrl: string;
     let captureUrl: string;
-    let credentials: Credentials;
+    let credentials: InitialCredentials;
 
     beforeAll(async () => {
-      dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-flags-regex-'));
-      const [port, capturePort] = [await freePort(), await freePort()];
-      server = startApp('standalone', {
-        ...standaloneEnv(dataDir, port, capturePort),
+      standalone = await startStandaloneForTest('hogbase-flags-regex-', {
         LOG_LEVEL: 'warn',
         ...(await extraEnv()),
       });
-      managementUrl = `http://127.0.0.1:${port}`;
-      captureUrl = `http://127.0.0.1:${capturePort}`;
-      await waitForReady(server, managementUrl);
-      await waitForReady(server, captureUrl);
-      credentials = JSON.parse(
-        await readFile(path.join(dataDir, 'initial-credentials.json'), 'utf8'),
-      ) as Credentials;
+      ({ managementUrl, captureUrl, credentials } = standalone);
     }, READY_TIMEOUT_MS + 30_000);
 
     afterAll(async () => {
-      try {
-        if (server) expect(await stopApp(server)).toEqual({ code: 0, signal: null });
-      } finally {
-        await killApps(server);
-        if (dataDir) await rm(dataDir, { recursive: true, force: true });
-      }
+      if (standalone) expect(await standalone.stop()).toEqual({ code: 0, signal: null });
     });
 
     it('refuses at creation a regex RE2 cannot compile (backreference, lookahead) with a 400 on filters', async () => {

@@ -1,18 +1,12 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PostHog, PostHogOptions } from 'posthog-node';
 import {
-  freePort,
-  killApps,
   READY_TIMEOUT_MS,
-  standaloneEnv,
-  startApp,
-  stopApp,
-  waitForReady,
-  type AppProcess,
+  startStandaloneForTest,
+  type InitialCredentials,
+  type StandaloneForTest,
 } from './app-process';
+import { createFeatureFlags, managementRequest } from './management-request';
 
 /**
  * posthog-node pointed at the capture port of `npm start`, on what the SDK itself stored through
@@ -25,12 +19,6 @@ import {
  * flags-posthog-node.e2e-spec.ts covers the SDK calls on properties the SDK sends, split mode, and
  * the local/remote parity; this file does not repeat them.
  */
-
-interface Credentials {
-  personal_api_key: string;
-  project_id: number;
-  project_api_key: string;
-}
 
 const FLAGS: Record<string, unknown>[] = [
   {
@@ -88,25 +76,9 @@ const PRICING_PAYLOADS: Record<string, unknown> = {
   annual: { period: 'year', discount: 20 },
 };
 
-async function management<T = Record<string, any>>(
-  baseUrl: string,
-  key: string,
-  method: string,
-  requestPath: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${baseUrl}${requestPath}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
-}
-
 async function sdk(
   captureUrl: string,
-  credentials: Credentials,
+  credentials: InitialCredentials,
   options: PostHogOptions = {},
 ): Promise<PostHog> {
   const { PostHog: Client } = await import('posthog-node');
@@ -131,34 +103,16 @@ async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 10
 
 describe('posthog-node flags on persons and groups stored through capture (npm start)', () => {
   const options = { sendFeatureFlagEvents: false };
-  let dataDir: string;
-  let server: AppProcess | undefined;
+  let standalone: StandaloneForTest | undefined;
   let captureUrl: string;
   let managementUrl: string;
-  let credentials: Credentials;
+  let credentials: InitialCredentials;
   let client: PostHog;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-flags-sdk-test-'));
-    const [port, capturePort] = [await freePort(), await freePort()];
-    server = startApp('standalone', { ...standaloneEnv(dataDir, port, capturePort), LOG_LEVEL: 'warn' });
-    managementUrl = `http://127.0.0.1:${port}`;
-    captureUrl = `http://127.0.0.1:${capturePort}`;
-    await waitForReady(server, managementUrl);
-    await waitForReady(server, captureUrl);
-    credentials = JSON.parse(
-      await readFile(path.join(dataDir, 'initial-credentials.json'), 'utf8'),
-    ) as Credentials;
-    for (const flag of FLAGS) {
-      const created = await management(
-        managementUrl,
-        credentials.personal_api_key,
-        'POST',
-        `/api/projects/${credentials.project_id}/feature_flags/`,
-        flag,
-      );
-      expect({ key: flag.key, status: created.status }).toEqual({ key: flag.key, status: 201 });
-    }
+    standalone = await startStandaloneForTest('hogbase-flags-sdk-test-', { LOG_LEVEL: 'warn' });
+    ({ managementUrl, captureUrl, credentials } = standalone);
+    await createFeatureFlags(managementUrl, credentials, FLAGS);
     client = await sdk(captureUrl, credentials);
     // getFeatureFlag and friends warn once that they are deprecated; not under test.
     jest.spyOn(console, 'warn').mockImplementation(() => undefined);
@@ -167,9 +121,7 @@ describe('posthog-node flags on persons and groups stored through capture (npm s
   afterAll(async () => {
     await client?.shutdown();
     jest.restoreAllMocks();
-    if (server) expect(await stopApp(server)).toEqual({ code: 0, signal: null });
-    await killApps(server);
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    if (standalone) expect(await standalone.stop()).toEqual({ code: 0, signal: null });
   });
 
   it('answers from the properties identify stored, without the SDK sending them', async () => {
@@ -283,7 +235,7 @@ describe('posthog-node flags on persons and groups stored through capture (npm s
       // Unchanged definitions: the polls are answered 304.
       await sleep(1_500);
       expect(definitionStatuses).toContain(304);
-      const list = await management<{ results: { id: number; key: string }[] }>(
+      const list = await managementRequest<{ results: { id: number; key: string }[] }>(
         managementUrl,
         credentials.personal_api_key,
         'GET',
@@ -291,7 +243,7 @@ describe('posthog-node flags on persons and groups stored through capture (npm s
       );
       const flag = list.body.results.find((result) => result.key === 'new-editor')!;
       const polledBefore = definitionStatuses.length;
-      const patched = await management(
+      const patched = await managementRequest(
         managementUrl,
         credentials.personal_api_key,
         'PATCH',

@@ -1,50 +1,28 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import {
-  freePort,
-  killApps,
   READY_TIMEOUT_MS,
-  standaloneEnv,
-  startApp,
-  stopApp,
-  waitForReady,
-  type AppProcess,
+  startStandaloneForTest,
+  type InitialCredentials,
+  type StandaloneForTest,
 } from './app-process';
-
-interface InitialCredentials {
-  personal_api_key: string;
-  project_id: number;
-  project_api_key: string;
-}
 
 /**
  * Text that is not valid UTF-16 (a lone surrogate, which JSON can carry as `"\ud800"`) used to
  * reach ClickHouse, which refused the whole insert: capture answered 503 and SDKs retried forever.
  */
 describe('npm start: events whose text is not valid UTF-16', () => {
-  let dataDir: string;
-  let server: AppProcess | undefined;
+  let standalone: StandaloneForTest | undefined;
   let managementUrl: string;
   let captureUrl: string;
   let credentials: InitialCredentials;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-invalid-text-test-'));
-    const [port, capturePort] = [await freePort(), await freePort()];
-    managementUrl = `http://127.0.0.1:${port}`;
-    captureUrl = `http://127.0.0.1:${capturePort}`;
-    server = startApp('standalone', standaloneEnv(dataDir, port, capturePort));
-    await waitForReady(server, managementUrl);
-    await waitForReady(server, captureUrl);
-    credentials = JSON.parse(
-      await readFile(path.join(dataDir, 'initial-credentials.json'), 'utf8'),
-    ) as InitialCredentials;
+    standalone = await startStandaloneForTest('hogbase-invalid-text-test-');
+    ({ managementUrl, captureUrl, credentials } = standalone);
   }, READY_TIMEOUT_MS * 2);
 
   afterAll(async () => {
-    if (server) await stopApp(server).catch(() => killApps(server));
-    await rm(dataDir, { recursive: true, force: true });
+    // How the server exits is not what this file tests: stop() kills it and removes DATA_DIR anyway.
+    await standalone?.stop().catch(() => undefined);
   });
 
   it('stores a batch with a lone-surrogate event name, the name as U+FFFD, and the rest of the batch', async () => {

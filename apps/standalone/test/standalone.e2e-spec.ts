@@ -6,28 +6,23 @@ import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
 import { runProcess, UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { expectListedBack, sdkScenario, sendWithPosthogNode } from './posthog-node-scenario';
 import {
+  CREDENTIALS_FILE,
   freePort,
+  killApps,
   READY_TIMEOUT_MS,
   REPO_ROOT,
   standaloneEnv,
   startApp,
+  startStandaloneForTest,
   STOP_TIMEOUT_MS,
   stopApp,
   waitForReady,
   type AppProcess,
+  type InitialCredentials,
 } from './app-process';
 
 const CLI_TIMEOUT_MS = 60_000;
-const CREDENTIALS_FILE = 'initial-credentials.json';
 const LOCK_FILE = 'postgres.lock.json';
-
-interface InitialCredentials {
-  email: string;
-  personal_api_key: string;
-  organization_id: string;
-  project_id: number;
-  project_api_key: string;
-}
 
 type RunningServer = AppProcess;
 
@@ -110,12 +105,7 @@ describe('npm start (standalone on embedded Postgres)', () => {
   });
 
   afterAll(async () => {
-    for (const server of [first, second, third]) {
-      if (server && server.child.exitCode === null && server.child.signalCode === null) {
-        server.child.kill('SIGKILL');
-        await server.exited;
-      }
-    }
+    await killApps(first, second, third);
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -344,24 +334,13 @@ describe('npm start (standalone on embedded Postgres)', () => {
 
 describe('npm start: the event pipeline', () => {
   it('stores what posthog-node sends to the capture port and lists it on the management port', async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-pipeline-test-'));
-    const [port, capturePort] = [await freePort(), await freePort()];
-    const server = startStandalone(dataDir, port, capturePort);
+    const standalone = await startStandaloneForTest('hogbase-pipeline-test-');
+    const { dataDir, managementUrl, captureUrl, credentials } = standalone;
     try {
-      await waitForReady(server, `http://127.0.0.1:${port}`);
-      await waitForReady(server, `http://127.0.0.1:${capturePort}`);
-      const credentials = JSON.parse(
-        await readFile(path.join(dataDir, CREDENTIALS_FILE), 'utf8'),
-      ) as InitialCredentials;
       const scenario = sdkScenario('standalone');
-      await sendWithPosthogNode(`http://127.0.0.1:${capturePort}`, credentials.project_api_key, scenario);
+      await sendWithPosthogNode(captureUrl, credentials.project_api_key, scenario);
       // A 200 from capture means stored: listable at once, with no wait.
-      await expectListedBack(
-        `http://127.0.0.1:${port}`,
-        credentials.personal_api_key,
-        credentials.project_id,
-        scenario,
-      );
+      await expectListedBack(managementUrl, credentials.personal_api_key, credentials.project_id, scenario);
 
       // A 200 from capture means stored: the person is in Postgres as soon as the SDK has flushed.
       // The embedded Postgres is served on an owner-only Unix socket, found through the lock file.
@@ -385,10 +364,9 @@ describe('npm start: the event pipeline', () => {
       } finally {
         await postgres.end();
       }
-      expect(await stopStandalone(server)).toEqual({ code: 0, signal: null });
+      expect(await standalone.stop()).toEqual({ code: 0, signal: null });
     } finally {
-      if (server.child.exitCode === null) server.child.kill('SIGKILL');
-      await rm(dataDir, { recursive: true, force: true });
+      await standalone.kill();
     }
   });
 });
