@@ -20,6 +20,7 @@ import {
   type QueueMessage,
 } from '@hogbase/event-contract';
 import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
+import { readinessResponse, type Readiness } from '@hogbase/service-runtime';
 import { CaptureMetrics } from './capture-metrics';
 import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
@@ -37,8 +38,11 @@ export interface CaptureAppOptions {
   eventBodyLimit: number;
   maxDecodedBytes: number;
   trustProxy: boolean;
-  /** Whether the app's dependencies answer, for /_ready. */
-  ready: () => Promise<boolean>;
+  /**
+   * What /_ready answers (capture.service.ts: the queue takes events; Postgres is only reported).
+   * A bare boolean is a readiness without checks.
+   */
+  ready: () => Promise<Readiness | boolean>;
   /** Largest message the queue takes; larger single events are dropped with a reason. */
   maxEventBytes?: number;
   /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
@@ -209,11 +213,16 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   }
 
   app.get('/_health', (_request, reply) => reply.send({ status: 'ok' }));
-  app.get('/_ready', async (_request, reply) =>
-    (await options.ready().catch(() => false))
-      ? { status: 'ok' }
-      : reply.code(503).send(error('server_error', 'service_unavailable', 'Not ready.')),
-  );
+  app.get('/_ready', async (_request, reply) => {
+    const readiness = await options.ready().catch((failure: unknown): Readiness => ({
+      ready: false,
+      checks: { readiness: failure instanceof Error ? failure.message : String(failure) },
+    }));
+    const { status, body } = readinessResponse(
+      typeof readiness === 'boolean' ? { ready: readiness, checks: {} } : readiness,
+    );
+    return reply.code(status).header('cache-control', 'no-store').send(body);
+  });
   app.get('/metrics', async (_request, reply) =>
     reply.type('text/plain; version=0.0.4').send(await metrics.registry.metrics()),
   );

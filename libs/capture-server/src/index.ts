@@ -7,3 +7,5 @@ export * from './flags/flag-request.parser';
 export * from './flags/flags.routes';
 export * from './flags/personal-key.authorizer';
 export * from './flags/flag-services';
+export * from './capture.service';
+export * from './queue-health';

@@ -1,0 +1,123 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { ConfigError, type CaptureConfig, type KafkaConfig } from '@hogbase/config';
+import { KafkaEventPublisher, type EventPublisher } from '@hogbase/queue';
+import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
+import { buildCaptureApp } from './capture.app';
+import { createFlagServices } from './flags/flag-services';
+import { createCapturePool } from './postgres-pool';
+import { ProjectTokenCache } from './project-token.cache';
+import { QueueHealth } from './queue-health';
+
+/** What capture runs on; the caller opened them and closes them after `stop()`. */
+export interface CaptureEngines {
+  /** The queue: Kafka (createCapturePublisher) or the in-process bus. */
+  publisher: EventPublisher;
+  /** Project tokens not seen yet, and the persons and flags of the SDKs' flag calls (createCapturePool). */
+  pool: Pool;
+  logger: Logger;
+}
+
+export interface CaptureService extends RunningService {
+  app: FastifyInstance;
+  /** `http://host:port` it listens on. */
+  url: string;
+}
+
+/** Room for the headers and the envelope a queue message adds to an event's JSON. */
+const MESSAGE_OVERHEAD_BYTES = 4_096;
+
+/**
+ * Capture: the Fastify app the SDKs post to, listening on CAPTURE_HOST:CAPTURE_PORT, serving its
+ * own /_health, /_ready and /metrics.
+ *
+ * Ready means the queue takes events. Postgres is reported but does not count: tokens already
+ * seen are served from the cache, so with Postgres down capture still answers every known
+ * project (and 503 for an unknown token), and taking it out of rotation would drop those too.
+ */
+export async function startCaptureService(
+  config: CaptureConfig,
+  engines: CaptureEngines,
+): Promise<CaptureService> {
+  const { pool, logger } = engines;
+  const queue = new QueueHealth(engines.publisher);
+  const ready = () =>
+    checkReadiness({
+      required: { queue: () => queue.check() },
+      advisory: {
+        postgres: async () => {
+          await pool.query('SELECT 1');
+          return true;
+        },
+      },
+    });
+  const { app, metrics } = buildCaptureApp({
+    publisher: queue,
+    tokens: new ProjectTokenCache(pool),
+    flags: createFlagServices(pool),
+    logger,
+    batchBodyLimit: config.batchBodyLimit,
+    eventBodyLimit: config.eventBodyLimit,
+    maxDecodedBytes: config.maxDecodedBytes,
+    trustProxy: config.trustProxy,
+    // The in-process bus has no message size limit.
+    maxEventBytes: config.kafka.brokers ? config.kafka.maxMessageBytes - MESSAGE_OVERHEAD_BYTES : undefined,
+    ready,
+  });
+  await app.listen({ host: config.host, port: config.port });
+  const { port } = app.server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    app,
+    url: `http://${host}:${port}`,
+    metrics: metrics.registry,
+    ready,
+    // Stops taking requests and waits for those in flight (each bounded by the publish timeout).
+    stop: () => app.close(),
+  };
+}
+
+/** Capture's Kafka publisher: `acks: -1` within KAFKA_PRODUCER_TIMEOUT_MS, messages up to KAFKA_MAX_MESSAGE_BYTES. */
+export function createCapturePublisher(
+  kafka: KafkaConfig & { brokers: string[] },
+  logger: Logger,
+): KafkaEventPublisher {
+  return new KafkaEventPublisher({
+    brokers: kafka.brokers,
+    clientId: `${kafka.clientId}-capture`,
+    timeoutMs: kafka.producerTimeoutMs,
+    maxMessageBytes: kafka.maxMessageBytes,
+    logger,
+  });
+}
+
+export interface OpenedCaptureEngines extends CaptureEngines {
+  /** After the service stopped: the publisher (in-flight publishes finish), then Postgres. */
+  close(): Promise<void>;
+}
+
+/**
+ * What capture runs on alone (split mode): the Postgres of DATABASE_URL and Kafka. The publisher
+ * connects in the background: a broker that is down at start-up makes capture answer 503 and not
+ * ready, never the process exit.
+ */
+export function openCaptureEngines(config: CaptureConfig, logger: Logger): OpenedCaptureEngines {
+  const { databaseUrl } = config;
+  const { brokers } = config.kafka;
+  if (!databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required when capture runs alone');
+  if (!brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required when capture runs alone');
+  const pool = createCapturePool(databaseUrl, logger, config.databasePoolSize);
+  const publisher = createCapturePublisher({ ...config.kafka, brokers }, logger);
+  publisher.connect().catch((error: unknown) => logger.warn({ err: error }, 'Kafka not reachable yet'));
+  return {
+    pool,
+    publisher,
+    logger,
+    async close() {
+      await publisher.close();
+      await pool.end();
+    },
+  };
+}
