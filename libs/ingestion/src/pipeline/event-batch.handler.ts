@@ -84,10 +84,24 @@ export class EventBatchHandler {
     }
   }
 
-  readonly handle = (batch: ConsumedBatch): Promise<void> => {
+  readonly handle = async (batch: ConsumedBatch): Promise<void> => {
     this.metrics.consumed.inc({ topic: batch.topic }, batch.messages.length);
-    return timed(this.metrics.batchDuration, () => this.handleBatch(batch));
+    await timed(this.metrics.batchDuration, () => this.handleBatch(batch));
+    this.recordLag(batch);
   };
+
+  /** The partition's lag once this batch is written, when the queue says where the partition ends. */
+  private recordLag(batch: ConsumedBatch & { highWatermark?: string }): void {
+    const last = batch.messages.at(-1);
+    const end = batch.highWatermark;
+    const digits = /^\d+$/;
+    if (!last || end === undefined || !digits.test(end) || !digits.test(last.offset)) return;
+    const lag = BigInt(end) - BigInt(last.offset) - 1n;
+    this.metrics.consumerLag.set(
+      { topic: batch.topic, partition: String(batch.partition) },
+      Number(lag > 0n ? lag : 0n),
+    );
+  }
 
   /**
    * NOTE: outcomes are counted once the whole batch succeeded: a batch that throws comes again,

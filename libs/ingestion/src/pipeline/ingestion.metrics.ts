@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Seconds: a batch is one Postgres transaction and one ClickHouse insert of up to 1,000 events. */
 const WRITE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -15,6 +15,7 @@ export class IngestionMetrics {
   readonly batchDuration: Histogram<'outcome'>;
   readonly postgresWrite: Histogram<'outcome'>;
   readonly clickhouseWrite: Histogram<'outcome'>;
+  readonly consumerLag: Gauge<'topic' | 'partition'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -49,6 +50,12 @@ export class IngestionMetrics {
       help: "One insert of a batch's events into ClickHouse, by outcome",
       labelNames: ['outcome'] as const,
       buckets: WRITE_BUCKETS,
+      registers,
+    });
+    this.consumerLag = new Gauge({
+      name: 'ingestion_consumer_lag',
+      help: 'Messages of a partition behind its end, after the last batch written (Kafka only)',
+      labelNames: ['topic', 'partition'] as const,
       registers,
     });
   }

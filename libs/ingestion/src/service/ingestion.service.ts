@@ -30,6 +30,21 @@ const STOP_START_WAIT_MS = 5_000;
 type StartState =
   { phase: 'preparing' | 'joining'; lastError?: string } | { phase: 'consuming' } | { phase: 'stopped' };
 
+/** A consumer that can say why it is not consuming (EventConsumer.ready, where it has it). */
+interface SelfReportingConsumer {
+  ready?: () => { ready: boolean; reason?: string };
+}
+
+/** Whether the started consumer is in its group and processing. */
+function consumerCheck(consumer: EventConsumer): CheckResult {
+  const reporting = consumer as EventConsumer & SelfReportingConsumer;
+  if (typeof reporting.ready === 'function') {
+    const { ready, reason } = reporting.ready();
+    return ready || (reason ?? 'the consumer is not consuming');
+  }
+  return consumer.healthy() || 'the consumer is not consuming (rejoining its group or stopped)';
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -117,7 +132,7 @@ export function startIngestionService(
       case 'stopped':
         return 'stopped';
       case 'consuming':
-        return consumer.healthy() || 'the consumer is not consuming (rejoining its group or stopped)';
+        return consumerCheck(consumer);
     }
   };
 
