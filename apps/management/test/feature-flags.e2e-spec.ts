@@ -2,22 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { insertEvents } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { MembershipLevel } from '@hogbase/postgres';
-import { ISO_8601_PATTERN } from '@hogbase/test-support';
+import { ISO_8601_PATTERN, withDeadline } from '@hogbase/test-support';
 import { ApiClient, ManagementTestApp, startManagementTestApp } from './management-test-app';
 
 /** Turns a request that never answers into a failure naming it (the embedded Postgres used to hang). */
-async function withDeadline<T>(request: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([request, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The feature flag API: the spec's resource, PostHog's validation and lifecycle (reference §8). */
 describe('feature flags', () => {
   let testApp: ManagementTestApp;

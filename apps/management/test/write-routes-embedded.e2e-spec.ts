@@ -25,6 +25,7 @@ import {
   startDnsTestServer,
   type DnsTestServer,
   type TestDatabase,
+  withDeadline,
 } from '@hogbase/test-support';
 import { apiClient, type ApiClient, type ApiResponse } from './management-test-app';
 
@@ -36,7 +37,6 @@ import { apiClient, type ApiClient, type ApiResponse } from './management-test-a
  * used to hang the embedded engine, and with it every database-backed endpoint of the instance.
  */
 
-const REQUEST_DEADLINE_MS = 10_000;
 const POOL_SIZE = 10;
 
 type Role = 'owner' | 'admin' | 'member';
@@ -202,21 +202,6 @@ function writeRoutesOf(app: INestApplication): string[] {
     .filter((route) => ['POST', 'PATCH', 'PUT', 'DELETE'].includes(route.method))
     .map((route) => `${route.method} ${route.path}`)
     .sort();
-}
-
-async function withDeadline<T>(request: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: no answer within ${REQUEST_DEADLINE_MS} ms`)),
-      REQUEST_DEADLINE_MS,
-    );
-  });
-  try {
-    return await Promise.race([request, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 interface Engine {
