@@ -9,7 +9,7 @@ import {
   runMain,
   stopOnSignal,
 } from '@hogbase/config';
-import { createManagementApp } from '@hogbase/management-api';
+import { startManagementService } from '@hogbase/management-api';
 
 /** The management API alone, against the Postgres of DATABASE_URL (split mode). */
 async function main(): Promise<void> {
@@ -17,29 +17,19 @@ async function main(): Promise<void> {
   process.umask(0o077);
   const config = loadManagementConfig();
   const logger = pino({ level: config.logLevel });
-  if (!config.database.url) {
-    throw new ConfigError(
-      'DATABASE_URL',
-      '',
-      'is required when the management app runs alone (npm start embeds Postgres)',
-    );
-  }
+  const databaseUrl = config.database.url;
+  const alone = 'is required when the management app runs alone (npm start embeds Postgres)';
+  if (!databaseUrl) throw new ConfigError('DATABASE_URL', '', alone);
   // The event listing reads this store; it connects on the first listing request.
   const clickhouse = loadClickHouseConfig();
-  const app = await createManagementApp({ config, databaseUrl: config.database.url, clickhouse, logger });
-  await app.listen(config.port, config.host);
-  logger.info(
-    {
-      database: describeDatabase(config.database, config.dataDir),
-      clickhouse: describeClickHouse(clickhouse),
-    },
-    `management API on http://${config.host}:${config.port}`,
-  );
+  const service = await startManagementService(config, { databaseUrl, clickhouse, logger });
+  const database = describeDatabase(config.database, config.dataDir);
+  logger.info({ database, clickhouse: describeClickHouse(clickhouse) }, `management API on ${service.url}`);
 
   stopOnSignal(
     async (signal) => {
       logger.info({ signal }, 'stopping');
-      await app.close();
+      await service.stop();
     },
     (error) => logger.error({ err: error }, 'shutdown failed'),
   );

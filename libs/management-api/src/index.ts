@@ -1,4 +1,5 @@
 export * from './management.app';
+export * from './management.service';
 export * from './management.module';
 export * from './management-config.token';
 export * from './logging/pino-nest.logger';

@@ -1,0 +1,39 @@
+import type { Registry } from 'prom-client';
+import type { ProbedService, Readiness } from '@hogbase/service-runtime';
+
+/**
+ * The other services of this process whose readiness and metrics the management port answers for
+ * (npm start runs capture and ingestion beside it). A service announced with `expect` and not yet
+ * included is not ready: the port never says ready before the whole process is.
+ */
+export class CompanionServices {
+  private readonly services = new Map<string, ProbedService | undefined>();
+
+  expect(...names: string[]): void {
+    for (const name of names) if (!this.services.has(name)) this.services.set(name, undefined);
+  }
+
+  include(name: string, service: ProbedService): void {
+    this.services.set(name, service);
+  }
+
+  /** Each companion's readiness, by name. */
+  async readiness(): Promise<Record<string, Readiness>> {
+    const entries = [...this.services];
+    const answers = await Promise.all(
+      entries.map(([, service]) =>
+        service
+          ? service.ready().catch((error: unknown): Readiness => ({
+              ready: false,
+              checks: { readiness: error instanceof Error ? error.message : String(error) },
+            }))
+          : Promise.resolve<Readiness>({ ready: false, checks: { service: 'starting' } }),
+      ),
+    );
+    return Object.fromEntries(entries.map(([name], index) => [name, answers[index]]));
+  }
+
+  registries(): Registry[] {
+    return [...this.services.values()].flatMap((service) => (service ? [service.metrics] : []));
+  }
+}
