@@ -1,4 +1,6 @@
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { StandaloneConfig } from '@hogbase/config';
 import { restrictToOwner } from '@hogbase/postgres';
 
 /** What a new file or directory of this process may grant beyond its owner: nothing. */
@@ -15,4 +17,12 @@ export async function secureDataDir(dataDir: string): Promise<void> {
   process.umask(OWNER_ONLY_UMASK);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await restrictToOwner(dataDir);
+}
+
+/** DATA_DIR, and chDB's data path when CLICKHOUSE_DATA_PATH puts it outside DATA_DIR: before anything opens a file there. */
+export async function secureDataDirs({ management, clickhouse }: StandaloneConfig): Promise<void> {
+  await secureDataDir(management.dataDir);
+  if (!clickhouse.url && path.relative(management.dataDir, clickhouse.dataPath).startsWith('..')) {
+    await secureDataDir(clickhouse.dataPath);
+  }
 }

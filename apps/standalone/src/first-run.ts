@@ -1,7 +1,9 @@
 import { access, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { DataSource } from 'typeorm';
-import type { BootstrapService, InitialCredentials } from '@hogbase/management-api';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { BootstrapService, type InitialCredentials } from '@hogbase/management-api';
 
 export const INITIAL_CREDENTIALS_FILE = 'initial-credentials.json';
 
@@ -29,4 +31,15 @@ export async function ensureInitialCredentials(
   const credentials: InitialCredentials = await bootstrap.bootstrap({ email });
   await writeFile(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   return file;
+}
+
+/** ensureInitialCredentials with the management app's own services; logs the file's name, never the key. */
+export async function firstRun(
+  app: INestApplicationContext,
+  dataDir: string,
+  email: string,
+  logger: Logger,
+): Promise<void> {
+  const file = await ensureInitialCredentials(dataDir, email, app.get(DataSource), app.get(BootstrapService));
+  if (file) logger.info({ file }, 'first run: initial credentials written');
 }

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import path from 'node:path';
 import pino from 'pino';
-import { DataSource } from 'typeorm';
+import { startCaptureService } from '@hogbase/capture-server';
 import {
   describeClickHouse,
   describeDatabase,
@@ -9,74 +8,50 @@ import {
   runMain,
   stopOnSignal,
 } from '@hogbase/config';
-import { BootstrapService, createManagementApp } from '@hogbase/management-api';
-import { EmbeddedPostgres, startEmbeddedPostgres } from '@hogbase/postgres';
-import { secureDataDir } from './data-dir';
-import { PIPELINE_POSTGRES_CONNECTIONS, startEventPipeline } from './event-pipeline';
-import { ensureInitialCredentials } from './first-run';
-
-// NOTE: the embedded server refuses every connection past its limit, and the admin CLI run while
-// the server is up (`npm run admin`, pool of 2) connects through this server. Under load the app's
-// pool holds all of its connections, so the limit keeps room for the CLI beyond the app's pool.
-const ADMIN_CLI_CONNECTIONS = 4;
+import { startIngestionService } from '@hogbase/ingestion';
+import { startManagementService } from '@hogbase/management-api';
+import { secureDataDirs } from './data-dir';
+import { firstRun } from './first-run';
+import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines';
 
 /**
- * `npm start`: the whole platform in one process on embedded engines (PGlite for Postgres, chDB
- * for ClickHouse, an in-process bus) unless DATABASE_URL, CLICKHOUSE_URL or KAFKA_BROKERS name real
- * ones. Data lives under DATA_DIR, readable by its owner only; the embedded Postgres listens on a
- * Unix socket inside it, never on TCP.
+ * `npm start`: the three services in one process on embedded engines (PGlite, chDB, the in-process
+ * bus) unless DATABASE_URL, CLICKHOUSE_URL or KAFKA_BROKERS name real ones. The management port
+ * listens first and answers /_ready and /metrics for the whole process; ingestion joins its queue
+ * in the background. Data lives under DATA_DIR, owner-only.
  */
 async function main(): Promise<void> {
   const config = loadStandaloneConfig();
-  const { management } = config;
+  const { management, clickhouse } = config;
   const logger = pino({ level: management.logLevel });
-  // Before anything opens a file under DATA_DIR: what chDB and PGlite create is then owner-only.
-  await secureDataDir(management.dataDir);
-  const { dataPath: clickhouseDataPath } = config.clickhouse;
-  if (!config.clickhouse.url && path.relative(management.dataDir, clickhouseDataPath).startsWith('..')) {
-    await secureDataDir(clickhouseDataPath); // CLICKHOUSE_DATA_PATH outside DATA_DIR.
-  }
-
-  let embedded: EmbeddedPostgres | undefined;
-  if (!management.database.url) {
-    embedded = await startEmbeddedPostgres(management.dataDir, {
-      maxConnections: management.database.poolSize + PIPELINE_POSTGRES_CONNECTIONS + ADMIN_CLI_CONNECTIONS,
-    });
-  }
-  const databaseUrl = management.database.url ?? embedded!.url;
-  const app = await createManagementApp({
-    config: management,
-    databaseUrl,
-    clickhouse: config.clickhouse,
-    logger,
-  });
-
-  const credentialsFile = await ensureInitialCredentials(
-    management.dataDir,
-    config.initialAdminEmail,
-    app.get(DataSource),
-    app.get(BootstrapService),
+  await secureDataDirs(config); // Before anything opens a file under DATA_DIR.
+  const postgres = await openStandalonePostgres(config);
+  const api = await startManagementService(
+    management,
+    { databaseUrl: postgres.url, clickhouse, logger },
+    { companions: ['capture', 'ingestion'] },
   );
-  if (credentialsFile) logger.info({ file: credentialsFile }, 'first run: initial credentials written');
+  await firstRun(api.app, management.dataDir, config.initialAdminEmail, logger);
 
-  const pipeline = await startEventPipeline(config, databaseUrl, logger);
-  await pipeline.capture.listen({ host: config.capture.host, port: config.capture.port });
-  await app.listen(management.port, management.host);
+  const engines = openStandaloneEngines(config, postgres.url, logger);
+  const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
+  const capture = await startCaptureService(config.capture, engines.capture);
+  api.include('ingestion', ingestion);
+  api.include('capture', capture);
+  const database = describeDatabase(management.database, management.dataDir);
   logger.info(
-    {
-      database: describeDatabase(management.database, management.dataDir),
-      clickhouse: describeClickHouse(config.clickhouse),
-      queue: config.kafka.brokers ? `Kafka ${config.kafka.brokers.join(',')}` : 'in-process bus',
-    },
-    `management API on http://${management.host}:${management.port}, capture on http://${config.capture.host}:${config.capture.port}`,
+    { database, clickhouse: describeClickHouse(clickhouse), queue: engines.queue },
+    `management API on ${api.url}, capture on ${capture.url}`,
   );
 
   stopOnSignal(
     async (signal) => {
       logger.info({ signal }, 'stopping');
-      await pipeline.stop();
-      await app.close();
-      await embedded?.stop();
+      await capture.stop(); // Intake first: what it published drains into storage.
+      await ingestion.stop();
+      await engines.close();
+      await api.stop();
+      await postgres.stop();
     },
     (error) => logger.error({ err: error }, 'shutdown failed'),
   );

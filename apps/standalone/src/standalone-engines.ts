@@ -1,0 +1,102 @@
+import type { Logger } from 'pino';
+import { createCapturePool, createCapturePublisher, type CaptureEngines } from '@hogbase/capture-server';
+import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
+import type { StandaloneConfig } from '@hogbase/config';
+import { createIngestionConsumer, createIngestionPool, type IngestionEngines } from '@hogbase/ingestion';
+import { startEmbeddedPostgres } from '@hogbase/postgres';
+import { InProcessBus } from '@hogbase/queue';
+
+export interface StandaloneEngines {
+  capture: CaptureEngines;
+  ingestion: IngestionEngines;
+  /** What carries events from capture to ingestion, for the log. */
+  queue: string;
+  /** After the services stopped: the queue (draining what capture published), ClickHouse, the pools. */
+  close(): Promise<void>;
+}
+
+/**
+ * The engines capture and ingestion share in npm start: the Postgres at `databaseUrl` through a
+ * small pool each, chDB under DATA_DIR (or CLICKHOUSE_URL's server), and the in-process bus (or
+ * Kafka when KAFKA_BROKERS is set). On the bus a publish resolves once ingestion wrote the events,
+ * so capture's 200 still means stored.
+ */
+export function openStandaloneEngines(
+  config: StandaloneConfig,
+  databaseUrl: string,
+  logger: Logger,
+): StandaloneEngines {
+  const clickhouse = createClickHouse(config.clickhouse);
+  const ingestionPool = createIngestionPool(
+    { url: databaseUrl, poolSize: config.ingestion.database.poolSize },
+    logger,
+  );
+  const capturePool = createCapturePool(databaseUrl, logger, config.capture.databasePoolSize);
+  const closeStores = async () => {
+    await closeClickHouse(clickhouse);
+    await Promise.all([ingestionPool.end(), capturePool.end()]);
+  };
+  const ingestionLogger = logger.child({ app: 'ingestion' });
+
+  const { brokers } = config.kafka;
+  if (brokers) {
+    const kafka = { ...config.kafka, brokers };
+    const publisher = createCapturePublisher(kafka, logger);
+    const consumer = createIngestionConsumer(kafka, ingestionLogger);
+    return {
+      capture: { publisher, pool: capturePool, logger },
+      ingestion: {
+        pool: ingestionPool,
+        clickhouse,
+        consumer,
+        deadLetters: publisher,
+        logger: ingestionLogger,
+      },
+      queue: `Kafka ${brokers.join(',')}`,
+      async close() {
+        await consumer.stop();
+        await publisher.close();
+        await closeStores();
+      },
+    };
+  }
+  // Both ends in one object; dead letters are logged (nothing consumes them in-process).
+  const bus = new InProcessBus({ logger });
+  return {
+    capture: { publisher: bus, pool: capturePool, logger },
+    ingestion: { pool: ingestionPool, clickhouse, consumer: bus, deadLetters: bus, logger: ingestionLogger },
+    queue: 'in-process bus',
+    async close() {
+      await bus.stop();
+      await closeStores();
+    },
+  };
+}
+
+// NOTE: the embedded server refuses every connection past its limit, and the admin CLI run while
+// the server is up (`npm run admin`, pool of 2) connects through this server. Under load the app's
+// pool holds all of its connections, so the limit keeps room for the CLI beyond the app's pool.
+const ADMIN_CLI_CONNECTIONS = 4;
+
+/** The embedded Postgres's connection limit: the three services' pools, one spare, and the admin CLI's. */
+function embeddedPostgresConnections({ management, capture, ingestion }: StandaloneConfig): number {
+  return (
+    management.database.poolSize +
+    capture.databasePoolSize +
+    ingestion.database.poolSize +
+    1 +
+    ADMIN_CLI_CONNECTIONS
+  );
+}
+
+/** DATABASE_URL's Postgres, or the embedded one under DATA_DIR (on an owner-only Unix socket). */
+export async function openStandalonePostgres(
+  config: StandaloneConfig,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const { url } = config.management.database;
+  if (url) return { url, stop: () => Promise.resolve() };
+  const embedded = await startEmbeddedPostgres(config.management.dataDir, {
+    maxConnections: embeddedPostgresConnections(config),
+  });
+  return { url: embedded.url, stop: () => embedded.stop() };
+}
