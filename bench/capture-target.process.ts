@@ -2,9 +2,9 @@
 // reports to the parent over IPC. Its own process, so the load generator does not share its event
 // loop. Started by target-process.util.ts:
 //
-//   BENCH_TARGET=capture  the capture app as apps/capture wires it: buildCaptureApp, a
-//                         KafkaEventPublisher (acks -1) and a ProjectTokenCache over a pg Pool.
-//                         Needs DATABASE_URL and KAFKA_BROKERS.
+//   BENCH_TARGET=capture  the capture service as apps/capture starts it (openCaptureEngines,
+//                         startCaptureService): a KafkaEventPublisher (acks -1), tokens and flags
+//                         over a pg Pool. Needs DATABASE_URL and KAFKA_BROKERS.
 //   BENCH_TARGET=ceiling  a plain node:http server that reads each body, gunzips it when the
 //                         SDK gzipped it, JSON-parses it and answers {status: 1}: what any
 //                         capture must do at least, so the most this machine can do.
@@ -12,14 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import pino from 'pino';
-import {
-  buildCaptureApp,
-  createCapturePool,
-  createFlagServices,
-  ProjectTokenCache,
-} from '@hogbase/capture-server';
-import { ConfigError, loadCaptureConfig, loadKafkaConfig, runMain } from '@hogbase/config';
-import { KafkaEventPublisher } from '@hogbase/queue';
+import { openCaptureEngines, startCaptureService } from '@hogbase/capture-server';
+import { ConfigError, loadCaptureConfig, runMain } from '@hogbase/config';
 
 /** The first message a target sends its parent. */
 export interface TargetListening {
@@ -30,45 +24,18 @@ export interface TargetListening {
 const HOST = '127.0.0.1';
 
 async function startCapture(): Promise<{ port: number; stop(): Promise<void> }> {
-  // The app's own config readers, so limits and timeouts are the production defaults.
-  const config = loadCaptureConfig();
-  const kafka = loadKafkaConfig();
-  if (!config.databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required');
-  if (!kafka.brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required');
+  // The app's own config reader and composition root, so limits and timeouts are the production
+  // defaults; only the address differs (loopback, a free port).
+  const config = { ...loadCaptureConfig(), host: HOST, port: 0 };
   const logger = pino({ level: 'warn' });
-
-  const pool = createCapturePool(config.databaseUrl, logger, 10);
-  const publisher = new KafkaEventPublisher({
-    brokers: kafka.brokers,
-    clientId: `${kafka.clientId}-capture`,
-    timeoutMs: kafka.producerTimeoutMs,
-    maxMessageBytes: kafka.maxMessageBytes,
-    logger,
-  });
-  await publisher.connect();
-  const { app } = buildCaptureApp({
-    publisher,
-    tokens: new ProjectTokenCache(pool),
-    // As apps/capture wires it: the SDKs' flag calls are served too (the `flags` benchmark).
-    flags: createFlagServices(pool),
-    logger,
-    batchBodyLimit: config.batchBodyLimit,
-    eventBodyLimit: config.eventBodyLimit,
-    maxDecodedBytes: config.maxDecodedBytes,
-    trustProxy: config.trustProxy,
-    maxEventBytes: kafka.maxMessageBytes - 4_096,
-    ready: async () => {
-      await pool.query('SELECT 1');
-      return true;
-    },
-  });
-  await app.listen({ host: HOST, port: 0 });
+  const engines = openCaptureEngines(config, logger);
+  await engines.publisher.connect();
+  const service = await startCaptureService(config, engines);
   return {
-    port: (app.server.address() as AddressInfo).port,
+    port: (service.app.server.address() as AddressInfo).port,
     async stop() {
-      await app.close();
-      await publisher.close();
-      await pool.end();
+      await service.stop();
+      await engines.close();
     },
   };
 }

@@ -4,7 +4,11 @@ import { EVENTS_TOPIC, type CapturedEvent } from '@hogbase/event-contract';
 import type { ConsumedBatch } from '@hogbase/queue';
 import type { BenchConfig } from './bench.config';
 import type { BenchDatabase } from './bench-database.util';
-import { BENCH_CLICKHOUSE_DATABASE, type IngestionPipeline } from './ingestion-pipeline.util';
+import {
+  BENCH_CLICKHOUSE_DATABASE,
+  type BenchIngestion,
+  type IngestionPipeline,
+} from './ingestion-pipeline.util';
 import {
   median,
   percentile,
@@ -224,14 +228,13 @@ export async function runLagBench(
   });
 
   const tracker = new LagTracker(pipeline, project.id);
-  const handler = pipeline.createHandler();
   // NOTE: new groups starting at the end of the events topic (the capture benchmarks filled it).
   // They read only what arrives after they joined, so warm-up batches go out until both saw one.
-  const ingestion = pipeline.createConsumer(`bench_lag_${process.pid}`, [EVENTS_TOPIC], false);
   const consumeOnly = pipeline.createConsumer(`bench_lag_kafka_${process.pid}`, [EVENTS_TOPIC], false);
   const rounds: (Lags & { failed: number; unfound: number; callMs: number; callEvents: number })[] = [];
+  let ingestion: BenchIngestion | undefined;
   try {
-    await ingestion.start(handler.handle);
+    ingestion = await pipeline.startIngestion(`bench_lag_${process.pid}`, [EVENTS_TOPIC], false);
     await consumeOnly.start(tracker.consume);
     tracker.start();
     const warmupStartedAt = performance.now();
@@ -246,7 +249,7 @@ export async function runLagBench(
     if (!warm()) {
       throw new Error(
         `the pipeline did not deliver within ${WARMUP_REQUESTS} warm-up batches ` +
-          `(ingestion: ${JSON.stringify(await handler.outcomes())}, ` +
+          `(ingestion: ${JSON.stringify(await ingestion.outcomes())}, ` +
           `rows of the project: ${await pipeline.countEvents(project.id)}` +
           (lastFailure ? `, capture answered: ${lastFailure}` : '') +
           ')',
@@ -255,7 +258,7 @@ export async function runLagBench(
     // Let the last warm-up batches through, then start clean.
     await sleep(1_000);
     tracker.takeLags();
-    handler.takeCalls();
+    ingestion.takeCalls();
     log(`lag: pipeline warm after ${((performance.now() - warmupStartedAt) / 1000).toFixed(1)} s`);
 
     for (let round = 0; round < config.rounds; round += 1) {
@@ -270,7 +273,7 @@ export async function runLagBench(
       tracker.assertPolling();
       const unfound = tracker.pendingCount;
       const lags = tracker.takeLags();
-      const calls = handler.takeCalls();
+      const calls = ingestion.takeCalls();
       rounds.push({
         ...lags,
         failed,
@@ -288,7 +291,7 @@ export async function runLagBench(
   } finally {
     await tracker.stop();
     await consumeOnly.stop();
-    await ingestion.stop();
+    await ingestion?.stop();
   }
 
   const clickhouseP50 = rounds.map(({ clickhouse }) => percentile(clickhouse, 0.5));

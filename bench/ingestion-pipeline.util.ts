@@ -2,42 +2,59 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
-import { Registry, type Counter } from 'prom-client';
+import type { Counter } from 'prom-client';
+import { closeClickHouse, createClickHouse, type ClickHouseClient } from '@hogbase/clickhouse';
+import { loadIngestionConfig, type IngestionConfig, type KafkaConfig } from '@hogbase/config';
 import {
-  closeClickHouse,
-  createClickHouse,
-  migrateClickHouse,
-  type ClickHouseClient,
-} from '@hogbase/clickhouse';
-import { loadKafkaConfig, type KafkaConfig } from '@hogbase/config';
-import { EventBatchHandler, PersonProcessor } from '@hogbase/ingestion';
-import { KafkaEventConsumer, KafkaEventPublisher, type BatchHandler } from '@hogbase/queue';
+  createDeadLetterPublisher,
+  createIngestionPool,
+  ingestionConsumerOptions,
+  prepareEventStores,
+  startIngestionService,
+} from '@hogbase/ingestion';
+import {
+  KafkaEventConsumer,
+  type BatchHandler,
+  type ConsumedBatch,
+  type KafkaConsumerOptions,
+  type KafkaEventPublisher,
+} from '@hogbase/queue';
 
 /** The ClickHouse database of the benchmarks, in a chDB data directory made for this run. */
 export const BENCH_CLICKHOUSE_DATABASE = 'hogbase_bench';
 
-export interface TimedHandler {
-  handle: BatchHandler;
-  /** Events by outcome (written, dropped, dead_letter), from the handler's metrics. */
+/** Ingestion running as apps/ingestion runs it, on a consumer group and topics of the benchmark's. */
+export interface BenchIngestion {
+  /** Events by outcome (written, dropped, dead_letter), from the service's metrics. */
   outcomes(): Promise<Record<string, number>>;
-  /** Duration (ms) and size of each handler call since the last take. */
+  /** Duration (ms) and size of each batch the service handled since the last take. */
   takeCalls(): { durationsMs: number[]; sizes: number[] };
+  stop(): Promise<void>;
 }
 
 /**
  * What apps/ingestion/src/main.ts opens, in this process: chDB (the embedded engine, a temp data
- * path), a Postgres pool for persons (DATABASE_POOL_SIZE's default), a dead-letter publisher.
+ * path), a Postgres pool for persons (DATABASE_POOL_SIZE's default), a dead-letter publisher; the
+ * service itself is started per benchmark round (startIngestion).
  */
 export interface IngestionPipeline {
   clickhouse: ClickHouseClient;
   pool: Pool;
   deadLetters: KafkaEventPublisher;
   kafka: KafkaConfig & { brokers: string[] };
-  /** A handler as ingestion runs it, with its own metrics registry, timing each call. */
-  createHandler(): TimedHandler;
-  /** A consumer as ingestion runs it (default batch size and concurrency), in its own group. */
+  /**
+   * startIngestionService over these engines, consuming `topics` in `groupId`; `onBatch` once each
+   * batch is written, with the performance.now() at which the service was handed it.
+   */
+  startIngestion(
+    groupId: string,
+    topics: string[],
+    fromBeginning: boolean,
+    onBatch?: (batch: ConsumedBatch, startedAt: number) => void,
+  ): Promise<BenchIngestion>;
+  /** A bare consumer with ingestion's settings (default batch size and concurrency), in its own group. */
   createConsumer(groupId: string, topics: string[], fromBeginning: boolean): KafkaEventConsumer;
   countEvents(teamId: number): Promise<number>;
   close(): Promise<void>;
@@ -45,20 +62,41 @@ export interface IngestionPipeline {
 
 const logger = pino({ level: 'warn' }).child({ app: 'ingestion' });
 
+/** Ingestion's consumer, timing each call of the service's handler. */
+class TimedConsumer extends KafkaEventConsumer {
+  constructor(
+    options: KafkaConsumerOptions,
+    private readonly onCall: (batch: ConsumedBatch, startedAt: number, durationMs: number) => void,
+  ) {
+    super(options);
+  }
+
+  override start(handler: BatchHandler): Promise<void> {
+    return super.start(async (batch) => {
+      const startedAt = performance.now();
+      await handler(batch);
+      this.onCall(batch, startedAt, performance.now() - startedAt);
+    });
+  }
+}
+
 export async function openIngestionPipeline(
   brokers: string[],
   databaseUrl: string,
 ): Promise<IngestionPipeline> {
-  const kafka = { ...loadKafkaConfig({ ...process.env, KAFKA_BROKERS: brokers.join(',') }), brokers };
   const dataPath = await mkdtemp(path.join(tmpdir(), 'hogbase-bench-chdb-'));
-  const clickhouse = createClickHouse({ database: BENCH_CLICKHOUSE_DATABASE, dataPath });
-  const pool = new Pool({ connectionString: databaseUrl, max: 10, application_name: 'ingestion' });
-  pool.on('error', (error) => logger.warn({ err: error }, 'idle Postgres connection lost'));
-  const deadLetters = new KafkaEventPublisher({
-    brokers,
-    clientId: `${kafka.clientId}-ingestion`,
-    logger,
+  // The app's own config reader: the production defaults, on the bench's Postgres, broker and chDB.
+  const config: IngestionConfig = loadIngestionConfig({
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    KAFKA_BROKERS: brokers.join(','),
+    CLICKHOUSE_DATABASE: BENCH_CLICKHOUSE_DATABASE,
+    CLICKHOUSE_DATA_PATH: dataPath,
   });
+  const kafka = { ...config.kafka, brokers };
+  const clickhouse = createClickHouse(config.clickhouse);
+  const pool = createIngestionPool({ ...config.database, url: databaseUrl }, logger);
+  const deadLetters = createDeadLetterPublisher(kafka, logger);
   const close = async () => {
     await deadLetters.close();
     await closeClickHouse(clickhouse);
@@ -66,43 +104,45 @@ export async function openIngestionPipeline(
     await rm(dataPath, { recursive: true, force: true });
   };
   try {
-    await migrateClickHouse(clickhouse, { database: BENCH_CLICKHOUSE_DATABASE });
+    await prepareEventStores({ clickhouse: { client: clickhouse, database: BENCH_CLICKHOUSE_DATABASE } });
   } catch (error) {
     await close();
     throw error;
   }
-  const persons = new PersonProcessor(pool);
+  const createConsumer = (groupId: string, topics: string[], fromBeginning: boolean) =>
+    new KafkaEventConsumer(ingestionConsumerOptions(kafka, logger, { groupId, topics, fromBeginning }));
 
   return {
     clickhouse,
     pool,
     deadLetters,
     kafka,
-    createHandler() {
-      const registry = new Registry();
-      const handler = new EventBatchHandler({
-        persons,
+    async startIngestion(groupId, topics, fromBeginning, onBatch) {
+      let calls = { durationsMs: [] as number[], sizes: [] as number[] };
+      const consumer = new TimedConsumer(
+        ingestionConsumerOptions(kafka, logger, { groupId, topics, fromBeginning }),
+        (batch, startedAt, durationMs) => {
+          calls.durationsMs.push(durationMs);
+          calls.sizes.push(batch.messages.length);
+          onBatch?.(batch, startedAt);
+        },
+      );
+      const service = await startIngestionService(config, {
+        pool,
         clickhouse,
-        database: BENCH_CLICKHOUSE_DATABASE,
+        consumer,
         deadLetters,
         logger,
-        registry,
       });
-      let calls = { durationsMs: [] as number[], sizes: [] as number[] };
       return {
-        handle: async (batch) => {
-          const startedAt = performance.now();
-          await handler.handle(batch);
-          calls.durationsMs.push(performance.now() - startedAt);
-          calls.sizes.push(batch.messages.length);
-        },
+        stop: () => service.stop(),
         takeCalls() {
           const taken = calls;
           calls = { durationsMs: [], sizes: [] };
           return taken;
         },
         async outcomes() {
-          const metric = registry.getSingleMetric('ingestion_events_total') as Counter | undefined;
+          const metric = service.metrics.getSingleMetric('ingestion_events_total') as Counter | undefined;
           const counts: Record<string, number> = {};
           for (const value of (await metric?.get())?.values ?? []) {
             const outcome = String(value.labels.outcome);
@@ -112,18 +152,7 @@ export async function openIngestionPipeline(
         },
       };
     },
-    createConsumer(groupId, topics, fromBeginning) {
-      return new KafkaEventConsumer({
-        brokers,
-        clientId: `${kafka.clientId}-ingestion`,
-        groupId,
-        topics,
-        fromBeginning,
-        // As ingestion runs it: KAFKA_CONSUMER_CONCURRENCY partitions at a time.
-        partitionsConsumedConcurrently: kafka.consumerConcurrency,
-        logger,
-      });
-    },
+    createConsumer,
     async countEvents(teamId) {
       const result = await clickhouse.query({
         query: `SELECT count() AS count FROM ${BENCH_CLICKHOUSE_DATABASE}.events WHERE team_id = {teamId:Int64}`,

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { ensureTopics, KafkaEventPublisher, type BatchHandler } from '@hogbase/queue';
+import { ensureTopics, KafkaEventPublisher, type ConsumedBatch } from '@hogbase/queue';
 import type { BenchConfig } from './bench.config';
 import type { BenchDatabase } from './bench-database.util';
-import type { IngestionPipeline } from './ingestion-pipeline.util';
+import type { BenchIngestion, IngestionPipeline } from './ingestion-pipeline.util';
 import { median, printRoundsTable, summaryLine, type BenchSummary, type Metric } from './report.util';
 import { recordSdkRequests, toQueueMessages } from './sdk-requests.util';
 
@@ -23,18 +23,13 @@ interface Drain {
   startupSeconds: number;
 }
 
-/**
- * Consumes `topic` from the beginning in a new group until `expected` messages went through
- * `handle`, then stops the consumer.
- */
-async function drain(
-  pipeline: IngestionPipeline,
-  groupId: string,
-  topic: string,
-  expected: number,
-  handle: BatchHandler,
-): Promise<Drain> {
-  const consumer = pipeline.createConsumer(groupId, [topic], true);
+/** Starts consuming; calls `onBatch` once each batch is done, with when it was handed over. */
+type StartConsuming = (
+  onBatch: (batch: ConsumedBatch, startedAt: number) => void,
+) => Promise<{ stop(): Promise<void> }>;
+
+/** Runs `start` until `expected` messages went through it, then stops it. */
+async function drain(groupId: string, expected: number, start: StartConsuming): Promise<Drain> {
   const startedAt = performance.now();
   let firstBatchAt: number | undefined;
   let handled = 0;
@@ -49,10 +44,10 @@ async function drain(
       timeoutMs,
     );
   });
+  let consuming: { stop(): Promise<void> } | undefined;
   try {
-    await consumer.start(async (batch) => {
-      firstBatchAt ??= performance.now();
-      await handle(batch);
+    consuming = await start((batch, batchStartedAt) => {
+      firstBatchAt = Math.min(firstBatchAt ?? batchStartedAt, batchStartedAt);
       handled += batch.messages.length;
       if (handled >= expected) finish(performance.now());
     });
@@ -64,7 +59,7 @@ async function drain(
     };
   } finally {
     clearTimeout(timer);
-    await consumer.stop();
+    await consuming?.stop();
   }
 }
 
@@ -72,7 +67,7 @@ async function drain(
  * 3. Kafka → ingestion → ClickHouse. Each round fills a topic of its own (the events topic's
  * partition count) with `ingestionEvents` posthog-node events as capture queues them, for a new
  * project, then drains it twice in fresh consumer groups: a baseline that only JSON-parses the
- * messages (the consume ceiling), and the real path (EventBatchHandler: persons and groups in
+ * messages (the consume ceiling), and the real path (startIngestionService: persons and groups in
  * Postgres, one ClickHouse insert per batch, offsets committed after). The round ends when the
  * handler finished the last event; ClickHouse is then asked for the project's row count.
  */
@@ -114,19 +109,28 @@ export async function runIngestionBench(
       log(`round ${round}: ${messages.length} events on ${topic} in ${produceSeconds.toFixed(1)} s`);
 
       // Baseline first: both read the same topic, which the broker still has in the page cache.
-      const consumeOnly = await drain(pipeline, `${topic}_baseline`, topic, messages.length, (batch) => {
-        for (const message of batch.messages) JSON.parse(message.value);
-        return Promise.resolve();
+      const consumeOnly = await drain(`${topic}_baseline`, messages.length, async (onBatch) => {
+        const consumer = pipeline.createConsumer(`${topic}_baseline`, [topic], true);
+        await consumer.start((batch) => {
+          const startedAt = performance.now();
+          for (const message of batch.messages) JSON.parse(message.value);
+          onBatch(batch, startedAt);
+          return Promise.resolve();
+        });
+        return consumer;
       });
       baseline.push(consumeOnly);
 
-      const handler = pipeline.createHandler();
-      const ingested = await drain(pipeline, `${topic}_ingestion`, topic, messages.length, handler.handle);
+      let service: BenchIngestion | undefined;
+      const ingested = await drain(`${topic}_ingestion`, messages.length, async (onBatch) => {
+        service = await pipeline.startIngestion(`${topic}_ingestion`, [topic], true, onBatch);
+        return service;
+      });
       ingestion.push(ingested);
-      const { durationsMs, sizes } = handler.takeCalls();
+      const { durationsMs, sizes } = service!.takeCalls();
       calls.push({ medianMs: median(durationsMs), medianEvents: median(sizes) });
       const stored = await pipeline.countEvents(project.id);
-      const outcomes = JSON.stringify(await handler.outcomes());
+      const outcomes = JSON.stringify(await service!.outcomes());
       if (stored !== messages.length) {
         throw new Error(`round ${round}: ${stored} of ${messages.length} events in ClickHouse (${outcomes})`);
       }

@@ -9,7 +9,7 @@
 // PostgreSQL cluster if it was down) is stopped or removed on the way out, also on Ctrl-C.
 import os from 'node:os';
 import { ConfigError, loadKafkaConfig } from '@hogbase/config';
-import { ensureTopics, eventTopicSpecs } from '@hogbase/queue';
+import { prepareEventStores } from '@hogbase/ingestion';
 import { loadBenchConfig, type BenchConfig } from './bench.config';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.util';
 import { runBatchBench, runSingleEventBench } from './capture.bench';
@@ -78,7 +78,7 @@ async function startServices(config: BenchConfig, stops: Stops): Promise<Service
   stops.push('Kafka', () => kafka.stop());
   services.brokers = kafka.brokers;
   // The migrate step of a real deployment: the event topics with the default partition count.
-  await ensureTopics(kafka.brokers, eventTopicSpecs(loadKafkaConfig({}).topicPartitions, 1));
+  await prepareEventStores({ kafka: loadKafkaConfig({ KAFKA_BROKERS: kafka.brokers.join(',') }) });
 
   if (needs('batch', 'capture', 'lag', 'flags')) {
     services.capture = await startTarget(

@@ -94,6 +94,7 @@ export function createCapturePublisher(
 }
 
 export interface OpenedCaptureEngines extends CaptureEngines {
+  publisher: KafkaEventPublisher;
   /** After the service stopped: the publisher (in-flight publishes finish), then Postgres. */
   close(): Promise<void>;
 }

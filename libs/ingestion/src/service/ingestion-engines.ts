@@ -26,13 +26,13 @@ export function createIngestionPool(database: DatabaseConfig & { url: string }, 
   return pool;
 }
 
-/** A consumer of the event topics in ingestion's group; a benchmark overrides group and topics. */
-export function createIngestionConsumer(
+/** Options of a consumer of the event topics in ingestion's group; a benchmark overrides group and topics. */
+export function ingestionConsumerOptions(
   kafka: KafkaConfig & { brokers: string[] },
   logger: Logger,
   overrides: Partial<KafkaConsumerOptions> = {},
-): KafkaEventConsumer {
-  return new KafkaEventConsumer({
+): KafkaConsumerOptions {
+  return {
     brokers: kafka.brokers,
     clientId: `${kafka.clientId}-ingestion`,
     groupId: kafka.consumerGroupId,
@@ -40,7 +40,14 @@ export function createIngestionConsumer(
     partitionsConsumedConcurrently: kafka.consumerConcurrency,
     logger,
     ...overrides,
-  });
+  };
+}
+
+export function createIngestionConsumer(
+  kafka: KafkaConfig & { brokers: string[] },
+  logger: Logger,
+): KafkaEventConsumer {
+  return new KafkaEventConsumer(ingestionConsumerOptions(kafka, logger));
 }
 
 /** Where ingestion puts the messages it cannot process (the dead-letter topic). */
