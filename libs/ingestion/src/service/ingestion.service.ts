@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
-import type { EventConsumer, EventPublisher } from '@hogbase/queue';
+import type { BatchHandler, EventConsumer, EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
@@ -26,6 +26,12 @@ const START_RETRY_INITIAL_MS = 500;
 const START_RETRY_MAX_MS = 15_000;
 /** How long stop() waits for a start-up attempt in progress (a group join) to give up. */
 const STOP_START_WAIT_MS = 5_000;
+/**
+ * A batch written this recently proves Postgres and ClickHouse answer: readiness then asks
+ * neither. Under load every pooled connection is busy, and a probe waiting for one would report a
+ * healthy ingestion as not ready.
+ */
+const RECENT_WRITE_MS = 10_000;
 
 type StartState =
   { phase: 'preparing' | 'joining'; lastError?: string } | { phase: 'consuming' } | { phase: 'stopped' };
@@ -35,7 +41,7 @@ interface SelfReportingConsumer {
   ready?: () => { ready: boolean; reason?: string };
 }
 
-/** Whether the started consumer is in its group and processing. */
+/** Whether the consumer is in its group and processing. */
 function consumerCheck(consumer: EventConsumer): CheckResult {
   const reporting = consumer as EventConsumer & SelfReportingConsumer;
   if (typeof reporting.ready === 'function') {
@@ -43,6 +49,19 @@ function consumerCheck(consumer: EventConsumer): CheckResult {
     return ready || (reason ?? 'the consumer is not consuming');
   }
   return consumer.healthy() || 'the consumer is not consuming (rejoining its group or stopped)';
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function messageOf(error: unknown): string {
@@ -75,6 +94,12 @@ export function startIngestionService(
   });
 
   let state: StartState = { phase: 'preparing' };
+  let lastWrittenAt = Number.NEGATIVE_INFINITY;
+  const handle: BatchHandler = async (batch) => {
+    await handler.handle(batch);
+    lastWrittenAt = Date.now();
+  };
+  const wroteRecently = () => Date.now() - lastWrittenAt < RECENT_WRITE_MS;
   const stopSignal = new AbortController();
 
   /** Runs `step` until it succeeds or stop() is called; logs each new reason once, not each retry. */
@@ -91,11 +116,10 @@ export function startIngestionService(
           logger.warn({ err: error, attempt }, `ingestion cannot ${what} yet; retrying until it can`);
         }
         state = { phase, lastError: reason };
-        const delayMs = Math.min(START_RETRY_INITIAL_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delayMs);
-          stopSignal.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
+        await pause(
+          Math.min(START_RETRY_INITIAL_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS),
+          stopSignal.signal,
+        );
       }
     }
     return false;
@@ -114,7 +138,7 @@ export function startIngestionService(
       }),
     );
     if (!prepared) return;
-    const joined = await untilDone('joining', 'start consuming', () => consumer.start(handler.handle));
+    const joined = await untilDone('joining', 'start consuming', () => consumer.start(handle));
     if (!joined || stopSignal.signal.aborted) return;
     state = { phase: 'consuming' };
     logger.info(
@@ -127,8 +151,12 @@ export function startIngestionService(
     switch (state.phase) {
       case 'preparing':
         return `preparing the event stores${state.lastError ? `: ${state.lastError}` : ''}`;
-      case 'joining':
-        return `joining the consumer group${state.lastError ? `: ${state.lastError}` : ''}`;
+      case 'joining': {
+        // The consumer may know better why it has not joined yet (the broker unreachable, say).
+        const own = (consumer as EventConsumer & SelfReportingConsumer).ready?.();
+        const reason = state.lastError ?? (own?.ready === false ? own.reason : undefined);
+        return `joining the consumer group${reason ? `: ${reason}` : ''}`;
+      }
       case 'stopped':
         return 'stopped';
       case 'consuming':
@@ -143,10 +171,11 @@ export function startIngestionService(
         required: {
           queue: queueCheck,
           postgres: async () => {
-            await pool.query('SELECT 1');
+            if (!wroteRecently()) await pool.query('SELECT 1');
             return true;
           },
           clickhouse: async () => {
+            if (wroteRecently()) return true;
             const result = await clickhouse.ping();
             return result.success || messageOf(result.error);
           },
