@@ -22,10 +22,10 @@ interface SelfReporting {
  * does.
  *
  * A publisher that reports its own readiness is asked (the broker reachable, the in-process bus
- * with a consumer). One that cannot tell ahead of a publish is judged by its publishes: one refused
- * as unavailable (broker down, no ack in time) makes capture not ready until one succeeds or
- * QUEUE_FAILURE_MEMORY_MS passed. The memory is bounded because a capture taken out of rotation
- * receives no publish that could tell it the broker is back.
+ * with a consumer). Its publishes are judged too, as no report covers every failure (the bus is up
+ * while the storage behind it refuses the batch): one refused as unavailable makes capture not
+ * ready until one succeeds or QUEUE_FAILURE_MEMORY_MS passed. The memory is bounded because a
+ * capture taken out of rotation receives no publish that could tell it the queue is back.
  */
 export class QueueHealth implements EventPublisher {
   private lastFailure: { at: number; reason: string } | undefined;
@@ -60,9 +60,10 @@ export class QueueHealth implements EventPublisher {
     const publisher = this.publisher as EventPublisher & SelfReporting;
     if (typeof publisher.ready === 'function') {
       const { ready, reason } = publisher.ready();
-      return ready || (reason ?? 'the queue takes no events');
+      if (!ready) return reason ?? 'the queue takes no events';
+    } else if (typeof publisher.healthy === 'function' && !publisher.healthy()) {
+      return 'the queue takes no events';
     }
-    if (typeof publisher.healthy === 'function' && !publisher.healthy()) return 'the queue takes no events';
     const failure = this.lastFailure;
     if (failure && this.now() - failure.at < QUEUE_FAILURE_MEMORY_MS) {
       return `the last publish failed: ${failure.reason}`;
