@@ -121,7 +121,7 @@ describe('HTTP conventions', () => {
     expect((await client.get('/_health')).status).toBe(200);
     expect(await client.get('/_ready')).toMatchObject({
       status: 200,
-      body: { status: 'ok', postgres: 'up' },
+      body: { status: 'ok', checks: { postgres: true } },
     });
     const metrics = await client.get('/metrics');
     expect(metrics.status).toBe(200);

@@ -105,11 +105,12 @@ describe('split mode: capture, ingestion and management as separate processes ov
         project_api_key: string;
       };
 
-      const capturePort = await freePort();
+      const [capturePort, ingestionPort] = [await freePort(), await freePort()];
       capture = startApp('capture', { ...env, CAPTURE_PORT: String(capturePort) });
-      ingestion = startApp('ingestion', env);
+      ingestion = startApp('ingestion', { ...env, INGESTION_PORT: String(ingestionPort) });
       const captureUrl = `http://127.0.0.1:${capturePort}`;
       await waitForReady(capture, captureUrl);
+      await waitForReady(ingestion, `http://127.0.0.1:${ingestionPort}`);
       const consuming = ingestion;
       await waitFor(consuming, 'consumer start', () =>
         Promise.resolve(consuming.output().includes('ingestion consuming')),
