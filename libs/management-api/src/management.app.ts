@@ -17,6 +17,8 @@ import { UnsupportedMediaTypeError } from './common/validation.pipe';
 import { refuseDeepBodies, securityHeaders } from './common/request-hardening.middleware';
 import { publicOriginMiddleware } from './common/public-url.util';
 
+const PROBE_PATHS = new Set(['/_health', '/_ready', '/metrics']);
+
 /** A write with a body that is not JSON is a 415, as DRF answers, rather than an empty body. */
 function refuseUnsupportedBodies(
   request: express.Request,
@@ -83,7 +85,8 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
           headers: redactHeaders(response.headers),
         }),
       },
-      autoLogging: { ignore: (request) => request.url === '/_health' || request.url === '/metrics' },
+      // Probes and scrapes come every few seconds: a line each would drown the log.
+      autoLogging: { ignore: (request) => PROBE_PATHS.has(request.url ?? '') },
     }),
   );
   const metrics = app.get(MetricsService);
