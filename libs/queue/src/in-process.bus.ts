@@ -1,7 +1,13 @@
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, type QueueMessage } from '@hogbase/event-contract';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger, type QueueLogger } from './queue-logger.util';
-import type { BatchHandler, ConsumedMessage, EventConsumer, EventPublisher } from './queue.types';
+import type {
+  BatchHandler,
+  ConsumedMessage,
+  EventConsumer,
+  EventPublisher,
+  QueueReadiness,
+} from './queue.types';
 
 export interface InProcessBusOptions {
   /** Topics whose messages go to the handler. Default: the live and the historical events topics. */
@@ -123,6 +129,13 @@ export class InProcessBus implements EventPublisher, EventConsumer {
 
   healthy(): boolean {
     return this.handler !== undefined && this.accepting;
+  }
+
+  /** Both ends at once: publishes are taken only while a consumer runs. */
+  ready(): QueueReadiness {
+    if (!this.accepting) return { ready: false, reason: 'the in-process bus is stopped' };
+    if (!this.handler) return { ready: false, reason: 'no consumer is running on the in-process bus' };
+    return { ready: true };
   }
 
   /** Starts the processing loop unless it runs already; it runs until the queue is empty. */

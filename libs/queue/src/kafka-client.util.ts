@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type RetryOptions } from 'kafkajs';
+import { patchKafkaJsRequestQueue } from './kafkajs-request-queue.patch';
 import { QueueUnavailableError, MessageTooLargeError } from './queue.errors';
-import { kafkaLogCreator, silentLogger, type QueueLogger } from './queue-logger.util';
+import { kafkaLogCreator, silentLogger, type KafkaLogEntry, type QueueLogger } from './queue-logger.util';
 
 export interface KafkaClientOptions {
   /** Bootstrap brokers, `host:port`. */
@@ -13,24 +14,39 @@ export interface KafkaClientOptions {
   requestTimeoutMs?: number;
 }
 
-export function createKafkaClient(options: KafkaClientOptions): Kafka {
+/** How the publisher and the consumer tune their own client (not part of the public options). */
+export interface KafkaClientTuning {
+  /**
+   * Connecting and metadata requests (kafkajs's cluster retry). Default: give up after about
+   * 2.5 s instead of kafkajs's ~1 min.
+   */
+  retry?: RetryOptions;
+  /**
+   * kafkajs's own log lines go to the logger at debug level, and to `onLog`: the owner logs its
+   * state changes itself, once each, instead of one line per failed connection attempt.
+   */
+  quiet?: boolean;
+  onLog?: (entry: KafkaLogEntry) => void;
+}
+
+export function createKafkaClient(options: KafkaClientOptions, tuning: KafkaClientTuning = {}): Kafka {
   if (options.brokers.length === 0) throw new Error('Kafka needs at least one broker (host:port)');
+  patchKafkaJsRequestQueue();
   return new Kafka({
     brokers: [...options.brokers],
     clientId: options.clientId ?? 'hogbase',
     connectionTimeout: options.connectionTimeoutMs ?? 3_000,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
-    // Connecting and metadata requests give up after about 2.5 s instead of kafkajs's ~1 min.
-    retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 5, multiplier: 2 } satisfies RetryOptions,
+    retry: tuning.retry ?? { initialRetryTime: 100, maxRetryTime: 1_000, retries: 5, multiplier: 2 },
     logLevel: logLevel.INFO,
-    logCreator: kafkaLogCreator(options.logger ?? silentLogger),
+    logCreator: kafkaLogCreator(options.logger ?? silentLogger, { quiet: tuning.quiet, onLog: tuning.onLog }),
   });
 }
 
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
 /** The error and its causes, outermost first (kafkajs wraps the broker's error in retry errors). */
-function causeChain(error: unknown): unknown[] {
+export function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   let current = error;
   while (current !== undefined && current !== null && chain.length < 10 && !chain.includes(current)) {
@@ -68,4 +84,25 @@ export function toQueueError(error: unknown, what: string): unknown {
     return new QueueUnavailableError(`${what}: ${message}`, { cause: error });
   }
   return error;
+}
+
+/** Broker answers that retrying cannot change: the configuration (topics, group, credentials) is wrong. */
+const CONFIGURATION_ERROR_TYPES = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'INVALID_TOPIC_EXCEPTION',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'GROUP_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'INVALID_GROUP_ID',
+  'SASL_AUTHENTICATION_FAILED',
+]);
+
+/** True when the failure is a configuration error (unknown topic, refused credentials), not an outage. */
+export function isKafkaConfigurationError(error: unknown): boolean {
+  return causeChain(error).some(
+    (item) =>
+      typeof item === 'object' &&
+      item !== null &&
+      CONFIGURATION_ERROR_TYPES.has(String((item as { type?: unknown }).type)),
+  );
 }

@@ -1,7 +1,17 @@
-import type { Consumer, EachBatchPayload, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
-import { createKafkaClient, toQueueError, type KafkaClientOptions } from './kafka-client.util';
-import { silentLogger, type QueueLogger } from './queue-logger.util';
-import type { BatchHandler, ConsumedMessage, EventConsumer } from './queue.types';
+import type {
+  Consumer,
+  ConsumerCrashEvent,
+  ConsumerGroupJoinEvent,
+  EachBatchPayload,
+  IHeaders,
+  Kafka,
+  KafkaMessage,
+} from 'kafkajs';
+import { backoffMs, settlesWithin, sleep } from './deadline.util';
+import { createKafkaClient, isKafkaConfigurationError, type KafkaClientOptions } from './kafka-client.util';
+import { QueueUnavailableError } from './queue.errors';
+import { silentLogger, type KafkaLogEntry, type QueueLogger } from './queue-logger.util';
+import type { BatchHandler, ConsumedMessage, EventConsumer, QueueReadiness } from './queue.types';
 
 export interface KafkaConsumerOptions extends KafkaClientOptions {
   groupId: string;
@@ -12,8 +22,20 @@ export interface KafkaConsumerOptions extends KafkaClientOptions {
   maxBatchSize?: number;
   /** Partitions processed at the same time by this consumer (each one still in order). Default 1. */
   partitionsConsumedConcurrently?: number;
+  /**
+   * How long the group waits for a member that went silent (a killed process, a cut network)
+   * before its partitions go to the others, and what a consumer restarted after a crash waits
+   * for at most. A member that stops cleanly leaves the group at once. Default 10 s (the
+   * broker's minimum is 6 s).
+   */
   sessionTimeoutMs?: number;
+  /** Heartbeats, also while a batch is processed or waits to be retried. Default 1 s. */
   heartbeatIntervalMs?: number;
+  /**
+   * How long a rebalance waits for the members to rejoin. A member still busy with a batch after
+   * that is dropped from the generation; its uncommitted batch goes to the new owner. Default 20 s.
+   */
+  rebalanceTimeoutMs?: number;
   /** Bytes fetched per partition per request (kafkajs default 1 MiB). */
   maxBytesPerPartition?: number;
   /** How long an empty fetch waits on the broker; also bounds how long stop() waits for it. Default 1 s. */
@@ -21,7 +43,40 @@ export interface KafkaConsumerOptions extends KafkaClientOptions {
   /** Back-off between retries of a failing batch: doubles from `retryInitialMs` up to `retryMaxMs`. */
   retryInitialMs?: number;
   retryMaxMs?: number;
+  /** Back-off between attempts to reach Kafka (connect, join, fetch): doubles up to this. Default 5 s. */
+  reconnectMaxMs?: number;
+  /**
+   * Attempts of one Kafka operation before kafkajs gives up on it and restarts the consumer (a
+   * restarted consumer rejoins as a new member). Default 30: with `reconnectMaxMs` about 2 min.
+   */
+  reconnectAttempts?: number;
+  /** Upper bound on stop(), even with a broker that does not answer. Default 8 s. */
+  stopTimeoutMs?: number;
 }
+
+/** What the consumer is doing; each change is logged once. */
+export type KafkaConsumerStatus =
+  | 'idle'
+  | 'starting'
+  | 'consuming'
+  | 'rejoining'
+  | 'kafka_unavailable'
+  | 'handler_failing'
+  | 'stopping'
+  | 'stopped'
+  | 'failed';
+
+type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+interface FailingBatch {
+  topic: string;
+  partition: number;
+  firstOffset: string;
+  error: unknown;
+}
+
+/** The namespaces whose kafkajs error lines mean "cannot reach Kafka" (not a broker's answer). */
+const CONNECTION_NAMESPACES = new Set(['Connection', 'BrokerPool', 'Cluster']);
 
 function headerText(value: IHeaders[string]): string | undefined {
   const first = Array.isArray(value) ? value[0] : value;
@@ -42,6 +97,10 @@ function toConsumedMessage(message: KafkaMessage): ConsumedMessage {
   };
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
  * Consumes with kafkajs `eachBatch`, one partition's batches in order, and commits a batch's
  * offsets only after the handler resolved (at-least-once).
@@ -52,6 +111,11 @@ function toConsumedMessage(message: KafkaMessage): ConsumedMessage {
  * uncommitted and the next start reads them again) or when a rebalance takes the partition away
  * (the new owner reads them again). Messages that can never succeed must be dead-lettered by the
  * handler, which then resolves; a throw is never a way to skip a message.
+ *
+ * Kafka unreachable: kafkajs retries with capped back-off under the same consumer, so the group
+ * membership survives a short broker outage (a restarted consumer would be a new member, waiting
+ * up to a session timeout for its old self to expire). Its per-attempt log lines go to debug; this
+ * class logs each change of `status` once, and `ready()` reports it.
  */
 export class KafkaEventConsumer implements EventConsumer {
   private readonly kafka: Kafka;
@@ -59,51 +123,127 @@ export class KafkaEventConsumer implements EventConsumer {
   private readonly maxBatchSize: number;
   private readonly retryInitialMs: number;
   private readonly retryMaxMs: number;
+  private readonly reconnectMaxMs: number;
+  private readonly heartbeatIntervalMs: number;
+  private readonly stopTimeoutMs: number;
   private consumer: Consumer | undefined;
   private handler: BatchHandler | undefined;
+  private lifecycle: Lifecycle = 'idle';
   private stopping: Promise<void> | undefined;
-  private crashed: Error | undefined;
-  private restarting = false;
+  private starting: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   /** Wakes the back-off sleeps when stop() is called. */
   private readonly stopSignal = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
 
+  // What `status` is computed from.
+  private joined = false;
+  private assignment: Record<string, number[]> = {};
+  private kafkaProblem: string | undefined;
+  private failure: unknown;
+  private readonly failingBatches = new Map<string, FailingBatch>();
+  private currentStatus: KafkaConsumerStatus = 'idle';
+
   constructor(private readonly options: KafkaConsumerOptions) {
-    this.kafka = createKafkaClient(options);
     this.logger = options.logger ?? silentLogger;
     this.maxBatchSize = options.maxBatchSize ?? 1_000;
     this.retryInitialMs = options.retryInitialMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 10_000;
+    this.reconnectMaxMs = options.reconnectMaxMs ?? 5_000;
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1_000;
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 8_000;
+    this.kafka = createKafkaClient(options, {
+      retry: this.kafkaRetry(),
+      quiet: true,
+      onLog: (entry) => this.onKafkaLog(entry),
+    });
   }
 
-  async start(handler: BatchHandler): Promise<void> {
-    if (this.consumer) throw new Error('the Kafka consumer is already started');
+  /** What the consumer is doing now (each change is logged once). */
+  get status(): KafkaConsumerStatus {
+    return this.currentStatus;
+  }
+
+  start(handler: BatchHandler): Promise<void> {
+    if (this.lifecycle !== 'idle') return Promise.reject(new Error('the Kafka consumer is already started'));
     this.handler = handler;
+    this.lifecycle = 'starting';
+    this.updateStatus();
+    const started = new Promise<void>((resolve, reject) => {
+      this.starting = { resolve, reject };
+    });
+    void this.connectAndRun();
+    return started;
+  }
+
+  stop(): Promise<void> {
+    if (this.lifecycle === 'idle') {
+      this.lifecycle = 'stopped';
+      this.updateStatus();
+    }
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  healthy(): boolean {
+    return this.lifecycle === 'starting' || this.lifecycle === 'running';
+  }
+
+  ready(): QueueReadiness {
+    const reason = this.notReadyReason();
+    return reason === undefined ? { ready: true } : { ready: false, reason };
+  }
+
+  private kafkaRetry() {
+    return {
+      initialRetryTime: 300,
+      maxRetryTime: this.reconnectMaxMs,
+      multiplier: 2,
+      retries: this.options.reconnectAttempts ?? 30,
+    };
+  }
+
+  /** Connects (retrying while Kafka is unreachable), subscribes and runs; start() settles from here or from the group join. */
+  private async connectAndRun(): Promise<void> {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: this.options.heartbeatIntervalMs ?? 3_000,
+      sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
+      rebalanceTimeout: this.options.rebalanceTimeoutMs ?? 20_000,
+      heartbeatInterval: this.heartbeatIntervalMs,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
-      retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: 8, multiplier: 2 },
+      retry: this.kafkaRetry(),
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.CRASH, (event) => {
-      // kafkajs restarts the consumer itself after a retriable crash (unhealthy until it has
-      // rejoined the group); a crash without restart is final.
-      if (event.payload.restart) this.restarting = true;
-      else this.crashed = event.payload.error;
-    });
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      this.restarting = false;
-    });
+    this.listen(consumer);
+    for (let attempt = 1; ; attempt++) {
+      if (this.stopSignal.signal.aborted) return;
+      try {
+        await consumer.connect();
+        await consumer.subscribe({
+          topics: [...this.options.topics],
+          fromBeginning: this.options.fromBeginning ?? true,
+        });
+        break;
+      } catch (error) {
+        if (isKafkaConfigurationError(error)) {
+          this.fail(
+            new QueueUnavailableError(
+              `cannot start consuming ${this.options.topics.join(', ')}: ${messageOf(error)}`,
+              { cause: error },
+            ),
+          );
+          await consumer.disconnect().catch(() => undefined);
+          return;
+        }
+        this.kafkaProblem = messageOf(error);
+        this.updateStatus();
+        await sleep(backoffMs(attempt, 300, this.reconnectMaxMs), this.stopSignal.signal);
+      }
+    }
+    if (this.stopSignal.signal.aborted) return;
     try {
-      await consumer.connect();
-      await consumer.subscribe({
-        topics: [...this.options.topics],
-        fromBeginning: this.options.fromBeginning ?? true,
-      });
+      // Resolves once the first join was attempted; start() resolves on the join itself.
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
@@ -113,33 +253,188 @@ export class KafkaEventConsumer implements EventConsumer {
         eachBatch: (payload) => this.track(this.onBatch(payload)),
       });
     } catch (error) {
-      this.consumer = undefined;
-      await consumer.disconnect().catch(() => undefined);
-      throw toQueueError(error, `cannot start consuming ${this.options.topics.join(', ')}`);
+      this.fail(error);
     }
   }
 
-  stop(): Promise<void> {
-    const consumer = this.consumer;
-    if (!consumer) return Promise.resolve();
-    this.stopping ??= (async () => {
-      this.stopSignal.abort();
-      // kafkajs stops fetching, waits for the batch in flight (which commits what it processed)
-      // and leaves the group; the wait on inFlight guards the commit in any case.
-      await consumer.stop();
-      await Promise.allSettled([...this.inFlight]);
-      await consumer.disconnect();
-    })();
-    return this.stopping;
+  private listen(consumer: Consumer): void {
+    const { events } = consumer;
+    consumer.on(events.GROUP_JOIN, (event: ConsumerGroupJoinEvent) => {
+      this.joined = true;
+      this.assignment = event.payload.memberAssignment;
+      this.kafkaProblem = undefined;
+      // A new assignment: failures of partitions we may no longer own are stale.
+      this.failingBatches.clear();
+      if (this.lifecycle === 'starting') this.lifecycle = 'running';
+      this.updateStatus();
+      this.starting?.resolve();
+      this.starting = undefined;
+    });
+    consumer.on(events.REBALANCING, () => {
+      this.joined = false;
+      this.updateStatus();
+    });
+    consumer.on(events.CRASH, (event: ConsumerCrashEvent) => {
+      this.joined = false;
+      if (event.payload.restart) {
+        // kafkajs restarts the consumer by itself after a retriable crash (a new member).
+        this.kafkaProblem = messageOf(event.payload.error);
+        this.updateStatus();
+      } else if (this.lifecycle !== 'stopping' && this.lifecycle !== 'stopped') {
+        this.fail(event.payload.error);
+      }
+    });
+    consumer.on(events.REQUEST_TIMEOUT, (event) => {
+      this.kafkaProblem = `a request to ${event.payload.broker} timed out`;
+      this.updateStatus();
+    });
+    // Proof that Kafka answers again.
+    for (const answered of [events.FETCH, events.HEARTBEAT, events.COMMIT_OFFSETS]) {
+      consumer.on(answered, () => {
+        if (this.kafkaProblem === undefined) return;
+        this.kafkaProblem = undefined;
+        this.updateStatus();
+      });
+    }
   }
 
-  healthy(): boolean {
-    return (
-      this.consumer !== undefined &&
-      this.stopping === undefined &&
-      this.crashed === undefined &&
-      !this.restarting
+  private onKafkaLog(entry: KafkaLogEntry): void {
+    if (entry.level !== 'error' || !CONNECTION_NAMESPACES.has(entry.namespace)) return;
+    // "Response <Request>" lines are a broker's error answers: Kafka is reachable.
+    if (entry.message.startsWith('Response ')) return;
+    if (this.kafkaProblem === entry.message) return;
+    this.kafkaProblem = entry.message;
+    this.updateStatus();
+  }
+
+  private fail(error: unknown): void {
+    if (this.lifecycle === 'failed') return;
+    this.lifecycle = 'failed';
+    this.failure = error;
+    this.updateStatus();
+    this.starting?.reject(error);
+    this.starting = undefined;
+  }
+
+  private async shutdown(): Promise<void> {
+    const consumer = this.consumer;
+    if (this.lifecycle !== 'stopped') {
+      this.lifecycle = 'stopping';
+      this.updateStatus();
+    }
+    this.stopSignal.abort();
+    this.starting?.reject(
+      new QueueUnavailableError('the Kafka consumer was stopped before it joined its group'),
     );
+    this.starting = undefined;
+    if (consumer) {
+      // kafkajs stops fetching, waits for the batch in flight (which commits what it processed)
+      // and leaves the group, so that a restarted consumer gets the partitions at once rather
+      // than after the session timeout. The wait on inFlight guards the commit in any case.
+      const stopped = (async () => {
+        await consumer.stop().catch(() => undefined);
+        await Promise.allSettled([...this.inFlight]);
+        await consumer.disconnect().catch(() => undefined);
+      })();
+      if (!(await settlesWithin(stopped, this.stopTimeoutMs))) {
+        this.logger.warn(
+          { groupId: this.options.groupId, stopTimeoutMs: this.stopTimeoutMs },
+          'Kafka consumer did not stop in time; what it did not commit is consumed again by the next owner',
+        );
+      }
+    }
+    this.lifecycle = 'stopped';
+    this.updateStatus();
+  }
+
+  private notReadyReason(): string | undefined {
+    switch (this.currentStatus) {
+      case 'consuming':
+        return undefined;
+      case 'idle':
+        return 'the Kafka consumer is not started';
+      case 'starting':
+        return 'joining the consumer group';
+      case 'rejoining':
+        return 'rejoining the consumer group';
+      case 'kafka_unavailable':
+        return `Kafka is unavailable: ${this.kafkaProblem ?? 'unknown error'}`;
+      case 'handler_failing': {
+        const [first] = this.failingBatches.values();
+        return first
+          ? `processing ${first.topic}[${first.partition}] fails, retrying: ${messageOf(first.error)}`
+          : 'processing fails, retrying';
+      }
+      case 'stopping':
+        return 'the Kafka consumer is stopping';
+      case 'stopped':
+        return 'the Kafka consumer is stopped';
+      case 'failed':
+        return `the Kafka consumer failed: ${messageOf(this.failure)}`;
+    }
+  }
+
+  private computeStatus(): KafkaConsumerStatus {
+    switch (this.lifecycle) {
+      case 'idle':
+      case 'stopping':
+      case 'stopped':
+      case 'failed':
+        return this.lifecycle;
+      case 'starting':
+      case 'running':
+        if (this.kafkaProblem !== undefined) return 'kafka_unavailable';
+        if (!this.joined) return this.lifecycle === 'starting' ? 'starting' : 'rejoining';
+        if (this.failingBatches.size > 0) return 'handler_failing';
+        return 'consuming';
+    }
+  }
+
+  /** Logs the status when it changed: one line per change, however many retries it spans. */
+  private updateStatus(): void {
+    const status = this.computeStatus();
+    if (status === this.currentStatus) return;
+    const previous = this.currentStatus;
+    this.currentStatus = status;
+    const context = { groupId: this.options.groupId, status, previous };
+    switch (status) {
+      case 'consuming':
+        this.logger.info(
+          { ...context, partitions: this.assignment },
+          previous === 'starting' ? 'Kafka consumer joined its group' : 'Kafka consumer consuming again',
+        );
+        break;
+      case 'kafka_unavailable':
+        this.logger.warn(
+          { ...context, reason: this.kafkaProblem },
+          'Kafka unavailable; the consumer retries with back-off, nothing is committed meanwhile',
+        );
+        break;
+      case 'handler_failing': {
+        const [first] = this.failingBatches.values();
+        this.logger.warn(
+          {
+            ...context,
+            err: first?.error,
+            topic: first?.topic,
+            partition: first?.partition,
+            firstOffset: first?.firstOffset,
+          },
+          'batch handler failing; retrying the same messages with back-off, nothing committed',
+        );
+        break;
+      }
+      case 'failed':
+        this.logger.error({ ...context, err: this.failure }, 'Kafka consumer failed');
+        break;
+      case 'idle':
+      case 'starting':
+      case 'rejoining':
+      case 'stopping':
+      case 'stopped':
+        this.logger.info(context, `Kafka consumer ${status}`);
+        break;
+    }
   }
 
   private track(processing: Promise<void>): Promise<void> {
@@ -163,50 +458,58 @@ export class KafkaEventConsumer implements EventConsumer {
 
   /** True once the handler resolved; false when stopped or rebalanced before it did. */
   private async handleWithRetry(payload: EachBatchPayload, messages: ConsumedMessage[]): Promise<boolean> {
-    const { topic, partition } = payload.batch;
+    const { topic, partition, highWatermark } = payload.batch;
     const handler = this.handler;
     if (!handler) return false;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await handler({ topic, partition, messages });
-        return true;
-      } catch (error) {
-        const delayMs = Math.min(this.retryInitialMs * 2 ** (attempt - 1), this.retryMaxMs);
-        this.logger.warn(
-          {
-            err: error,
-            topic,
-            partition,
-            firstOffset: messages[0].offset,
-            size: messages.length,
-            attempt,
-            delayMs,
-          },
-          'batch handler failed; retrying the same messages, nothing committed',
-        );
-        if (!(await this.sleep(delayMs))) return false;
-        if (!payload.isRunning() || payload.isStale()) return false;
-        // Keeps the group membership while we wait; throws when the group rebalances, which ends
-        // this batch uncommitted.
-        await payload.heartbeat();
+    const key = `${topic}\u0000${partition}`;
+    // kafkajs heartbeats only between fetches; a handler call or a back-off longer than the
+    // session timeout would get this member dropped. A failed heartbeat (a rebalance) wakes the
+    // back-off so that the partition is handed over without waiting it out.
+    let wake: (() => void) | undefined;
+    const heartbeats = setInterval(() => {
+      payload.heartbeat().catch(() => wake?.());
+    }, this.heartbeatIntervalMs);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await handler({ topic, partition, messages, highWatermark });
+          if (this.failingBatches.delete(key)) {
+            this.logger.debug(
+              { topic, partition, attempts: attempt },
+              'batch handler succeeded after retries',
+            );
+            this.updateStatus();
+          }
+          return true;
+        } catch (error) {
+          const delayMs = backoffMs(attempt, this.retryInitialMs, this.retryMaxMs);
+          this.failingBatches.set(key, { topic, partition, firstOffset: messages[0].offset, error });
+          this.updateStatus();
+          this.logger.debug(
+            {
+              err: error,
+              topic,
+              partition,
+              firstOffset: messages[0].offset,
+              size: messages.length,
+              attempt,
+              delayMs,
+            },
+            'batch handler failed; retrying the same messages, nothing committed',
+          );
+          const interrupt = new AbortController();
+          wake = () => interrupt.abort();
+          await sleep(delayMs, this.stopSignal.signal, interrupt.signal);
+          wake = undefined;
+          if (this.stopSignal.signal.aborted) return false;
+          if (!payload.isRunning() || payload.isStale()) return false;
+          // Keeps the group membership while we wait; throws when the group rebalances, which ends
+          // this batch uncommitted (kafkajs then rejoins).
+          await payload.heartbeat();
+        }
       }
+    } finally {
+      clearInterval(heartbeats);
     }
-  }
-
-  /** Resolves true after `ms`, or false at once when stop() is called. */
-  private sleep(ms: number): Promise<boolean> {
-    const signal = this.stopSignal.signal;
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(true);
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
   }
 }

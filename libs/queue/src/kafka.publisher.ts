@@ -1,8 +1,10 @@
-import { CompressionTypes, Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
+import { CompressionTypes, Partitioners, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { QueueMessage } from '@hogbase/event-contract';
+import { backoffMs, settlesWithin, sleep } from './deadline.util';
 import { createKafkaClient, toQueueError, type KafkaClientOptions } from './kafka-client.util';
 import { MessageTooLargeError, QueueUnavailableError } from './queue.errors';
-import type { EventPublisher } from './queue.types';
+import { silentLogger, type QueueLogger } from './queue-logger.util';
+import type { EventPublisher, QueueReadiness } from './queue.types';
 
 export interface KafkaPublisherOptions extends KafkaClientOptions {
   /**
@@ -24,6 +26,23 @@ export interface KafkaPublisherOptions extends KafkaClientOptions {
    */
   idempotent?: boolean;
   compression?: 'none' | 'gzip';
+  /**
+   * How long close() waits for the publishes in flight (then up to 2 s more to disconnect), even
+   * when the broker does not answer. Each of them fails at its own deadline anyway. Default 5 s.
+   */
+  closeTimeoutMs?: number;
+}
+
+/** The bound on disconnecting once the publishes in flight are done (or given up on). */
+const DISCONNECT_TIMEOUT_MS = 2_000;
+/** Back-off of the readiness probe while Kafka is unavailable. */
+const PROBE_INITIAL_MS = 500;
+const PROBE_MAX_MS = 5_000;
+
+type Availability = 'unknown' | 'available' | 'unavailable';
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Bytes per record beyond key, value and headers (lengths, varints, attributes), rounded up. */
@@ -44,6 +63,11 @@ function estimateBytes(message: QueueMessage): number {
  *
  * NOTE: a publish that times out may still be written by the broker later (the request was on its
  * way); the SDK then retries and the duplicate is removed by the events table (dedup by UUID).
+ *
+ * Readiness: a failed publish makes the publisher not ready, and from then on a probe asks the
+ * broker for its metadata with capped back-off until it answers; the publisher is then ready again
+ * even if no publish came meanwhile (a not-ready capture gets no traffic to prove recovery with).
+ * kafkajs's per-attempt log lines go to debug; each change of availability is logged once here.
  */
 export class KafkaEventPublisher implements EventPublisher {
   private readonly kafka: Kafka;
@@ -51,19 +75,32 @@ export class KafkaEventPublisher implements EventPublisher {
   private readonly timeoutMs: number;
   private readonly maxMessageBytes: number;
   private readonly compression: CompressionTypes;
+  private readonly closeTimeoutMs: number;
+  private readonly logger: QueueLogger;
   private connecting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  private readonly closeSignal = new AbortController();
+  /** Publishes whose callers wait, each settling by its deadline. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  private availability: Availability = 'unknown';
+  private unavailableReason: string | undefined;
+  private probing: Promise<void> | undefined;
+  private admin: Admin | undefined;
 
   constructor(options: KafkaPublisherOptions) {
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.maxMessageBytes = options.maxMessageBytes ?? 1_000_000;
     this.compression = options.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
-    this.kafka = createKafkaClient({
-      ...options,
-      // A broker that does not answer must not hold a request past the publish deadline.
-      requestTimeoutMs: options.requestTimeoutMs ?? this.timeoutMs,
-    });
+    this.closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+    this.logger = options.logger ?? silentLogger;
+    this.kafka = createKafkaClient(
+      {
+        ...options,
+        // A broker that does not answer must not hold a request past the publish deadline.
+        requestTimeoutMs: options.requestTimeoutMs ?? this.timeoutMs,
+      },
+      { quiet: true },
+    );
     this.producer = this.kafka.producer({
       // Java-compatible murmur2 (kafkajs's default since 2.0); explicit to silence its warning.
       createPartitioner: Partitioners.DefaultPartitioner,
@@ -77,28 +114,130 @@ export class KafkaEventPublisher implements EventPublisher {
   /** Connects now (start-up); publish connects by itself when needed. */
   async connect(): Promise<void> {
     if (this.closing) throw new QueueUnavailableError('the Kafka publisher is closed');
-    this.connecting ??= this.producer.connect().catch((error: unknown) => {
-      // Forget the failed attempt so that the next publish tries again.
-      this.connecting = undefined;
-      throw toQueueError(error, 'cannot connect to Kafka');
-    });
+    this.connecting ??= this.producer.connect().then(
+      () => this.markAvailable(),
+      (error: unknown) => {
+        // Forget the failed attempt so that the next publish tries again.
+        this.connecting = undefined;
+        const mapped = toQueueError(error, 'cannot connect to Kafka');
+        this.markUnavailable(mapped);
+        throw mapped;
+      },
+    );
     return this.connecting;
+  }
+
+  /** Ready once connected and while publishes succeed (see the class comment). No I/O of its own. */
+  ready(): QueueReadiness {
+    if (this.closing) return { ready: false, reason: 'the Kafka publisher is closed' };
+    switch (this.availability) {
+      case 'available':
+        return { ready: true };
+      case 'unavailable':
+        return { ready: false, reason: `Kafka is unavailable: ${this.unavailableReason ?? 'unknown error'}` };
+      case 'unknown':
+        // Nothing tried yet: find out, so that the next probe knows.
+        this.connect().catch(() => undefined);
+        return { ready: false, reason: 'connecting to Kafka' };
+    }
   }
 
   async publish(topic: string, messages: QueueMessage[]): Promise<void> {
     if (this.closing) throw new QueueUnavailableError('the Kafka publisher is closed');
     if (messages.length === 0) return;
-    const chunks = this.chunk(messages);
+    const publishing = this.publishWithinDeadline(topic, this.chunk(messages), messages.length);
+    this.inFlight.add(publishing);
+    try {
+      await publishing;
+      this.markAvailable();
+    } catch (error) {
+      if (error instanceof QueueUnavailableError) this.markUnavailable(error);
+      throw error;
+    } finally {
+      this.inFlight.delete(publishing);
+    }
+  }
+
+  /**
+   * Stops taking publishes, lets those in flight finish, disconnects; bounded by closeTimeoutMs
+   * plus 2 s. A publish still unacknowledged then has failed or fails at its own deadline: its
+   * caller answers 503, never 200.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closeSignal.abort();
+      const drained = await settlesWithin(Promise.allSettled([...this.inFlight]), this.closeTimeoutMs);
+      const disconnected = await settlesWithin(
+        Promise.all([
+          this.producer.disconnect().catch(() => undefined),
+          this.admin?.disconnect().catch(() => undefined),
+        ]),
+        DISCONNECT_TIMEOUT_MS,
+      );
+      if (!drained || !disconnected) {
+        this.logger.warn(
+          { inFlight: this.inFlight.size, closeTimeoutMs: this.closeTimeoutMs },
+          'Kafka publisher closed without the broker acknowledging everything; those publishes failed',
+        );
+      }
+    })();
+    return this.closing;
+  }
+
+  private markAvailable(): void {
+    const previous = this.availability;
+    this.availability = 'available';
+    this.unavailableReason = undefined;
+    if (previous === 'unavailable') this.logger.info({}, 'Kafka available again: publishing');
+  }
+
+  private markUnavailable(error: unknown): void {
+    if (this.closing) return;
+    const previous = this.availability;
+    this.availability = 'unavailable';
+    this.unavailableReason = messageOf(error);
+    if (previous !== 'unavailable') {
+      this.logger.warn(
+        { reason: this.unavailableReason },
+        'Kafka unavailable: publishes fail (503) until it answers again',
+      );
+    }
+    this.probing ??= this.probe().finally(() => {
+      this.probing = undefined;
+    });
+  }
+
+  /** Asks the broker for its metadata with capped back-off until it answers (or close()). */
+  private async probe(): Promise<void> {
+    for (let attempt = 1; this.availability === 'unavailable'; attempt++) {
+      if (!(await sleep(backoffMs(attempt, PROBE_INITIAL_MS, PROBE_MAX_MS), this.closeSignal.signal))) return;
+      if (this.availability !== 'unavailable') return;
+      const admin = (this.admin ??= this.kafka.admin());
+      try {
+        await admin.connect();
+        await admin.describeCluster();
+        if (!this.closing) this.markAvailable();
+      } catch (error) {
+        this.unavailableReason = messageOf(toQueueError(error, 'Kafka does not answer'));
+        // A fresh client next time: this one may hold a dead connection.
+        this.admin = undefined;
+        await admin.disconnect().catch(() => undefined);
+      }
+    }
+  }
+
+  /** Settles by the deadline: the send itself may go on (kafkajs retries) but nobody waits for it. */
+  private async publishWithinDeadline(topic: string, chunks: Message[][], count: number): Promise<void> {
     const sending = this.send(topic, chunks);
-    this.inFlight.add(sending);
-    void sending.catch(() => undefined).finally(() => this.inFlight.delete(sending));
+    // A send that outlives its deadline must not end as an unhandled rejection.
+    sending.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
         () =>
           reject(
             new QueueUnavailableError(
-              `Kafka did not acknowledge ${messages.length} message(s) to ${topic} within ${this.timeoutMs} ms`,
+              `Kafka did not acknowledge ${count} message(s) to ${topic} within ${this.timeoutMs} ms`,
             ),
           ),
         this.timeoutMs,
@@ -109,15 +248,6 @@ export class KafkaEventPublisher implements EventPublisher {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /** Stops taking publishes, lets those in flight finish (each bounded by the timeout), disconnects. */
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      await Promise.allSettled([...this.inFlight]);
-      await this.producer.disconnect().catch(() => undefined);
-    })();
-    return this.closing;
   }
 
   private async send(topic: string, chunks: Message[][]): Promise<void> {

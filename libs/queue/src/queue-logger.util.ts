@@ -15,31 +15,38 @@ export const silentLogger: QueueLogger = {
   debug: () => undefined,
 };
 
+/** One kafkajs log line, as the owner of a client sees it (see KafkaClientTuning.onLog). */
+export interface KafkaLogEntry {
+  level: 'error' | 'warn' | 'info' | 'debug';
+  /** kafkajs's component: Connection, BrokerPool, Consumer, Runner, ... */
+  namespace: string;
+  message: string;
+}
+
+export interface KafkaLogOptions {
+  /** Every kafkajs line at debug level, whatever its own level. */
+  quiet?: boolean;
+  onLog?: (entry: KafkaLogEntry) => void;
+}
+
+const LEVELS: Partial<Record<logLevel, KafkaLogEntry['level']>> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
 /**
  * Routes kafkajs's own logging into `logger` instead of the console. kafkajs filters by its level
  * first (`INFO`: group joins, starts, stops, errors), then the logger applies its own level.
  */
-export function kafkaLogCreator(logger: QueueLogger): logCreator {
+export function kafkaLogCreator(logger: QueueLogger, options: KafkaLogOptions = {}): logCreator {
   return () =>
     ({ namespace, level, log }) => {
+      const entryLevel = LEVELS[level];
+      if (!entryLevel) return;
       const { message, timestamp: _timestamp, logger: _name, ...extra } = log;
-      const entry = { kafkajs: namespace, ...extra };
-      const text = `kafkajs: ${message}`;
-      switch (level) {
-        case logLevel.ERROR:
-          logger.error(entry, text);
-          break;
-        case logLevel.WARN:
-          logger.warn(entry, text);
-          break;
-        case logLevel.INFO:
-          logger.info(entry, text);
-          break;
-        case logLevel.DEBUG:
-          logger.debug(entry, text);
-          break;
-        case logLevel.NOTHING:
-          break;
-      }
+      options.onLog?.({ level: entryLevel, namespace, message });
+      logger[options.quiet ? 'debug' : entryLevel]({ kafkajs: namespace, ...extra }, `kafkajs: ${message}`);
     };
 }

@@ -1,14 +1,30 @@
 import type { QueueMessage } from '@hogbase/event-contract';
 
 /**
+ * Whether a queue end can do its job right now, for a readiness probe: `reason` says what it
+ * waits for when it cannot (Kafka unreachable, the group not joined yet, the handler failing).
+ * Transient: it turns ready again by itself once the cause is gone.
+ */
+export interface QueueReadiness {
+  ready: boolean;
+  reason?: string;
+}
+
+/**
  * Puts messages on a topic. `publish` resolves only once every message is durably accepted: by
  * the Kafka broker with `acks: -1`, or (in-process bus) once the consumer has processed it. It
  * rejects with `QueueUnavailableError` (capture answers 503) or `MessageTooLargeError` (413).
  */
 export interface EventPublisher {
   publish(topic: string, messages: QueueMessage[]): Promise<void>;
-  /** Stops taking publishes and waits for those in flight. Idempotent. */
+  /**
+   * Stops taking publishes and waits for those in flight, within a bound even when the broker does
+   * not answer (a publish still unacknowledged then fails, it is never reported as stored).
+   * Idempotent.
+   */
   close(): Promise<void>;
+  /** Not ready while the queue cannot take publishes (broker unreachable, closed). Cheap: no I/O. */
+  ready(): QueueReadiness;
 }
 
 export interface ConsumedMessage {
@@ -26,6 +42,11 @@ export interface ConsumedBatch {
   topic: string;
   partition: number;
   messages: ConsumedMessage[];
+  /**
+   * Offset of the next message the partition will get, when the batch was fetched (Kafka only):
+   * the partition's lag after this batch is `highWatermark - lastOffset - 1`.
+   */
+  highWatermark?: string;
 }
 
 /**
@@ -36,9 +57,28 @@ export interface ConsumedBatch {
 export type BatchHandler = (batch: ConsumedBatch) => Promise<void>;
 
 export interface EventConsumer {
-  /** Resolves once consuming has started; rejects (QueueUnavailableError) when it cannot. */
+  /**
+   * Starts consuming. Resolves once the consumer is in its group with its partitions (`ready()`
+   * is then true). While the queue is unreachable it keeps trying, with capped back-off, and
+   * `ready()` says why it waits. Rejects on what retrying cannot fix (a topic that does not
+   * exist), or when stop() is called first.
+   */
   start(handler: BatchHandler): Promise<void>;
-  /** Stops intake, waits for the batch in flight, commits what was processed, disconnects. Idempotent. */
+  /**
+   * Stops intake, waits for the batch in flight, commits what was processed, leaves the group
+   * (its partitions go to the other members at once), disconnects. Bounded even when the broker
+   * does not answer: what was not committed is consumed again by the next owner. Idempotent.
+   */
   stop(): Promise<void>;
+  /**
+   * Liveness: false only once the consumer is stopped or has failed for good (restarting the
+   * process is the cure). A transient problem shows in `ready()`, not here.
+   */
   healthy(): boolean;
+  /**
+   * Readiness: true while the consumer is in its group and processing. False while starting or
+   * rejoining, while the queue is unreachable, and while the handler fails (the batch is retried
+   * in place): the reason says which. Cheap: no I/O.
+   */
+  ready(): QueueReadiness;
 }
