@@ -4,9 +4,11 @@ import { KafkaEventConsumer, type KafkaConsumerOptions } from './kafka.consumer'
 import { KafkaEventPublisher } from './kafka.publisher';
 import type { BatchHandler } from './queue.types';
 import {
+  capturingLogger,
   committedOffsets,
   createTopic,
   messageCount,
+  settledWithin,
   testBrokers,
   uniqueName,
   waitFor,
@@ -83,7 +85,10 @@ describe('KafkaEventConsumer', () => {
       await Promise.resolve();
     });
     await started;
+    // start() resolved on the group join itself, not before.
     expect(consumer.healthy()).toBe(true);
+    expect(consumer.ready()).toEqual({ ready: true });
+    expect(consumer.assignment()).toEqual({ [topic]: [0, 1, 2, 3] });
     await waitFor(
       () => [...seen.values()].reduce((sum, list) => sum + list.length, 0) >= 240,
       '240 messages',
@@ -98,6 +103,72 @@ describe('KafkaEventConsumer', () => {
 
     await consumer.stop();
     expect(consumer.healthy()).toBe(false);
+    expect(consumer.ready()).toEqual({ ready: false, reason: 'the Kafka consumer is stopped' });
+  });
+
+  it('is not ready while the handler fails, logs that once however many retries, and is ready again after', async () => {
+    const topic = await createTopic(brokers, 'ready', 1);
+    await publisher.publish(
+      topic,
+      Array.from({ length: 5 }, (_, sequence) => sequenced('k', sequence)),
+    );
+    const log = capturingLogger();
+    let failures = 0;
+    let healed = false;
+    const processed: string[] = [];
+    const { consumer, started } = startConsumer(
+      topic,
+      uniqueName('ready'),
+      async (batch) => {
+        if (!healed) {
+          failures += 1;
+          throw new Error('Postgres is down');
+        }
+        processed.push(...batch.messages.map((consumed) => consumed.offset));
+        await Promise.resolve();
+      },
+      { logger: log, retryInitialMs: 20, retryMaxMs: 50 },
+    );
+    await started;
+    await waitFor(() => failures >= 5, 'five failed attempts');
+    const whileFailing = { ready: consumer.ready(), healthy: consumer.healthy() };
+    healed = true;
+    await waitFor(() => processed.length >= 5, 'the batch once the handler works');
+
+    expect(whileFailing).toEqual({
+      ready: { ready: false, reason: expect.stringMatching(/fails, retrying: Postgres is down/) as unknown },
+      // Not a reason to restart the process.
+      healthy: true,
+    });
+    expect(consumer.ready()).toEqual({ ready: true });
+    const statusLines = log.lines
+      .filter((line) => line.level !== 'debug')
+      .map((line) => `${line.level} ${String(line.fields.status)}`);
+    expect(statusLines).toEqual([
+      'info starting',
+      'info consuming',
+      'warn handler_failing',
+      'info consuming',
+    ]);
+    // Every retry is still there for whoever turns debug on.
+    const retries = log.lines.filter((line) => line.message.startsWith('batch handler failed'));
+    expect(retries.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('gives a restarted consumer of the group its partitions at once: a stopped consumer leaves the group', async () => {
+    const topic = await createTopic(brokers, 'rejoin', 2);
+    const groupId = uniqueName('rejoin');
+    // A long session: had the first consumer not left the group, the second would wait a minute for it.
+    const options = { sessionTimeoutMs: 60_000, rebalanceTimeoutMs: 60_000 };
+    const first = startConsumer(topic, groupId, () => Promise.resolve(), options);
+    await first.started;
+    expect(first.consumer.assignment()).toEqual({ [topic]: [0, 1] });
+    await first.consumer.stop();
+
+    const second = startConsumer(topic, groupId, () => Promise.resolve(), options);
+    expect((await settledWithin(second.started, 15_000)).state).toBe('resolved');
+    expect(second.consumer.assignment()).toEqual({ [topic]: [0, 1] });
+    expect(second.consumer.ready()).toEqual({ ready: true });
   });
 
   it('commits nothing while the handler fails and gives it the same messages again', async () => {
@@ -191,5 +262,9 @@ describe('KafkaEventConsumer', () => {
     consumers.push(consumer);
     await expect(consumer.start(() => Promise.resolve())).rejects.toThrow(/cannot start consuming/);
     expect(consumer.healthy()).toBe(false);
+    expect(consumer.ready()).toEqual({
+      ready: false,
+      reason: expect.stringMatching(/failed: cannot start consuming/) as unknown,
+    });
   });
 });

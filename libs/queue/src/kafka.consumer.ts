@@ -9,6 +9,7 @@ import type {
 } from 'kafkajs';
 import { backoffMs, settlesWithin, sleep } from './deadline.util';
 import { createKafkaClient, isKafkaConfigurationError, type KafkaClientOptions } from './kafka-client.util';
+import { KafkaConsumerState, type KafkaConsumerStatus } from './kafka-consumer.status';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger, type KafkaLogEntry, type QueueLogger } from './queue-logger.util';
 import type { BatchHandler, ConsumedMessage, EventConsumer, QueueReadiness } from './queue.types';
@@ -54,26 +55,7 @@ export interface KafkaConsumerOptions extends KafkaClientOptions {
   stopTimeoutMs?: number;
 }
 
-/** What the consumer is doing; each change is logged once. */
-export type KafkaConsumerStatus =
-  | 'idle'
-  | 'starting'
-  | 'consuming'
-  | 'rejoining'
-  | 'kafka_unavailable'
-  | 'handler_failing'
-  | 'stopping'
-  | 'stopped'
-  | 'failed';
-
-type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
-
-interface FailingBatch {
-  topic: string;
-  partition: number;
-  firstOffset: string;
-  error: unknown;
-}
+export type { KafkaConsumerStatus } from './kafka-consumer.status';
 
 /** The namespaces whose kafkajs error lines mean "cannot reach Kafka" (not a broker's answer). */
 const CONNECTION_NAMESPACES = new Set(['Connection', 'BrokerPool', 'Cluster']);
@@ -95,6 +77,14 @@ function toConsumedMessage(message: KafkaMessage): ConsumedMessage {
     headers,
     offset: message.offset,
   };
+}
+
+function deferred(): { started: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const started = new Promise<void>((settle) => {
+    resolve = settle;
+  });
+  return { started, resolve };
 }
 
 function messageOf(error: unknown): string {
@@ -126,22 +116,16 @@ export class KafkaEventConsumer implements EventConsumer {
   private readonly reconnectMaxMs: number;
   private readonly heartbeatIntervalMs: number;
   private readonly stopTimeoutMs: number;
+  private readonly state: KafkaConsumerState;
   private consumer: Consumer | undefined;
   private handler: BatchHandler | undefined;
-  private lifecycle: Lifecycle = 'idle';
   private stopping: Promise<void> | undefined;
   private starting: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  /** Set while kafkajs's runner starts (joins the group): see shutdown(). */
+  private runnerStarting: { started: Promise<void>; resolve: () => void } | undefined;
   /** Wakes the back-off sleeps when stop() is called. */
   private readonly stopSignal = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
-
-  // What `status` is computed from.
-  private joined = false;
-  private assignment: Record<string, number[]> = {};
-  private kafkaProblem: string | undefined;
-  private failure: unknown;
-  private readonly failingBatches = new Map<string, FailingBatch>();
-  private currentStatus: KafkaConsumerStatus = 'idle';
 
   constructor(private readonly options: KafkaConsumerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -151,6 +135,7 @@ export class KafkaEventConsumer implements EventConsumer {
     this.reconnectMaxMs = options.reconnectMaxMs ?? 5_000;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1_000;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 8_000;
+    this.state = new KafkaConsumerState(this.logger, options.groupId);
     this.kafka = createKafkaClient(options, {
       retry: this.kafkaRetry(),
       quiet: true,
@@ -160,14 +145,19 @@ export class KafkaEventConsumer implements EventConsumer {
 
   /** What the consumer is doing now (each change is logged once). */
   get status(): KafkaConsumerStatus {
-    return this.currentStatus;
+    return this.state.status;
+  }
+
+  /** The partitions this member got at its last join, per topic. */
+  assignment(): Record<string, number[]> {
+    return this.state.assignment;
   }
 
   start(handler: BatchHandler): Promise<void> {
-    if (this.lifecycle !== 'idle') return Promise.reject(new Error('the Kafka consumer is already started'));
+    if (this.state.status !== 'idle')
+      return Promise.reject(new Error('the Kafka consumer is already started'));
     this.handler = handler;
-    this.lifecycle = 'starting';
-    this.updateStatus();
+    this.state.starting();
     const started = new Promise<void>((resolve, reject) => {
       this.starting = { resolve, reject };
     });
@@ -176,21 +166,16 @@ export class KafkaEventConsumer implements EventConsumer {
   }
 
   stop(): Promise<void> {
-    if (this.lifecycle === 'idle') {
-      this.lifecycle = 'stopped';
-      this.updateStatus();
-    }
     this.stopping ??= this.shutdown();
     return this.stopping;
   }
 
   healthy(): boolean {
-    return this.lifecycle === 'starting' || this.lifecycle === 'running';
+    return this.state.alive;
   }
 
   ready(): QueueReadiness {
-    const reason = this.notReadyReason();
-    return reason === undefined ? { ready: true } : { ready: false, reason };
+    return this.state.readiness();
   }
 
   private kafkaRetry() {
@@ -236,8 +221,7 @@ export class KafkaEventConsumer implements EventConsumer {
           await consumer.disconnect().catch(() => undefined);
           return;
         }
-        this.kafkaProblem = messageOf(error);
-        this.updateStatus();
+        this.state.kafkaUnavailable(messageOf(error));
         await sleep(backoffMs(attempt, 300, this.reconnectMaxMs), this.stopSignal.signal);
       }
     }
@@ -260,74 +244,65 @@ export class KafkaEventConsumer implements EventConsumer {
   private listen(consumer: Consumer): void {
     const { events } = consumer;
     consumer.on(events.GROUP_JOIN, (event: ConsumerGroupJoinEvent) => {
-      this.joined = true;
-      this.assignment = event.payload.memberAssignment;
-      this.kafkaProblem = undefined;
-      // A new assignment: failures of partitions we may no longer own are stale.
-      this.failingBatches.clear();
-      if (this.lifecycle === 'starting') this.lifecycle = 'running';
-      this.updateStatus();
-      this.starting?.resolve();
-      this.starting = undefined;
+      this.state.joinedGroup(event.payload.memberAssignment);
     });
-    consumer.on(events.REBALANCING, () => {
-      this.joined = false;
-      this.updateStatus();
-    });
-    consumer.on(events.CRASH, (event: ConsumerCrashEvent) => {
-      this.joined = false;
-      if (event.payload.restart) {
-        // kafkajs restarts the consumer by itself after a retriable crash (a new member).
-        this.kafkaProblem = messageOf(event.payload.error);
-        this.updateStatus();
-      } else if (this.lifecycle !== 'stopping' && this.lifecycle !== 'stopped') {
-        this.fail(event.payload.error);
+    // TRICKY: kafkajs emits GROUP_JOIN before its runner counts as running, and a stop() in
+    // between is lost (no LeaveGroup, and the runner goes on fetching as a zombie member). The
+    // first fetch is the sign that the runner runs: only then does start() resolve.
+    consumer.on(events.FETCH_START, () => {
+      this.runnerStarted();
+      if (this.state.joined) {
+        this.starting?.resolve();
+        this.starting = undefined;
       }
     });
-    consumer.on(events.REQUEST_TIMEOUT, (event) => {
-      this.kafkaProblem = `a request to ${event.payload.broker} timed out`;
-      this.updateStatus();
+    consumer.on(events.REBALANCING, () => this.state.rebalancing());
+    consumer.on(events.CRASH, (event: ConsumerCrashEvent) => {
+      this.runnerStarted();
+      if (event.payload.restart) this.state.restarting(event.payload.error);
+      else if (!this.state.stopRequested) this.fail(event.payload.error);
     });
+    consumer.on(events.REQUEST_TIMEOUT, (event) =>
+      this.state.kafkaUnavailable(`a request to ${event.payload.broker} timed out`),
+    );
     // Proof that Kafka answers again.
     for (const answered of [events.FETCH, events.HEARTBEAT, events.COMMIT_OFFSETS]) {
-      consumer.on(answered, () => {
-        if (this.kafkaProblem === undefined) return;
-        this.kafkaProblem = undefined;
-        this.updateStatus();
-      });
+      consumer.on(answered, () => this.state.kafkaAnswered());
     }
   }
 
   private onKafkaLog(entry: KafkaLogEntry): void {
+    // kafkajs logs this as its runner starts: at run(), and when it restarts after a crash.
+    if (entry.namespace === 'Consumer' && entry.message === 'Starting') this.runnerStarting ??= deferred();
     if (entry.level !== 'error' || !CONNECTION_NAMESPACES.has(entry.namespace)) return;
     // "Response <Request>" lines are a broker's error answers: Kafka is reachable.
     if (entry.message.startsWith('Response ')) return;
-    if (this.kafkaProblem === entry.message) return;
-    this.kafkaProblem = entry.message;
-    this.updateStatus();
+    this.state.kafkaUnavailable(entry.message);
+  }
+
+  private runnerStarted(): void {
+    this.runnerStarting?.resolve();
+    this.runnerStarting = undefined;
   }
 
   private fail(error: unknown): void {
-    if (this.lifecycle === 'failed') return;
-    this.lifecycle = 'failed';
-    this.failure = error;
-    this.updateStatus();
+    this.state.failed(error);
     this.starting?.reject(error);
     this.starting = undefined;
   }
 
   private async shutdown(): Promise<void> {
     const consumer = this.consumer;
-    if (this.lifecycle !== 'stopped') {
-      this.lifecycle = 'stopping';
-      this.updateStatus();
-    }
+    this.state.stopping();
     this.stopSignal.abort();
     this.starting?.reject(
       new QueueUnavailableError('the Kafka consumer was stopped before it joined its group'),
     );
     this.starting = undefined;
     if (consumer) {
+      const deadline = Date.now() + this.stopTimeoutMs;
+      // A runner that is joining cannot be stopped (see FETCH_START above): let it finish first.
+      if (this.runnerStarting) await settlesWithin(this.runnerStarting.started, this.stopTimeoutMs);
       // kafkajs stops fetching, waits for the batch in flight (which commits what it processed)
       // and leaves the group, so that a restarted consumer gets the partitions at once rather
       // than after the session timeout. The wait on inFlight guards the commit in any case.
@@ -336,105 +311,14 @@ export class KafkaEventConsumer implements EventConsumer {
         await Promise.allSettled([...this.inFlight]);
         await consumer.disconnect().catch(() => undefined);
       })();
-      if (!(await settlesWithin(stopped, this.stopTimeoutMs))) {
+      if (!(await settlesWithin(stopped, deadline - Date.now()))) {
         this.logger.warn(
           { groupId: this.options.groupId, stopTimeoutMs: this.stopTimeoutMs },
           'Kafka consumer did not stop in time; what it did not commit is consumed again by the next owner',
         );
       }
     }
-    this.lifecycle = 'stopped';
-    this.updateStatus();
-  }
-
-  private notReadyReason(): string | undefined {
-    switch (this.currentStatus) {
-      case 'consuming':
-        return undefined;
-      case 'idle':
-        return 'the Kafka consumer is not started';
-      case 'starting':
-        return 'joining the consumer group';
-      case 'rejoining':
-        return 'rejoining the consumer group';
-      case 'kafka_unavailable':
-        return `Kafka is unavailable: ${this.kafkaProblem ?? 'unknown error'}`;
-      case 'handler_failing': {
-        const [first] = this.failingBatches.values();
-        return first
-          ? `processing ${first.topic}[${first.partition}] fails, retrying: ${messageOf(first.error)}`
-          : 'processing fails, retrying';
-      }
-      case 'stopping':
-        return 'the Kafka consumer is stopping';
-      case 'stopped':
-        return 'the Kafka consumer is stopped';
-      case 'failed':
-        return `the Kafka consumer failed: ${messageOf(this.failure)}`;
-    }
-  }
-
-  private computeStatus(): KafkaConsumerStatus {
-    switch (this.lifecycle) {
-      case 'idle':
-      case 'stopping':
-      case 'stopped':
-      case 'failed':
-        return this.lifecycle;
-      case 'starting':
-      case 'running':
-        if (this.kafkaProblem !== undefined) return 'kafka_unavailable';
-        if (!this.joined) return this.lifecycle === 'starting' ? 'starting' : 'rejoining';
-        if (this.failingBatches.size > 0) return 'handler_failing';
-        return 'consuming';
-    }
-  }
-
-  /** Logs the status when it changed: one line per change, however many retries it spans. */
-  private updateStatus(): void {
-    const status = this.computeStatus();
-    if (status === this.currentStatus) return;
-    const previous = this.currentStatus;
-    this.currentStatus = status;
-    const context = { groupId: this.options.groupId, status, previous };
-    switch (status) {
-      case 'consuming':
-        this.logger.info(
-          { ...context, partitions: this.assignment },
-          previous === 'starting' ? 'Kafka consumer joined its group' : 'Kafka consumer consuming again',
-        );
-        break;
-      case 'kafka_unavailable':
-        this.logger.warn(
-          { ...context, reason: this.kafkaProblem },
-          'Kafka unavailable; the consumer retries with back-off, nothing is committed meanwhile',
-        );
-        break;
-      case 'handler_failing': {
-        const [first] = this.failingBatches.values();
-        this.logger.warn(
-          {
-            ...context,
-            err: first?.error,
-            topic: first?.topic,
-            partition: first?.partition,
-            firstOffset: first?.firstOffset,
-          },
-          'batch handler failing; retrying the same messages with back-off, nothing committed',
-        );
-        break;
-      }
-      case 'failed':
-        this.logger.error({ ...context, err: this.failure }, 'Kafka consumer failed');
-        break;
-      case 'idle':
-      case 'starting':
-      case 'rejoining':
-      case 'stopping':
-      case 'stopped':
-        this.logger.info(context, `Kafka consumer ${status}`);
-        break;
-    }
+    this.state.stopped();
   }
 
   private track(processing: Promise<void>): Promise<void> {
@@ -461,7 +345,6 @@ export class KafkaEventConsumer implements EventConsumer {
     const { topic, partition, highWatermark } = payload.batch;
     const handler = this.handler;
     if (!handler) return false;
-    const key = `${topic}\u0000${partition}`;
     // kafkajs heartbeats only between fetches; a handler call or a back-off longer than the
     // session timeout would get this member dropped. A failed heartbeat (a rebalance) wakes the
     // back-off so that the partition is handed over without waiting it out.
@@ -473,18 +356,16 @@ export class KafkaEventConsumer implements EventConsumer {
       for (let attempt = 1; ; attempt++) {
         try {
           await handler({ topic, partition, messages, highWatermark });
-          if (this.failingBatches.delete(key)) {
+          if (this.state.batchSucceeded(topic, partition)) {
             this.logger.debug(
               { topic, partition, attempts: attempt },
               'batch handler succeeded after retries',
             );
-            this.updateStatus();
           }
           return true;
         } catch (error) {
           const delayMs = backoffMs(attempt, this.retryInitialMs, this.retryMaxMs);
-          this.failingBatches.set(key, { topic, partition, firstOffset: messages[0].offset, error });
-          this.updateStatus();
+          this.state.batchFailed(topic, partition, messages[0].offset, error);
           this.logger.debug(
             {
               err: error,

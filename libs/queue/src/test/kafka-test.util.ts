@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka-topics.util';
+import type { QueueLogger } from '../queue-logger.util';
 
 /** The brokers `npm test` started (or the ones the environment gave it). */
 export function testBrokers(): string[] {
@@ -61,18 +62,69 @@ export async function messageCount(brokers: string[], topic: string): Promise<nu
 }
 
 /** Resolves once `condition()` holds, polling; rejects with `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** How `promise` settled, or 'pending' if it had not after `timeoutMs` (a deadline, not a benchmark). */
+export async function settledWithin<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+): Promise<{ state: 'resolved'; value: T } | { state: 'rejected'; error: unknown } | { state: 'pending' }> {
+  let timer: NodeJS.Timeout | undefined;
+  const pending = new Promise<{ state: 'pending' }>((resolve) => {
+    timer = setTimeout(() => resolve({ state: 'pending' }), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        (value) => ({ state: 'resolved' as const, value }),
+        (error: unknown) => ({ state: 'rejected' as const, error }),
+      ),
+      pending,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface LoggedLine {
+  level: 'error' | 'warn' | 'info' | 'debug';
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+/** A logger that keeps every line, for tests that count what an operator would read. */
+export function capturingLogger(): QueueLogger & { lines: LoggedLine[] } {
+  const lines: LoggedLine[] = [];
+  const record =
+    (level: LoggedLine['level']) =>
+    (fields: object, message?: string): void => {
+      lines.push({ level, message: message ?? '', fields: { ...fields } });
+    };
+  return {
+    lines,
+    error: record('error'),
+    warn: record('warn'),
+    info: record('info'),
+    debug: record('debug'),
+  };
 }
 
 export interface KafkaBrokerHandle {
   brokers: string;
   port: number;
   controllerPort: number;
+  /** The broker's JVM (SIGSTOP makes it unresponsive without closing its connections). */
+  pid: number;
   stop(): Promise<void>;
 }
 
