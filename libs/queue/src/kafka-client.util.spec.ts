@@ -75,4 +75,25 @@ describe('kafkaLogCreator', () => {
       ['debug', { kafkajs: 'Consumer', groupId: 'g' }, 'kafkajs: fetching'],
     ]);
   });
+
+  it('in quiet mode logs every kafkajs line at debug and hands it to onLog', () => {
+    const calls: [string, string | undefined][] = [];
+    const record = (level: string) => (_object: object, message?: string) =>
+      void calls.push([level, message]);
+    const seen: unknown[] = [];
+    const log = kafkaLogCreator(
+      { error: record('error'), warn: record('warn'), info: record('info'), debug: record('debug') },
+      { quiet: true, onLog: (entry) => seen.push(entry) },
+    )(logLevel.INFO);
+    log({
+      namespace: 'Connection',
+      level: logLevel.ERROR,
+      label: 'ERROR',
+      log: { message: 'Connection error: connect ECONNREFUSED', timestamp: 'now', logger: 'kafkajs' },
+    });
+    expect(calls).toEqual([['debug', 'kafkajs: Connection error: connect ECONNREFUSED']]);
+    expect(seen).toEqual([
+      { level: 'error', namespace: 'Connection', message: 'Connection error: connect ECONNREFUSED' },
+    ]);
+  });
 });

@@ -6,6 +6,7 @@ import type {
   IHeaders,
   Kafka,
   KafkaMessage,
+  RetryOptions,
 } from 'kafkajs';
 import { backoffMs, settlesWithin, sleep } from './deadline.util';
 import { createKafkaClient, isKafkaConfigurationError, type KafkaClientOptions } from './kafka-client.util';
@@ -178,12 +179,14 @@ export class KafkaEventConsumer implements EventConsumer {
     return this.state.readiness();
   }
 
-  private kafkaRetry() {
+  private kafkaRetry(): RetryOptions {
     return {
       initialRetryTime: 300,
       maxRetryTime: this.reconnectMaxMs,
       multiplier: 2,
       retries: this.options.reconnectAttempts ?? 30,
+      // kafkajs may crash and schedule its restart after our stop() went by: never restart then.
+      restartOnFailure: () => Promise.resolve(!this.state.stopRequested),
     };
   }
 

@@ -7,11 +7,14 @@ import { KafkaEventPublisher } from './kafka.publisher';
 import { ensureTopics } from './kafka-topics.util';
 import { MessageTooLargeError, QueueUnavailableError } from './queue.errors';
 import {
+  capturingLogger,
   createTopic,
   messageCount,
+  settledWithin,
   startThrowawayBroker,
   testBrokers,
   uniqueName,
+  waitFor,
 } from './test/kafka-test.util';
 
 const logger = pino({ level: 'silent' });
@@ -94,16 +97,19 @@ describe('KafkaEventPublisher', () => {
     expect(await messageCount(brokers, topic)).toBe(3);
   });
 
-  it('rejects with QueueUnavailableError within the timeout while the broker is stopped, and recovers', async () => {
+  it('rejects with QueueUnavailableError within the timeout while the broker is stopped, is not ready, and recovers by itself', async () => {
     const logDir = mkdtempSync(path.join(tmpdir(), 'queue-outage-'));
     let broker = await startThrowawayBroker({ logDir });
     const ownBrokers = [broker.brokers];
     const timeoutMs = 4_000;
-    const publisher = new KafkaEventPublisher({ brokers: ownBrokers, logger, timeoutMs });
+    const log = capturingLogger();
+    const publisher = new KafkaEventPublisher({ brokers: ownBrokers, logger: log, timeoutMs });
     try {
       const [{ name: topic }] = await ensureTopics(ownBrokers, [
         { name: uniqueName('outage'), partitions: 1, replicationFactor: 1 },
       ]);
+      expect(publisher.ready()).toEqual({ ready: false, reason: 'connecting to Kafka' });
+      await waitFor(() => publisher.ready().ready, 'the publisher to connect');
       await publisher.publish(topic, [message('k', 'before the outage')]);
       await broker.stop();
 
@@ -116,14 +122,27 @@ describe('KafkaEventPublisher', () => {
       // Bounded by the publish timeout (plus scheduling slack), not by kafkajs's own minute of retries.
       expect(elapsed).toBeLessThan(timeoutMs + 2_000);
 
-      // Same address, same data: the same publisher works again once the broker is back.
+      expect(publisher.ready()).toEqual({
+        ready: false,
+        reason: expect.stringMatching(/^Kafka is unavailable: /) as unknown,
+      });
+      // A second failure is no news: still one line.
+      await publisher.publish(topic, [message('k', 'during the outage')]).catch(() => undefined);
+
+      // Same address, same data: ready again without any publish to prove it (a capture taken
+      // out of rotation gets none), and the same publisher works again.
       broker = await startThrowawayBroker({
         port: broker.port,
         controllerPort: broker.controllerPort,
         logDir,
       });
+      await waitFor(() => publisher.ready().ready, 'the publisher to be ready again', 60_000);
       await waitForPublish(publisher, topic);
       expect(await messageCount(ownBrokers, topic)).toBeGreaterThanOrEqual(2);
+      expect(log.lines.filter((line) => line.level !== 'debug').map((line) => line.message)).toEqual([
+        'Kafka unavailable: publishes fail (503) until it answers again',
+        'Kafka available again: publishing',
+      ]);
     } finally {
       await publisher.close();
       await broker.stop();
@@ -141,6 +160,36 @@ describe('KafkaEventPublisher', () => {
       await publisher.close();
     }
   });
+
+  it('closes within its bound while the broker does not answer, and the publish in flight fails rather than succeeds', async () => {
+    const broker = await startThrowawayBroker();
+    const ownBrokers = [broker.brokers];
+    const publisher = new KafkaEventPublisher({
+      brokers: ownBrokers,
+      logger,
+      timeoutMs: 3_000,
+      closeTimeoutMs: 2_000,
+    });
+    try {
+      const [{ name: topic }] = await ensureTopics(ownBrokers, [
+        { name: uniqueName('unresponsive'), partitions: 1, replicationFactor: 1 },
+      ]);
+      await publisher.publish(topic, [message('k', 'before')]);
+      process.kill(broker.pid, 'SIGSTOP');
+      try {
+        const inFlight = publisher.publish(topic, [message('k', 'unanswered')]);
+        const closed = await settledWithin(publisher.close(), 2_000 + 2_000 + 3_000);
+        expect(closed.state).toBe('resolved');
+        await expect(inFlight).rejects.toBeInstanceOf(QueueUnavailableError);
+        expect(publisher.ready()).toEqual({ ready: false, reason: 'the Kafka publisher is closed' });
+      } finally {
+        process.kill(broker.pid, 'SIGCONT');
+      }
+    } finally {
+      await publisher.close();
+      await broker.stop();
+    }
+  }, 60_000);
 
   it('refuses publishes after close()', async () => {
     const publisher = new KafkaEventPublisher({ brokers, logger });
