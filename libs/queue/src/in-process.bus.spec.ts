@@ -176,12 +176,16 @@ describe('InProcessBus', () => {
     expect(written).toEqual([0, 1, 2]);
   });
 
-  it('refuses publishes while no consumer is started', async () => {
+  it('refuses publishes while no consumer is started, and says so in ready()', async () => {
     const bus = new InProcessBus();
     expect(bus.healthy()).toBe(false);
+    expect(bus.ready()).toEqual({ ready: false, reason: 'no consumer is running on the in-process bus' });
     await expect(bus.publish(EVENTS_TOPIC, [message('k', 0)])).rejects.toBeInstanceOf(QueueUnavailableError);
     await bus.start(() => Promise.resolve());
     expect(bus.healthy()).toBe(true);
+    expect(bus.ready()).toEqual({ ready: true });
+    await bus.stop();
+    expect(bus.ready()).toEqual({ ready: false, reason: 'the in-process bus is stopped' });
   });
 
   it('refuses a publish once too many messages are waiting', async () => {

@@ -171,6 +171,56 @@ describe('KafkaEventConsumer', () => {
     expect(second.consumer.ready()).toEqual({ ready: true });
   });
 
+  it('joins a rebalance at once while it retries a failing batch: it heartbeats through the back-off', async () => {
+    const topic = await createTopic(brokers, 'handover', 2);
+    const groupId = uniqueName('handover');
+    await publisher.publish(
+      topic,
+      Array.from({ length: 20 }, (_, sequence) => sequenced(`k${sequence % 8}`, sequence)),
+    );
+    // A back-off and timeouts far beyond the deadline below: only a heartbeat during the
+    // back-off, which learns of the rebalance, lets the retrying member rejoin in time.
+    const slow = {
+      retryInitialMs: 60_000,
+      retryMaxMs: 60_000,
+      sessionTimeoutMs: 60_000,
+      rebalanceTimeoutMs: 60_000,
+    };
+    let attempts = 0;
+    const retrying = startConsumer(
+      topic,
+      groupId,
+      () => {
+        attempts += 1;
+        return Promise.reject(new Error('ClickHouse is down'));
+      },
+      slow,
+    );
+    await retrying.started;
+    await waitFor(() => attempts >= 1, 'a failed attempt');
+
+    const received: string[] = [];
+    const joining = startConsumer(
+      topic,
+      groupId,
+      async (batch) => {
+        received.push(...batch.messages.map((consumed) => consumed.offset));
+        await Promise.resolve();
+      },
+      slow,
+    );
+    expect((await settledWithin(joining.started, 20_000)).state).toBe('resolved');
+    const [taken] = joining.consumer.assignment()[topic];
+    await waitFor(
+      () => retrying.consumer.assignment()[topic]?.length === 1,
+      'the retrying member to rejoin with one partition',
+    );
+    expect(retrying.consumer.assignment()).toEqual({ [topic]: [1 - taken] });
+    // The new member reads its partition from the start: nothing that failed was committed (the
+    // fixed keys put messages on both partitions).
+    await waitFor(() => received.length > 0 && received[0] === '0', "the new member's first message");
+  });
+
   it('commits nothing while the handler fails and gives it the same messages again', async () => {
     const topic = await createTopic(brokers, 'retry', 1);
     const groupId = uniqueName('retry');
