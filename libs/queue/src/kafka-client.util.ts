@@ -3,6 +3,9 @@ import { patchKafkaJsRequestQueue } from './kafkajs-request-queue.patch';
 import { QueueUnavailableError, MessageTooLargeError } from './queue.errors';
 import { kafkaLogCreator, silentLogger, type KafkaLogEntry, type QueueLogger } from './queue-logger.util';
 
+// Any kafkajs client of the process benefits, including ones created without createKafkaClient.
+patchKafkaJsRequestQueue();
+
 export interface KafkaClientOptions {
   /** Bootstrap brokers, `host:port`. */
   brokers: readonly string[];
@@ -31,7 +34,6 @@ export interface KafkaClientTuning {
 
 export function createKafkaClient(options: KafkaClientOptions, tuning: KafkaClientTuning = {}): Kafka {
   if (options.brokers.length === 0) throw new Error('Kafka needs at least one broker (host:port)');
-  patchKafkaJsRequestQueue();
   return new Kafka({
     brokers: [...options.brokers],
     clientId: options.clientId ?? 'hogbase',

@@ -156,13 +156,14 @@ export class KafkaEventConsumer implements EventConsumer {
 
   start(handler: BatchHandler): Promise<void> {
     if (this.state.status !== 'idle')
-      return Promise.reject(new Error('the Kafka consumer is already started'));
+      return Promise.reject(new Error('a Kafka consumer starts only once'));
     this.handler = handler;
     this.state.starting();
     const started = new Promise<void>((resolve, reject) => {
       this.starting = { resolve, reject };
     });
-    void this.connectAndRun();
+    // A bad option (kafkajs refuses a heartbeat not below the session timeout) fails the start.
+    this.connectAndRun().catch((error: unknown) => this.fail(error));
     return started;
   }
 
