@@ -155,8 +155,7 @@ export class KafkaEventConsumer implements EventConsumer {
   }
 
   start(handler: BatchHandler): Promise<void> {
-    if (this.state.status !== 'idle')
-      return Promise.reject(new Error('a Kafka consumer starts only once'));
+    if (this.state.status !== 'idle') return Promise.reject(new Error('a Kafka consumer starts only once'));
     this.handler = handler;
     this.state.starting();
     const started = new Promise<void>((resolve, reject) => {
