@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -28,6 +28,18 @@ async function waitForPublish(publisher: KafkaEventPublisher, topic: string): Pr
     } catch (error) {
       if (!(error instanceof QueueUnavailableError) || Date.now() > deadline) throw error;
     }
+  }
+}
+
+/** Waits until Linux reports the process in `state` (`T`: stopped by a signal). */
+async function waitForProcessState(pid: number, state: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    // /proc/<pid>/stat: "pid (comm) state ...", comm may hold spaces, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith(state)) return;
+    if (Date.now() > deadline) throw new Error(`process ${pid} is not in state ${state}: ${stat}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -176,6 +188,9 @@ describe('KafkaEventPublisher', () => {
       ]);
       await publisher.publish(topic, [message('k', 'before')]);
       process.kill(broker.pid, 'SIGSTOP');
+      // The signal is delivered asynchronously: until the JVM is really stopped it may still
+      // acknowledge (and then the publish rightly succeeds). Publish only once it is frozen.
+      await waitForProcessState(broker.pid, 'T');
       try {
         const inFlight = publisher.publish(topic, [message('k', 'unanswered')]);
         const closed = await settledWithin(publisher.close(), 2_000 + 2_000 + 3_000);
