@@ -3,7 +3,12 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { listeningTcpPorts, postgresAcceptsStranger, runProcess } from '@hogbase/test-support';
+import {
+  listeningTcpPorts,
+  OPEN_UNIX_SOCKET_SCRIPT,
+  postgresAcceptsStranger,
+  runNodeAsNobody,
+} from '@hogbase/test-support';
 import {
   findRunningEmbeddedPostgres,
   startEmbeddedPostgres,
@@ -24,25 +29,16 @@ async function currentUser(url: string): Promise<string> {
   }
 }
 
-/** As the unprivileged OS user `nobody`: stats `reachable`, then connects to `url` as nobody/wrong. */
+/** The Unix socket an embedded Postgres URL names (`?host=<dir>`, node-postgres's convention). */
+function socketPathOf(url: string): string {
+  const parsed = new URL(url);
+  return path.join(parsed.searchParams.get('host') ?? '', `.s.PGSQL.${parsed.port}`);
+}
+
+/** As the OS user `nobody`: stats `reachable` (it must be able to), then opens the socket. */
 const STRANGER_SCRIPT = `
-const { statSync } = require('node:fs');
-const { Client } = require('pg');
-const [url, reachable] = process.argv.slice(1);
-statSync(reachable);
-const target = new URL(url);
-target.username = 'nobody';
-target.password = 'wrong';
-const client = new Client({ connectionString: target.toString(), connectionTimeoutMillis: 5000 });
-client.connect().then(
-  async () => {
-    const { rows } = await client.query('SELECT current_user');
-    console.log(JSON.stringify({ connected: true, user: rows[0].current_user }));
-    await client.end();
-  },
-  (error) => console.log(JSON.stringify({ connected: false, code: error.code })),
-);
-`;
+require('node:fs').statSync(process.argv[2]);
+${OPEN_UNIX_SOCKET_SCRIPT}`;
 
 describe('embedded Postgres: only the owner of the data directory gets in', () => {
   let root: string;
@@ -87,7 +83,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
 
   const asRoot = process.getuid?.() === 0 ? it : it.skip;
   asRoot(
-    'refuses another OS user (nobody) with wrong credentials, although that user can reach the data directory',
+    'refuses another OS user (nobody) on its socket, although that user can reach the data directory',
     async () => {
       // A world-readable data directory, as an older version left it: only the socket's own
       // directory stands between another user and the database.
@@ -97,11 +93,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
       await chmod(dataDir, 0o755);
       embedded = await startEmbeddedPostgres(dataDir);
 
-      const stranger = await runProcess(
-        'runuser',
-        ['-u', 'nobody', '--', NODE, '-e', STRANGER_SCRIPT, embedded.url, dataDir],
-        { cwd: REPO_ROOT, env: { PATH: process.env.PATH }, timeoutMs: 20_000 },
-      );
+      const stranger = await runNodeAsNobody(STRANGER_SCRIPT, [socketPathOf(embedded.url), dataDir]);
 
       expect(stranger.stderr).toBe('');
       expect(JSON.parse(stranger.stdout)).toEqual({ connected: false, code: 'EACCES' });

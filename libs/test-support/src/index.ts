@@ -5,3 +5,4 @@ export * from './patterns';
 export * from './run-process.util';
 export * from './listening-ports.util';
 export * from './deadline.util';
+export * from './as-nobody.util';
