@@ -73,6 +73,7 @@ export default tseslint.config(
       '**/*-spec.ts',
       '**/test/**/*.ts',
       'bench/**/*.ts',
+      'faults/**/*.ts',
     ],
     rules: { 'no-restricted-syntax': 'off' },
   },
@@ -104,6 +105,7 @@ export default tseslint.config(
       '**/testing/**',
       'libs/test-support/**',
       'bench/**',
+      'faults/**',
     ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [

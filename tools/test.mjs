@@ -232,8 +232,8 @@ async function runStaticChecks(childEnv) {
   if (typecheck !== 0) return typecheck;
   const lint = await runTool(childEnv, 'nx', ['run-many', '-t', 'lint', '--parallel=2', '--outputStyle=stream']);
   if (lint !== 0) return lint;
-  // bench/ is not an nx project: linted on its own.
-  return runTool(childEnv, 'eslint', ['bench', '--max-warnings', '0']);
+  // bench/ and faults/ are not nx projects: linted on their own.
+  return runTool(childEnv, 'eslint', ['bench', 'faults', '--max-warnings', '0']);
 }
 
 function runTool(childEnv, tool, args) {

@@ -6,3 +6,4 @@ export * from './run-process.util';
 export * from './listening-ports.util';
 export * from './deadline.util';
 export * from './as-nobody.util';
+export * from './app-process.util';

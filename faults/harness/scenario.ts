@@ -1,0 +1,104 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LedgerSender, type SenderReport } from './ledger-sender';
+import type { SplitDeployment } from './split-deployment';
+
+/** The sender's rate: FAULTS_EVENTS_PER_SECOND, default 1,000 events/s. */
+const EVENTS_PER_SECOND = Number(process.env.FAULTS_EVENTS_PER_SECOND ?? 1_000);
+/** Load before the fault and after recovery, so each fault hits a pipeline in full flow. */
+const STEADY_MS = 4_000;
+const POLL_MS = 250;
+
+/** A line in the suite's output (figures for the issue note; nothing asserts on time). */
+export function report(message: string): void {
+  process.stdout.write(`[faults] ${message}\n`);
+}
+
+/**
+ * Runs `fault` under a retrying sender: steady load, the fault (which returns once the deployment
+ * has recovered), steady load again, then waits for every request to be acknowledged.
+ */
+export async function underLoad(
+  deployment: SplitDeployment,
+  label: string,
+  fault: () => Promise<void>,
+): Promise<SenderReport & { ledger: Set<string> }> {
+  const sender = new LedgerSender({
+    captureUrl: deployment.capture.url,
+    apiKey: deployment.project.apiKey,
+    eventsPerSecond: EVENTS_PER_SECOND,
+    label,
+  });
+  sender.start();
+  const failure = await (async () => {
+    await sleep(STEADY_MS);
+    await fault();
+    await sleep(STEADY_MS);
+  })().then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+  );
+  // Even a failed fault stops the sender: its requests must not outlive the test.
+  const result = await sender.stop();
+  if (failure) throw failure;
+  report(
+    `${label}: ${result.acknowledged} events acknowledged; ${result.failedAttempts} failed attempts, retried: ${JSON.stringify(result.failures)}`,
+  );
+  return { ...result, ledger: sender.ledger };
+}
+
+/** Polls `probe` until it holds, failing after `timeoutMs` with `what`. */
+export async function eventually(
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<number> {
+  const started = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(POLL_MS);
+  }
+  return Date.now() - started;
+}
+
+/** Samples `probe` every POLL_MS for `ms` and returns every value seen. */
+export async function sample<T>(ms: number, probe: () => Promise<T>): Promise<T[]> {
+  const seen: T[] = [];
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    seen.push(await probe());
+    await sleep(POLL_MS);
+  }
+  return seen;
+}
+
+/**
+ * The suite's verdict after a fault: ingestion has committed everything, and the events listing
+ * holds every acknowledged event exactly once (and nothing that was never acknowledged); every
+ * distinct id has one person; no process exited without being told to.
+ */
+export async function expectEveryAcknowledgedEventListedOnce(
+  deployment: SplitDeployment,
+  ledger: ReadonlySet<string>,
+  distinctIds: number,
+): Promise<void> {
+  await deployment.drained();
+  const listed = await deployment.listedEvents();
+  const counts = new Map<string, number>();
+  for (const uuid of listed.uuids) counts.set(uuid, (counts.get(uuid) ?? 0) + 1);
+  const missing = [...ledger].filter((uuid) => !counts.has(uuid));
+  const repeated = [...counts].filter(([, count]) => count > 1).map(([uuid]) => uuid);
+  const neverAcknowledged = [...counts.keys()].filter((uuid) => !ledger.has(uuid));
+  report(
+    `listed ${listed.uuids.length} events for ${ledger.size} acknowledged (${listed.rawRows} rows before merges)`,
+  );
+  expect({
+    missing: missing.slice(0, 5),
+    missingCount: missing.length,
+    repeated: repeated.slice(0, 5),
+    neverAcknowledged: neverAcknowledged.slice(0, 5),
+  }).toEqual({ missing: [], missingCount: 0, repeated: [], neverAcknowledged: [] });
+  expect(listed.uuids).toHaveLength(ledger.size);
+  expect(await deployment.persons()).toEqual({ persons: distinctIds, distinctIds });
+  expect(deployment.unexpectedExits()).toEqual([]);
+}
