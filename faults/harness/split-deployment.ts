@@ -97,12 +97,18 @@ class ServiceSlot {
     return this.app?.output() ?? '';
   }
 
-  /** Lines at warn level or above that every process of this slot printed (pino JSON lines). */
-  warnings(): string[] {
-    return [...this.outputs, this.output()]
-      .join('\n')
-      .split('\n')
-      .filter((line) => /"level":(40|50|60)\b/.test(line));
+  /**
+   * The lines at warn level or above that every process of this slot printed (pino JSON), counted
+   * by message: what an operator reads during an outage.
+   */
+  warnings(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const line of [...this.outputs, this.output()].join('\n').split('\n')) {
+      if (!/"level":(40|50|60)\b/.test(line)) continue;
+      const message = (JSON.parse(line) as { msg?: string }).msg ?? line;
+      counts[message] = (counts[message] ?? 0) + 1;
+    }
+    return counts;
   }
 
   async destroy(): Promise<void> {

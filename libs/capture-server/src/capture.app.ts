@@ -174,7 +174,8 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     } catch (failure) {
       if (failure instanceof CaptureError) return send(failure.status, failure.toBody());
       if (failure instanceof QueueUnavailableError || failure instanceof TokenLookupUnavailableError) {
-        request.log.warn({ err: failure }, 'capture unavailable');
+        // Per request at debug: the publisher and the token cache each log the outage once.
+        request.log.debug({ err: failure }, 'capture unavailable');
         return send(503, error('server_error', 'service_unavailable', 'Transient error, please retry.'));
       }
       if (failure instanceof MessageTooLargeError) {

@@ -55,7 +55,7 @@ export async function startCaptureService(
     });
   const { app, metrics } = buildCaptureApp({
     publisher: queue,
-    tokens: new ProjectTokenCache(pool),
+    tokens: new ProjectTokenCache(pool, { logger }),
     flags: createFlagServices(pool),
     logger,
     batchBodyLimit: config.batchBodyLimit,

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import { Client, type Pool } from 'pg';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
 import { createCapturePool } from './postgres-pool';
@@ -62,6 +62,45 @@ describe('ProjectTokenCache', () => {
     clock += 10;
     expect(await tokens.resolve('phc_known')).toBe(teamId);
     await expect(tokens.resolve('phc_never_seen')).rejects.toBeInstanceOf(TokenLookupUnavailableError);
+  });
+
+  it('while Postgres refuses connections, asks it again only every retryAfterFailureMs, and logs the outage once each way', async () => {
+    const lines: string[] = [];
+    const logger = {
+      warn: (_fields: object, message?: string) => lines.push(`warn: ${message ?? ''}`),
+      info: (message: string) => lines.push(`info: ${message}`),
+    };
+    const tokens = cache({ knownTtlMs: 60_000, retryAfterFailureMs: 5_000, logger });
+    const teamId = await tokens.resolve('phc_known');
+    const query = jest.spyOn(pool, 'query');
+    const name = new URL(database.url).pathname.slice(1);
+    const admin = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      clock += 60_001;
+      for (let request = 0; request < 10; request++) {
+        expect(await tokens.resolve('phc_known')).toBe(teamId);
+        clock += 100;
+      }
+      expect(query).toHaveBeenCalledTimes(1);
+      clock += 5_000;
+      expect(await tokens.resolve('phc_known')).toBe(teamId);
+      expect(query).toHaveBeenCalledTimes(2);
+
+      await admin.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`);
+      clock += 5_001;
+      expect(await tokens.resolve('phc_known')).toBe(teamId);
+      expect(await tokens.resolve('phc_unknown')).toBeNull();
+    } finally {
+      await admin.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
+      await admin.end();
+    }
+    expect(lines).toEqual([
+      'warn: project token lookups failing: known tokens are served from the cache, unknown ones get 503 until Postgres answers',
+      'info: project token lookups answer again',
+    ]);
   });
 
   it('sends one query for concurrent lookups of one token', async () => {

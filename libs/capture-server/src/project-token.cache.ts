@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
 
 export class TokenLookupUnavailableError extends Error {
   constructor(cause: unknown) {
@@ -18,6 +19,13 @@ export interface ProjectTokenCacheOptions {
   /** How long an unknown token is remembered as unknown (a token created since gets in after this). */
   unknownTtlMs?: number;
   maxEntries?: number;
+  /**
+   * While lookups fail, how long a known token is served from the cache before Postgres is asked
+   * again: a Postgres that hangs must not add its connection timeout to every request.
+   */
+  retryAfterFailureMs?: number;
+  /** Gets one line when lookups start failing and one when they answer again. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
 /**
@@ -34,15 +42,19 @@ export class ProjectTokenCache {
   private readonly knownTtlMs: number;
   private readonly unknownTtlMs: number;
   private readonly maxEntries: number;
+  private readonly retryAfterFailureMs: number;
+  /** Set while lookups fail, to log the change of state once each way. */
+  private failing = false;
 
   constructor(
     private readonly pool: Pool,
-    options: ProjectTokenCacheOptions = {},
+    private readonly options: ProjectTokenCacheOptions = {},
     private readonly now: () => number = Date.now,
   ) {
     this.knownTtlMs = options.knownTtlMs ?? 60_000;
     this.unknownTtlMs = options.unknownTtlMs ?? 5_000;
     this.maxEntries = options.maxEntries ?? 100_000;
+    this.retryAfterFailureMs = options.retryAfterFailureMs ?? 5_000;
   }
 
   /** The project id of the token, or null when no project has it. */
@@ -51,10 +63,28 @@ export class ProjectTokenCache {
     const age = entry ? this.now() - entry.checkedAt : Infinity;
     if (entry && age < (entry.teamId === null ? this.unknownTtlMs : this.knownTtlMs)) return entry.teamId;
     try {
-      return await this.lookup(token);
+      const teamId = await this.lookup(token);
+      if (this.failing) {
+        this.failing = false;
+        this.options.logger?.info('project token lookups answer again');
+      }
+      return teamId;
     } catch (error) {
-      if (entry?.teamId != null) return entry.teamId;
-      throw new TokenLookupUnavailableError(error);
+      if (!this.failing) {
+        this.failing = true;
+        this.options.logger?.warn(
+          { err: error },
+          'project token lookups failing: known tokens are served from the cache, unknown ones get 503 until Postgres answers',
+        );
+      }
+      if (entry?.teamId == null) throw new TokenLookupUnavailableError(error);
+      // Served as known, and asked again only after retryAfterFailureMs.
+      const knownFor = this.knownTtlMs - this.retryAfterFailureMs;
+      this.entries.set(token, {
+        teamId: entry.teamId,
+        checkedAt: Math.max(entry.checkedAt, this.now() - knownFor),
+      });
+      return entry.teamId;
     }
   }
 

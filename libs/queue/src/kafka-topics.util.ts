@@ -30,7 +30,8 @@ export async function ensureTopics(
   options: Omit<KafkaClientOptions, 'brokers'> = {},
 ): Promise<EnsuredTopic[]> {
   const logger = options.logger ?? silentLogger;
-  const admin = createKafkaClient({ ...options, brokers }).admin();
+  // Quiet: kafkajs's line per failed connection attempt goes to debug; the failure is thrown.
+  const admin = createKafkaClient({ ...options, brokers }, { quiet: true }).admin();
   try {
     await admin.connect();
     const existing = new Set(await admin.listTopics());
