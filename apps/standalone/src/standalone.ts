@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import { startCaptureService } from '@hogbase/capture-server';
+import { describeClickHouse, describeDatabase, type StandaloneConfig } from '@hogbase/config';
+import { startIngestionService } from '@hogbase/ingestion';
+import { startManagementService } from '@hogbase/management-api';
+import { secureDataDirs } from './data-dir';
+import { firstRun } from './first-run';
+import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines';
+
+/**
+ * The three services in one process over shared engines. The management port listens first and
+ * answers /_ready and /metrics for the whole process; ingestion joins its queue in the background.
+ * `stop()` stops intake first, so that what capture published drains into storage.
+ */
+export async function startStandalone(
+  config: StandaloneConfig,
+  logger: Logger,
+): Promise<{ stop(): Promise<void> }> {
+  const { management, clickhouse } = config;
+  await secureDataDirs(config); // Before anything opens a file under DATA_DIR.
+  const postgres = await openStandalonePostgres(config);
+  const api = await startManagementService(
+    management,
+    { databaseUrl: postgres.url, clickhouse, logger },
+    { companions: ['capture', 'ingestion'] },
+  );
+  await firstRun(api.app, management.dataDir, config.initialAdminEmail, logger);
+
+  const engines = openStandaloneEngines(config, postgres.url, logger);
+  const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
+  const capture = await startCaptureService(config.capture, engines.capture);
+  api.include('ingestion', ingestion);
+  api.include('capture', capture);
+  logger.info(
+    {
+      database: describeDatabase(management.database, management.dataDir),
+      clickhouse: describeClickHouse(clickhouse),
+      queue: engines.queue,
+    },
+    `management API on ${api.url}, capture on ${capture.url}`,
+  );
+
+  return {
+    async stop() {
+      await capture.stop();
+      await ingestion.stop();
+      await engines.close();
+      await api.stop();
+      await postgres.stop();
+    },
+  };
+}
