@@ -72,6 +72,7 @@ export default tseslint.config(
       '**/*.spec.ts',
       '**/*-spec.ts',
       '**/test/**/*.ts',
+      '**/testing/**/*.ts',
       'bench/**/*.ts',
       'faults/**/*.ts',
     ],

@@ -1,6 +1,6 @@
 import { KafkaConsumerState } from './kafka-consumer.status';
 import { KafkaEventConsumer } from './kafka.consumer';
-import { capturingLogger } from './test/kafka-test.util';
+import { capturingLogger } from './testing/kafka-test.util';
 
 function lines(log: ReturnType<typeof capturingLogger>): string[] {
   return log.lines.map((line) => `${line.level} ${String(line.fields.status)}`);

@@ -10,7 +10,7 @@ import { KafkaEventConsumer } from './kafka.consumer';
 import { KafkaEventPublisher } from './kafka.publisher';
 import { ensureTopics } from './kafka-topics.util';
 import type { ConsumedMessage } from './queue.types';
-import { testBrokers, uniqueName, waitFor } from './test/kafka-test.util';
+import { testBrokers, uniqueName, waitFor } from './testing/kafka-test.util';
 
 describe('ensureTopics', () => {
   let brokers: string[];

@@ -16,7 +16,7 @@ import {
   waitFor,
   type KafkaBrokerHandle,
   type LoggedLine,
-} from './test/kafka-test.util';
+} from './testing/kafka-test.util';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

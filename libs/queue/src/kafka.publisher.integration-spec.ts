@@ -15,7 +15,7 @@ import {
   testBrokers,
   uniqueName,
   waitFor,
-} from './test/kafka-test.util';
+} from './testing/kafka-test.util';
 
 const logger = pino({ level: 'silent' });
 
