@@ -4,7 +4,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
 import pino from 'pino';
 import { loadClickHouseMigrations } from '@hogbase/clickhouse';
@@ -12,6 +11,7 @@ import { loadManagementConfig } from '@hogbase/config';
 import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { createManagementApp } from '@hogbase/management-api';
 import { MIGRATIONS } from '@hogbase/postgres';
+import { createKafkaClient } from '@hogbase/queue';
 import {
   createTestDatabase,
   runProcess,
@@ -526,7 +526,7 @@ describe('admin CLI (npm run admin)', () => {
         });
         expect(topics.map((topic) => topic.name)).toEqual(topicNames);
         // The shared broker may already hold them (other tests create them too): then they are left as they are.
-        const admin = new Kafka({ brokers, clientId: 'admin-cli-test', logLevel: logLevel.NOTHING }).admin();
+        const admin = createKafkaClient({ brokers, clientId: 'admin-cli-test' }).admin();
         await admin.connect();
         try {
           const metadata = await admin.fetchTopicMetadata({ topics: topicNames });

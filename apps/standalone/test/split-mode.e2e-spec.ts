@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { EVENTS_TOPIC } from '@hogbase/event-contract';
-import { createTestDatabase, runProcess, type TestDatabase } from '@hogbase/test-support';
+import { createKafkaClient } from '@hogbase/queue';
+import { createTestDatabase, runProcess, splitModeEnv, type TestDatabase } from '@hogbase/test-support';
 import {
-  BIN_DIR,
   freePort,
   killApps,
   READY_TIMEOUT_MS,
@@ -45,18 +45,7 @@ describe('split mode: capture, ingestion and management as separate processes ov
     }
     database = await createTestDatabase();
     dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-split-test-'));
-    env = {
-      ...process.env,
-      PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-      DATABASE_URL: database.url,
-      KAFKA_BROKERS: brokers.join(','),
-      KAFKA_CONSUMER_GROUP: `split-test-${run}`,
-      DATA_DIR: dataDir,
-      CLICKHOUSE_DATA_PATH: path.join(dataDir, 'clickhouse'),
-      LOG_LEVEL: 'info',
-    };
-    delete env.CLICKHOUSE_URL;
-    delete env.NODE_OPTIONS;
+    env = splitModeEnv({ databaseUrl: database.url, brokers, consumerGroup: `split-test-${run}`, dataDir });
   });
 
   afterAll(async () => {
@@ -121,7 +110,7 @@ describe('split mode: capture, ingestion and management as separate processes ov
 
       // Capture answered 200, so the broker holds the events: ingestion is done with them once its
       // group has committed past the topic's current end.
-      const kafka = new Kafka({ brokers, clientId: `split-test-${run}`, logLevel: logLevel.NOTHING });
+      const kafka = createKafkaClient({ brokers, clientId: `split-test-${run}` });
       const ends = await topicEnds(kafka);
       await waitFor(
         consuming,

@@ -7,3 +7,4 @@ export * from './listening-ports.util';
 export * from './deadline.util';
 export * from './as-nobody.util';
 export * from './app-process.util';
+export * from './split-env.util';

@@ -6,18 +6,19 @@ import { Client } from 'pg';
 import { EVENTS_TOPIC, toQueueMessage, type CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import { KafkaEventPublisher } from '@hogbase/queue';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import {
-  BIN_DIR,
+  createTestDatabase,
   freePort,
   killApps,
   READY_TIMEOUT_MS,
+  splitModeEnv,
   startApp,
   stopApp,
   waitFor,
   waitForReady,
   type AppProcess,
-} from './app-process';
+  type TestDatabase,
+} from '@hogbase/test-support';
 
 const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
 
@@ -55,18 +56,14 @@ describe('ingestion alone: /_health, /_ready and /metrics on INGESTION_PORT', ()
     const port = await freePort();
     probeUrl = `http://127.0.0.1:${port}`;
     env = {
-      ...process.env,
-      PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-      DATABASE_URL: database.url,
-      KAFKA_BROKERS: brokers.join(','),
-      KAFKA_CONSUMER_GROUP: `ingestion-probes-${run}`,
-      DATA_DIR: dataDir,
-      CLICKHOUSE_DATA_PATH: path.join(dataDir, 'clickhouse'),
+      ...splitModeEnv({
+        databaseUrl: database.url,
+        brokers,
+        consumerGroup: `ingestion-probes-${run}`,
+        dataDir,
+      }),
       INGESTION_PORT: String(port),
-      LOG_LEVEL: 'info',
     };
-    delete env.CLICKHOUSE_URL;
-    delete env.NODE_OPTIONS;
   });
 
   afterAll(async () => {

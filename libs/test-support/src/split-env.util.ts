@@ -1,0 +1,34 @@
+import path from 'node:path';
+import { BIN_DIR } from './app-process.util';
+
+export interface SplitModeEnvOptions {
+  databaseUrl: string;
+  brokers: readonly string[];
+  /** KAFKA_CONSUMER_GROUP: one per test run, so a group never resumes another run's offsets. */
+  consumerGroup: string;
+  /** DATA_DIR; the embedded ClickHouse (chDB) keeps its data under `<dataDir>/clickhouse`. */
+  dataDir: string;
+}
+
+/**
+ * The environment of an app started alone (`apps/<app>/src/main.ts`, split mode) against the test's
+ * Postgres and Kafka: the pinned Node first on PATH, and chDB under DATA_DIR, since the test
+ * machines have no ClickHouse server. Callers add the app's port.
+ */
+export function splitModeEnv(options: SplitModeEnvOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
+    DATABASE_URL: options.databaseUrl,
+    KAFKA_BROKERS: options.brokers.join(','),
+    KAFKA_CONSUMER_GROUP: options.consumerGroup,
+    DATA_DIR: options.dataDir,
+    CLICKHOUSE_DATA_PATH: path.join(options.dataDir, 'clickhouse'),
+    // Tests wait for info lines such as `ingestion consuming`, whatever LOG_LEVEL the run has.
+    LOG_LEVEL: 'info',
+  };
+  delete env.CLICKHOUSE_URL;
+  // Jest's own flags (--experimental-vm-modules) are not what an operator runs the app with.
+  delete env.NODE_OPTIONS;
+  return env;
+}
