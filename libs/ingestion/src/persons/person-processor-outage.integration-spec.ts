@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import type { CapturedEvent } from '@hogbase/event-contract';
-import { PersonProcessor } from '../src';
 import {
   captured,
   countRows,
   createIngestionTestDatabase,
   IngestionTestDatabase,
-} from './ingestion-test.helpers';
+} from '../testing/ingestion-test.helpers';
+import { PersonProcessor } from './person-processor';
 
 const DEADLINE_MS = 20_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,7 +4,6 @@ import { Registry } from 'prom-client';
 import { readEvents } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, partitionKey, type CapturedEvent } from '@hogbase/event-contract';
-import { PersonProcessor } from '@hogbase/ingestion';
 import { openDataSource } from '@hogbase/postgres';
 import {
   InProcessBus,
@@ -13,7 +12,8 @@ import {
   type ConsumedMessage,
 } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { EventBatchHandler } from '@hogbase/ingestion';
+import { PersonProcessor } from '../persons/person-processor';
+import { EventBatchHandler } from './event-batch.handler';
 
 describe('EventBatchHandler', () => {
   let database: TestDatabase;

@@ -1,11 +1,12 @@
 import type { Pool } from 'pg';
-import { EventOutcome, PersonProcessor, ProcessedEvent } from '../src';
+import type { EventOutcome, ProcessedEvent } from '../persons/person-processing.types';
+import { PersonProcessor } from '../persons/person-processor';
 import {
   captured,
   countRows,
   createIngestionTestDatabase,
   IngestionTestDatabase,
-} from './ingestion-test.helpers';
+} from '../testing/ingestion-test.helpers';
 
 function processed(outcome: EventOutcome): ProcessedEvent {
   if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);

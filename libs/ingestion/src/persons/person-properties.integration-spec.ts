@@ -1,11 +1,13 @@
-import { EventOutcome, PersonProcessor, personUuid, ProcessedEvent } from '../src';
 import {
   captured,
   countRows,
   createIngestionTestDatabase,
   IngestionTestDatabase,
   personOf,
-} from './ingestion-test.helpers';
+} from '../testing/ingestion-test.helpers';
+import type { EventOutcome, ProcessedEvent } from './person-processing.types';
+import { PersonProcessor } from './person-processor';
+import { personUuid } from './person-uuid.util';
 
 function processed(outcome: EventOutcome): ProcessedEvent {
   if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);

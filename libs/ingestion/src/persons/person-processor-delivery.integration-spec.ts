@@ -1,5 +1,4 @@
 import { Pool } from 'pg';
-import { EventOutcome, PersonProcessor, personUuid, ProcessedEvent } from '../src';
 import {
   captured,
   countRows,
@@ -7,7 +6,10 @@ import {
   IngestionTestDatabase,
   personOf,
   snapshot,
-} from './ingestion-test.helpers';
+} from '../testing/ingestion-test.helpers';
+import type { EventOutcome, ProcessedEvent } from './person-processing.types';
+import { PersonProcessor } from './person-processor';
+import { personUuid } from './person-uuid.util';
 
 function processed(outcome: EventOutcome): ProcessedEvent {
   if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);
