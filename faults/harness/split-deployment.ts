@@ -12,6 +12,7 @@ import {
   READY_TIMEOUT_MS,
   REPO_ROOT,
   runProcess,
+  splitModeEnv,
   startApp,
   stopApp,
   waitFor,
@@ -162,19 +163,15 @@ export class SplitDeployment {
       kafka = await startKafkaServer(log);
       dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-faults-'));
       const groupId = `faults-${run}`;
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-        DATABASE_URL: postgres.appUrl,
-        KAFKA_BROKERS: kafka.brokers,
-        KAFKA_CONSUMER_GROUP: groupId,
-        DATA_DIR: dataDir,
-        CLICKHOUSE_DATA_PATH: path.join(dataDir, 'clickhouse'),
-        CLICKHOUSE_DATABASE: CLICKHOUSE_DATABASE,
-        LOG_LEVEL: 'info',
+      const env = {
+        ...splitModeEnv({
+          databaseUrl: postgres.appUrl,
+          brokers: [kafka.brokers],
+          consumerGroup: groupId,
+          dataDir,
+        }),
+        CLICKHOUSE_DATABASE,
       };
-      delete env.CLICKHOUSE_URL;
-      delete env.NODE_OPTIONS;
 
       const bootstrap = await runProcess(
         'npm',
