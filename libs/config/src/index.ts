@@ -7,3 +7,4 @@ export * from './capture.config';
 export * from './ingestion.config';
 export * from './process-lifecycle.util';
 export * from './log-redaction.util';
+export * from './secret-box';
