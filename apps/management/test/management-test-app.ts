@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
@@ -118,6 +119,8 @@ export async function startManagementTestApp(
   const port = await freeLoopbackPort();
   const config: ManagementConfig = {
     ...loadManagementConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/tmp/hogbase-test-unused' }),
+    // A key of the test's own: nothing is written under DATA_DIR.
+    encryptionKeys: [randomBytes(32)],
     siteUrl: `http://127.0.0.1:${port}`,
     ...overrides,
   };

@@ -91,6 +91,8 @@ describe('scope matrix', () => {
     'POST /api/projects/:project_id/feature_flags/:id/enrich_usage_dashboard': { status: 400 },
     'DELETE /api/projects/:project_id/feature_flags/:id': { status: 405 },
     'PATCH /api/projects/:id/reset_token': { status: 200, consumes: true },
+    'POST /api/organizations/:organization_id/batch_exports/:id/pause': { status: 200 },
+    'POST /api/projects/:project_id/batch_exports/:id/pause': { status: 200 },
   };
 
   /** Routes that act beyond what a restricted key covers, refused to such keys whatever they name. */
@@ -214,9 +216,17 @@ describe('scope matrix', () => {
       filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
     });
     const roleAccess = await api.post(`${flags}/${flag.body.id}/role_access/`, { role_id: role.body.id });
+    const batchExport = await api.post(`${organization}/batch_exports/`, {
+      name: `Export of ${label}`,
+      interval: 'day',
+      destination: { type: 'NoOp', config: {} },
+      team_id: projectId,
+    });
     expect(
-      [invite, domain, role, roleMembership, flag, roleAccess].map((response) => response.status),
-    ).toEqual([201, 201, 201, 201, 201, 201]);
+      [invite, domain, role, roleMembership, flag, roleAccess, batchExport].map(
+        (response) => response.status,
+      ),
+    ).toEqual([201, 201, 201, 201, 201, 201, 201]);
     // Verified, so that `verify` answers from the service without a DNS lookup.
     await testApp.dataSource
       .getRepository(OrganizationDomain)
@@ -250,6 +260,7 @@ describe('scope matrix', () => {
         members: member.user.uuid,
         feature_flags: String(flag.body.id),
         role_access: String(roleAccess.body.id),
+        batch_exports: batchExport.body.id,
         events: eventUuid,
         personal_api_keys: '@current',
       },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -61,6 +62,8 @@ interface World {
   /** Sent by the owner. */
   inviteId: string;
   domainId: string;
+  /** A batch export of the project (NoOp destination). */
+  batchExportId: string;
   /** A fourth member, whom member routes act on. */
   targetUuid: string;
   adminUuid: string;
@@ -74,9 +77,46 @@ interface RouteCall {
 const fresh = () => randomUUID().slice(0, 8);
 const organization = (world: World) => `/api/organizations/${world.organizationId}`;
 const flags = (world: World) => `/api/projects/${world.projectId}/feature_flags`;
+const NOOP_EXPORT = { name: 'No-op', interval: 'hour', destination: { type: 'NoOp', config: {} } };
 
 /** One call per write route of the route table, keyed `METHOD path`. */
 const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
+  'POST /api/organizations/:organization_id/batch_exports': (world) => ({
+    path: `${organization(world)}/batch_exports/`,
+    body: NOOP_EXPORT,
+  }),
+  'PATCH /api/organizations/:organization_id/batch_exports/:id': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/`,
+    body: { name: 'Renamed', paused: true },
+  }),
+  'DELETE /api/organizations/:organization_id/batch_exports/:id': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/`,
+  }),
+  'POST /api/organizations/:organization_id/batch_exports/:id/pause': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/pause/`,
+  }),
+  'POST /api/organizations/:organization_id/batch_exports/:id/unpause': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/unpause/`,
+    body: { backfill: true },
+  }),
+  'POST /api/projects/:project_id/batch_exports': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/`,
+    body: NOOP_EXPORT,
+  }),
+  'PATCH /api/projects/:project_id/batch_exports/:id': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/`,
+    body: { name: 'Renamed', paused: true },
+  }),
+  'DELETE /api/projects/:project_id/batch_exports/:id': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/`,
+  }),
+  'POST /api/projects/:project_id/batch_exports/:id/pause': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/pause/`,
+  }),
+  'POST /api/projects/:project_id/batch_exports/:id/unpause': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/unpause/`,
+    body: { backfill: true },
+  }),
   'POST /api/organizations': () => ({ path: '/api/organizations/', body: { name: `Created ${fresh()}` } }),
   'DELETE /api/organizations/:id': (world) => ({ path: `${organization(world)}/` }),
   'PATCH /api/organizations/:id': (world) => ({ path: `${organization(world)}/`, body: { name: 'Renamed' } }),
@@ -254,6 +294,8 @@ describe.each(ENGINES)('every write route on %s', (_name, startEngine) => {
     dns = await startDnsTestServer();
     const config: ManagementConfig = {
       ...loadManagementConfig({ LOG_LEVEL: 'silent', DATA_DIR: '/tmp/hogbase-test-unused' }),
+      // A key of the test's own: nothing is written under DATA_DIR.
+      encryptionKeys: [randomBytes(32)],
       dnsServers: [dns.address],
     };
     config.database = { ...config.database, poolSize: POOL_SIZE };
@@ -362,6 +404,9 @@ describe.each(ENGINES)('every write route on %s', (_name, startEngine) => {
         api.post(`${organization(world)}/domains/`, { domain: `d-${fresh()}.example.com` }),
         'a domain',
       )
+    ).id;
+    world.batchExportId = (
+      await setUp(api.post(`${organization(world)}/batch_exports/`, NOOP_EXPORT), 'a batch export')
     ).id;
     world.targetUuid = users.target.user.uuid;
     world.adminUuid = users.admin.user.uuid;

@@ -10,6 +10,7 @@ import {
   redact,
   ConfigError,
 } from './env.util';
+import { readEncryptionKeys } from './secret-box';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -39,6 +40,11 @@ export interface ManagementConfig {
   instanceTag: string;
   logLevel: LogLevel;
   trustProxy: boolean;
+  /**
+   * ENCRYPTION_KEYS: what seals the secrets kept in Postgres (batch-export destinations). When
+   * absent, a key generated into DATA_DIR (see openSecretBox).
+   */
+  encryptionKeys: Buffer[] | undefined;
 }
 
 export function loadManagementConfig(env: Environment = process.env): ManagementConfig {
@@ -71,6 +77,7 @@ export function loadManagementConfig(env: Environment = process.env): Management
     instanceTag: readString(env, 'INSTANCE_TAG', 'none'),
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: readBoolean(env, 'TRUST_PROXY', false),
+    encryptionKeys: readEncryptionKeys(env),
   };
 }
 

@@ -32,6 +32,12 @@ import { InviteService } from './invites/invite.service';
 import { MANAGEMENT_CONFIG } from './management-config.token';
 import { MemberController } from './members/member.controller';
 import { MemberService } from './members/member.service';
+import { BatchExportSecrets } from './batch-exports/batch-export-secrets.service';
+import {
+  OrganizationBatchExportController,
+  ProjectBatchExportController,
+} from './batch-exports/batch-export.controller';
+import { BatchExportService } from './batch-exports/batch-export.service';
 import { OrganizationController } from './organizations/organization.controller';
 import { OrganizationProvisioningService } from './organizations/organization-provisioning.service';
 import { OrganizationService } from './organizations/organization.service';
@@ -84,6 +90,8 @@ export class ManagementModule {
         FeatureFlagController,
         RolesController,
         FeatureFlagRoleAccessController,
+        OrganizationBatchExportController,
+        ProjectBatchExportController,
       ],
       providers: [
         { provide: MANAGEMENT_CONFIG, useValue: config },
@@ -113,6 +121,8 @@ export class ManagementModule {
         FeatureFlagService,
         FeatureFlagActionsService,
         RolesService,
+        BatchExportSecrets,
+        BatchExportService,
       ],
       exports: [OrganizationProvisioningService, BootstrapService, InviteService],
     };

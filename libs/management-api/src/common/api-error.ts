@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'min_length'
   | 'unique'
   | 'invalid_choice'
+  | 'does_not_exist'
   | 'verification_required'
   | 'already_verified'
   | 'user_already_member'
@@ -64,6 +65,7 @@ const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = 
   min_length: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   unique: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   invalid_choice: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
+  does_not_exist: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   verification_required: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   already_verified: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   user_already_member: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },

@@ -1,4 +1,5 @@
 import { ActivityLog } from './activity-log.entity';
+import { BatchExport, BatchExportBackfill, BatchExportLogEntry, BatchExportRun } from './batch-export.entity';
 import { Cohort } from './cohort.entity';
 import { Dashboard } from './dashboard.entity';
 import { FeatureFlag } from './feature-flag.entity';
@@ -16,6 +17,7 @@ import { Team } from './team.entity';
 import { User } from './user.entity';
 
 export * from './activity-log.entity';
+export * from './batch-export.entity';
 export * from './cohort.entity';
 export * from './dashboard.entity';
 export * from './feature-flag.entity';
@@ -52,4 +54,8 @@ export const ENTITIES = [
   ActivityLog,
   Cohort,
   Dashboard,
+  BatchExport,
+  BatchExportBackfill,
+  BatchExportRun,
+  BatchExportLogEntry,
 ];

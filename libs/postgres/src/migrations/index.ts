@@ -1,10 +1,12 @@
 import { CreateManagementCore1763790000000 } from './1763790000000-CreateManagementCore';
 import { CreatePersonsAndGroups1763800000000 } from './1763800000000-CreatePersonsAndGroups';
 import { CreateFeatureFlags1763900000000 } from './1763900000000-CreateFeatureFlags';
+import { CreateBatchExports1764000000000 } from './1764000000000-CreateBatchExports';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
   CreateManagementCore1763790000000,
   CreatePersonsAndGroups1763800000000,
   CreateFeatureFlags1763900000000,
+  CreateBatchExports1764000000000,
 ];

@@ -1,0 +1,276 @@
+import { BatchExport } from '@hogbase/postgres';
+import { UUID_PATTERN as UUID } from '@hogbase/test-support';
+import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+const S3_CONFIG = {
+  bucket_name: 'exports',
+  region: 'us-east-1',
+  prefix: 'posthog/{table}/{year}-{month}-{day}',
+  aws_access_key_id: 'AKIAEXAMPLE',
+  aws_secret_access_key: 'very-secret',
+  compression: 'gzip',
+};
+
+describe('batch exports (/api/organizations/:organization_id/batch_exports/ and the project twins)', () => {
+  let testApp: ManagementTestApp;
+  let api: ApiClient;
+  let organizationId: string;
+  let projectId: number;
+
+  const orgPath = (suffix = '', org = organizationId) => `/api/organizations/${org}/batch_exports/${suffix}`;
+  const projectPath = (suffix = '', project = projectId) =>
+    `/api/projects/${project}/batch_exports/${suffix}`;
+
+  async function createExport(body: Record<string, unknown> = {}, client = api, path = orgPath()) {
+    const response = await client.post(path, {
+      name: 'S3 hourly',
+      interval: 'hour',
+      destination: { type: 'S3', config: S3_CONFIG },
+      ...body,
+    });
+    expect(response.status).toBe(201);
+    return response.body as Record<string, any>;
+  }
+
+  beforeAll(async () => {
+    testApp = await startManagementTestApp();
+    const owner = await testApp.createOwner('owner@batch-exports.test', 'Batch exports organization');
+    ({ api, organizationId, projectId } = owner);
+  });
+
+  afterAll(async () => {
+    await testApp?.close();
+  });
+
+  it("creates an export of the organization's only project: 201 with every field, secrets left out", async () => {
+    const created = await createExport({ start_at: '2026-01-01T00:00:00Z', hogql_query: null });
+    expect(created).toEqual({
+      id: expect.stringMatching(UUID),
+      team_id: projectId,
+      name: 'S3 hourly',
+      model: 'events',
+      destination: {
+        type: 'S3',
+        config: {
+          bucket_name: 'exports',
+          region: 'us-east-1',
+          prefix: 'posthog/{table}/{year}-{month}-{day}',
+          compression: 'gzip',
+          file_format: 'JSONLines',
+        },
+      },
+      interval: 'hour',
+      paused: false,
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      last_updated_at: expect.stringMatching(ISO_TIMESTAMP),
+      last_paused_at: null,
+      start_at: '2026-01-01T00:00:00.000Z',
+      end_at: null,
+      latest_runs: [],
+      hogql_query: null,
+      schema: null,
+      filters: null,
+    });
+    expect((await api.get(orgPath(`${created.id}/`))).body).toEqual(created);
+    expect((await api.get(projectPath(`${created.id}/`))).body).toEqual(created);
+  });
+
+  it('stores the destination config sealed: no secret in the row', async () => {
+    const created = await createExport();
+    const row = await testApp.dataSource
+      .getRepository(BatchExport)
+      .findOneByOrFail({ id: created.id as string });
+    expect(row.destinationConfig).toMatch(/^v1\./);
+    expect(row.destinationConfig).not.toContain('very-secret');
+    expect(row.destinationConfig).not.toContain('AKIAEXAMPLE');
+  });
+
+  it('merges the config on PATCH, keeping the secrets it never shows', async () => {
+    const created = await createExport();
+    const patched = await api.patch(orgPath(`${created.id}/`), {
+      name: 'renamed',
+      destination: { type: 'S3', config: { bucket_name: 'other-bucket' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.name).toBe('renamed');
+    expect(patched.body.destination.config).toEqual({
+      ...created.destination.config,
+      bucket_name: 'other-bucket',
+    });
+    // The secrets are still there: switching the type to one that shows nothing of S3's proves it.
+    const row = await testApp.dataSource
+      .getRepository(BatchExport)
+      .findOneByOrFail({ id: created.id as string });
+    expect(row.destinationType).toBe('S3');
+    const moved = await api.patch(orgPath(`${created.id}/`), {
+      destination: { type: 'NoOp', config: {} },
+    });
+    expect(moved.body.destination.config).toMatchObject({ aws_access_key_id: 'AKIAEXAMPLE' });
+  });
+
+  it('lists the exports of the organization and of the project, newest first, in the pagination envelope', async () => {
+    const created = await createExport({ name: 'listed' });
+    for (const path of [orgPath(), projectPath()]) {
+      const listed = await api.get(path);
+      expect(listed.status).toBe(200);
+      expect(listed.body).toMatchObject({ next: null, previous: null });
+      expect(listed.body.count).toBe(listed.body.results.length);
+      expect(listed.body.results[0].id).toBe(created.id);
+    }
+  });
+
+  it('pauses and unpauses, answering 200 with the export', async () => {
+    const created = await createExport();
+    const paused = await api.post(orgPath(`${created.id}/pause/`));
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({
+      id: created.id,
+      paused: true,
+      last_paused_at: expect.stringMatching(ISO_TIMESTAMP),
+    });
+    const unpaused = await api.post(projectPath(`${created.id}/unpause/`), { backfill: true });
+    expect(unpaused.status).toBe(200);
+    expect(unpaused.body).toMatchObject({ paused: false, last_paused_at: paused.body.last_paused_at });
+  });
+
+  it('soft-deletes: 204, then 404, and gone from the lists', async () => {
+    const created = await createExport();
+    expect((await api.delete(orgPath(`${created.id}/`))).status).toBe(204);
+    expect((await api.get(orgPath(`${created.id}/`))).status).toBe(404);
+    expect((await api.delete(orgPath(`${created.id}/`))).status).toBe(404);
+    expect((await api.get(orgPath())).body.results.map((item: { id: string }) => item.id)).not.toContain(
+      created.id,
+    );
+    const row = await testApp.dataSource
+      .getRepository(BatchExport)
+      .findOneByOrFail({ id: created.id as string });
+    expect(row).toMatchObject({ deleted: true, paused: true });
+  });
+
+  it.each([
+    [{ interval: 'minute' }, 'invalid_choice', 'interval', '"minute" is not a valid choice.'],
+    [{ model: 'sessions' }, 'invalid_choice', 'model', '"sessions" is not a valid choice.'],
+    [{ name: '' }, 'blank', 'name', 'This field may not be blank.'],
+    [{ destination: undefined }, 'required', 'destination', 'This field is required.'],
+    [{ destination: { config: {} } }, 'required', 'destination__type', 'This field is required.'],
+    [
+      { destination: { type: 'Snowflake', config: {} } },
+      'invalid_input',
+      'destination',
+      "Destination type Snowflake is not supported by this server. Supported types are ['S3', 'Postgres', 'HTTP', 'NoOp'].",
+    ],
+    [
+      { destination: { type: 'S3', config: { ...S3_CONFIG, file_format: 'CSV' } } },
+      'invalid_input',
+      'destination',
+      "File format CSV is not supported. Supported file formats are ['JSONLines', 'Parquet']",
+    ],
+    [
+      {
+        destination: { type: 'S3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'brotli' } },
+      },
+      'invalid_input',
+      'destination',
+      "Compression brotli is not supported for file format Parquet. Supported compressions are ['zstd', 'snappy', 'gzip']",
+    ],
+    [
+      { destination: { type: 'HTTP', config: { url: 'ftp://example.com', token: 'phc_x' } } },
+      'invalid_input',
+      'destination',
+      'url must be an http or https URL.',
+    ],
+    [
+      { destination: { type: 'Postgres', config: { host: 'db' } } },
+      'invalid_input',
+      'destination',
+      'The Postgres destination needs database, user, password, table_name in its config.',
+    ],
+    [
+      { start_at: '2026-02-01T00:00:00Z', end_at: '2026-01-01T00:00:00Z' },
+      'invalid_input',
+      'end_at',
+      "The 'start_at' of a batch export must be before its 'end_at'.",
+    ],
+    [
+      { start_at: 'yesterday' },
+      'invalid_input',
+      'start_at',
+      expect.stringMatching(/^Datetime has wrong format/),
+    ],
+    [{ team_id: 999_999 }, 'does_not_exist', 'team_id', 'Invalid pk "999999" - object does not exist.'],
+  ])('refuses %j with a 400 naming the field', async (body, code, attr, detail) => {
+    const response = await api.post(orgPath(), {
+      name: 'bad',
+      interval: 'hour',
+      destination: { type: 'S3', config: S3_CONFIG },
+      ...body,
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ type: 'validation_error', code, attr, detail });
+  });
+
+  it("answers 404 for another organization's export, a malformed id and an unknown one alike", async () => {
+    const created = await createExport();
+    const stranger = await testApp.createOwner('stranger@batch-exports.test', 'Stranger organization');
+    for (const path of [
+      orgPath(`${created.id}/`, stranger.organizationId),
+      projectPath(`${created.id}/`, stranger.projectId),
+      orgPath('00000000-0000-4000-8000-000000000000/'),
+      orgPath('not-a-uuid/'),
+    ]) {
+      const response = await stranger.api.get(path);
+      expect(response.status).toBe(404);
+    }
+    expect((await stranger.api.post(orgPath(`${created.id}/pause/`, stranger.organizationId))).status).toBe(
+      404,
+    );
+    expect((await api.get(orgPath(`${created.id}/`))).body.paused).toBe(false);
+  });
+
+  it('needs team_id when the organization has several projects, and takes only its own', async () => {
+    const owner = await testApp.createOwner('two-projects@batch-exports.test', 'Two projects');
+    const second = await owner.api.post(`/api/organizations/${owner.organizationId}/projects/`, {
+      name: 'Second',
+    });
+    expect(second.status).toBe(201);
+    const body = { name: 'x', interval: 'day', destination: { type: 'NoOp', config: {} } };
+    const ambiguous = await owner.api.post(orgPath('', owner.organizationId), body);
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.body.attr).toBe('team_id');
+    const chosen = await owner.api.post(orgPath('', owner.organizationId), {
+      ...body,
+      team_id: second.body.id,
+    });
+    expect(chosen.status).toBe(201);
+    expect(chosen.body.team_id).toBe(second.body.id);
+    const foreign = await owner.api.post(orgPath('', owner.organizationId), { ...body, team_id: projectId });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.code).toBe('does_not_exist');
+  });
+
+  it('lists through a project-scoped key only the exports of its projects', async () => {
+    const owner = await testApp.createOwner('scoped@batch-exports.test', 'Scoped keys');
+    const second = await owner.api.post(`/api/organizations/${owner.organizationId}/projects/`, {
+      name: 'Second',
+    });
+    const body = { name: 'x', interval: 'day', destination: { type: 'NoOp', config: {} } };
+    const first = await owner.api.post(orgPath('', owner.organizationId), {
+      ...body,
+      team_id: owner.projectId,
+    });
+    const other = await owner.api.post(orgPath('', owner.organizationId), {
+      ...body,
+      team_id: second.body.id,
+    });
+    const key = await testApp.createKey('scoped@batch-exports.test', ['batch_export:read'], {
+      projects: [owner.projectId],
+    });
+    const scoped = testApp.client(`Bearer ${key}`);
+    const listed = await scoped.get(orgPath('', owner.organizationId));
+    expect(listed.status).toBe(200);
+    expect(listed.body.results.map((item: { id: string }) => item.id)).toEqual([first.body.id]);
+    expect((await scoped.get(orgPath(`${other.body.id}/`, owner.organizationId))).status).toBe(404);
+  });
+});
