@@ -34,7 +34,12 @@ export class HttpErrorFilter implements ExceptionFilter {
     const error = this.toApiError(exception, request);
     if (error.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(
-        { err: exception, method: request.method, url: redactUrl(request.originalUrl), requestId: request.id },
+        {
+          err: exception,
+          method: request.method,
+          url: redactUrl(request.originalUrl),
+          requestId: request.id,
+        },
         'unhandled error',
       );
     }
