@@ -105,6 +105,15 @@ export class HogQLCompiler {
     return withAttr(attr, () => compileCondition(text, ast, params));
   }
 
+  /**
+   * One select expression parsed as part of a whole query (`HogQLParser.parseSelect`), compiled
+   * exactly as compileSelect compiles each of its expressions. `text` is the text the node's
+   * positions point into (the whole query), for error messages. Errors carry no attr.
+   */
+  compileParsedSelect(text: string, ast: AstNode, index: number, params: QueryParams): CompiledColumn {
+    return this.selectColumn(text, ast, index, params);
+  }
+
   private checkList(expressions: readonly unknown[], attr: HogQLErrorAttr): string[] {
     if (expressions.length > this.limits.maxExpressions) {
       throw new HogQLError(`At most ${this.limits.maxExpressions} expressions are allowed in ${attr}`, {

@@ -1,5 +1,5 @@
 /** Which request parameter an error is about, as PostHog's `attr` names it. */
-export type HogQLErrorAttr = 'select' | 'where' | 'properties';
+export type HogQLErrorAttr = 'select' | 'where' | 'properties' | 'hogql_query';
 
 /**
  * What went wrong, for callers that want more than the message:
@@ -20,8 +20,9 @@ export interface HogQLErrorOptions {
 }
 
 /**
- * A user error in a `select`, `where` or `properties` parameter. The message names the offending
- * expression and is safe to show to the user; the API answers it with a 400.
+ * A user error in a `select`, `where` or `properties` parameter, or in a batch export's
+ * `hogql_query`. The message names the offending expression and is safe to show to the user; the
+ * API answers it with a 400.
  */
 export class HogQLError extends Error {
   override readonly name = 'HogQLError';

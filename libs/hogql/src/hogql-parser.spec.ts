@@ -33,6 +33,34 @@ describe('HogQLParser', () => {
     expect(await parser.parseExpr('event ==== 1', 5_000)).toMatchObject({ error: true, type: 'SyntaxError' });
   });
 
+  it('parses a whole query, with code-point positions into it', async () => {
+    expect(await parser.parseSelect("SELECT '💥' AS boom, event FROM events", 5_000)).toMatchObject({
+      node: 'SelectQuery',
+      select: [
+        { node: 'Alias', alias: 'boom', expr: { node: 'Constant', value: '💥' } },
+        { node: 'Field', chain: ['event'], start: { offset: 20 }, end: { offset: 25 } },
+      ],
+      select_from: { node: 'JoinExpr', table: { node: 'Field', chain: ['events'] } },
+    });
+    expect(await parser.parseSelect('SELECT event FROM events UNION ALL SELECT 1', 5_000)).toMatchObject({
+      node: 'SelectSetQuery',
+    });
+    expect(await parser.parseSelect('SELECT event,, FROM events', 5_000)).toMatchObject({
+      error: true,
+      type: 'SyntaxError',
+    });
+  });
+
+  it('cuts off a query parse that overruns its deadline, then parses again', async () => {
+    const slow = `SELECT ${'lower('.repeat(20)}event${')'.repeat(20)} FROM events`;
+    await expect(parser.parseSelect(slow, 1)).rejects.toThrow(
+      new HogQLError(`Query "${slow.slice(0, 120)}…" is too complex to parse in time`, { kind: 'limit' }),
+    );
+    expect(await parser.parseSelect('SELECT event FROM events', 5_000)).toMatchObject({
+      node: 'SelectQuery',
+    });
+  });
+
   it('answers parses queued together, each with its own result', async () => {
     const texts = Array.from({ length: 20 }, (_, index) => `event = '${index}'`);
     const results = await Promise.all(texts.map((text) => parser.parseExpr(text, 5_000)));

@@ -11,8 +11,9 @@ import { HogQLError, quoteExpression } from './hogql-error';
  * deadline is cut off by terminating the worker, and a trap only costs that worker; the next parse
  * starts a fresh one. Text limits (hogql-limits.ts) keep both rare; this is the hard bound.
  *
- * One worker parses one expression at a time; callers queue. A parse of a usual expression takes
- * well under a millisecond once the worker is warm.
+ * One worker parses one text at a time; callers queue. A parse of a usual expression takes well
+ * under a millisecond once the worker is warm; a whole SELECT of a few dozen columns takes tens to
+ * hundreds of milliseconds (the grammar's select list is far slower to parse than an expression).
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -21,7 +22,9 @@ createHogQLParser().then(
   (parser) => {
     parentPort.on('message', (message) => {
       try {
-        parentPort.postMessage({ id: message.id, json: parser.parseExpr(message.text, false) });
+        const json =
+          message.kind === 'select' ? parser.parseSelect(message.text, false) : parser.parseExpr(message.text, false);
+        parentPort.postMessage({ id: message.id, json });
       } catch (error) {
         parentPort.postMessage({ id: message.id, trap: String((error && error.message) || error) });
         // The instance is unusable after a trap: end this worker, the host starts another.
@@ -33,6 +36,12 @@ createHogQLParser().then(
   (error) => parentPort.postMessage({ failed: String((error && error.message) || error) }),
 );
 `;
+
+/** What the worker parses: `parseExpr` (one expression) or `parseSelect` (a whole query). */
+type ParseKind = 'expr' | 'select';
+
+/** How errors name the parsed text. */
+const PARSE_NOUNS: Readonly<Record<ParseKind, string>> = { expr: 'Expression', select: 'Query' };
 
 interface WorkerReply {
   id?: number;
@@ -69,12 +78,17 @@ export class HogQLParser {
    * overruns `timeoutMs` or crashes the parser.
    */
   parseExpr(text: string, timeoutMs: number): Promise<unknown> {
-    const run = this.queue.then(
-      () => this.parseNow(text, timeoutMs),
-      () => this.parseNow(text, timeoutMs),
-    );
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.enqueue('expr', text, timeoutMs);
+  }
+
+  /**
+   * Parses a whole HogQL query (`SELECT …`, or a set of them joined by UNION and the like) the same
+   * way: the parser's JSON result (a `SelectQuery` or `SelectSetQuery` node, or its error object),
+   * with code-point positions into `text`. Throws a HogQLError when the parse overruns `timeoutMs`
+   * or crashes the parser.
+   */
+  parseSelect(text: string, timeoutMs: number): Promise<unknown> {
+    return this.enqueue('select', text, timeoutMs);
   }
 
   /** Stops the worker. Safe to call twice; a later parse starts a new one unless closed. */
@@ -86,9 +100,19 @@ export class HogQLParser {
     if (worker) await worker.terminate();
   }
 
-  private async parseNow(text: string, timeoutMs: number): Promise<unknown> {
+  private enqueue(kind: ParseKind, text: string, timeoutMs: number): Promise<unknown> {
+    const run = this.queue.then(
+      () => this.parseNow(kind, text, timeoutMs),
+      () => this.parseNow(kind, text, timeoutMs),
+    );
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async parseNow(kind: ParseKind, text: string, timeoutMs: number): Promise<unknown> {
+    const noun = PARSE_NOUNS[kind];
     if (timeoutMs <= 0) {
-      throw new HogQLError(`Expression ${quoteExpression(text)} is too complex to parse in time`, {
+      throw new HogQLError(`${noun} ${quoteExpression(text)} is too complex to parse in time`, {
         kind: 'limit',
         expression: text,
       });
@@ -111,7 +135,7 @@ export class HogQLParser {
         }
         this.discard(worker);
         reject(
-          new HogQLError(`Expression ${quoteExpression(text)} could not be parsed`, {
+          new HogQLError(`${noun} ${quoteExpression(text)} could not be parsed`, {
             kind: 'syntax',
             expression: text,
           }),
@@ -131,7 +155,7 @@ export class HogQLParser {
         cleanup();
         this.discard(worker);
         reject(
-          new HogQLError(`Expression ${quoteExpression(text)} is too complex to parse in time`, {
+          new HogQLError(`${noun} ${quoteExpression(text)} is too complex to parse in time`, {
             kind: 'limit',
             expression: text,
           }),
@@ -140,7 +164,7 @@ export class HogQLParser {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
-      worker.postMessage({ id, text });
+      worker.postMessage({ id, text, kind });
     });
     return JSON.parse(json) as unknown;
   }

@@ -1,3 +1,15 @@
+export {
+  BATCH_EXPORT_QUERY_ERRORS,
+  compileBatchExportQuery,
+  DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
+  EVENTS_TABLE_COLUMNS,
+  quoteClickHouseIdentifier,
+  type BatchExportColumn,
+  type BatchExportField,
+  type BatchExportQueryLimits,
+  type BatchExportQueryOptions,
+  type CompiledBatchExportQuery,
+} from './batch-export-query';
 export { hogqlErrorFromClickHouse } from './clickhouse-error';
 export {
   compileHogQLSelect,
