@@ -10,6 +10,8 @@
 //                      machine's PostgreSQL 15 cluster `main`.
 //   KAFKA_BROKERS      use these Kafka brokers (host:port,...) instead of starting a single-node
 //                      KRaft broker from the cached jars (tools/kafka-broker.mjs).
+//   S3_ENDPOINT        use this S3-compatible server (http://host:port, path-style) instead of
+//                      starting Adobe S3Mock from the cached jar (tools/s3-server.mjs).
 //   CI                 passed through to nx and jest.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { startKafkaBroker } from './kafka-broker.mjs';
+import { startS3Server } from './s3-server.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const binDir = path.join(repoRoot, 'node_modules', '.bin');
@@ -182,6 +185,24 @@ async function startKafka(childEnv, stops) {
 }
 
 /**
+ * Honours S3_ENDPOINT from the environment; otherwise starts Adobe S3Mock from the cached jar
+ * (tools/s3-server.mjs) on a free loopback port and pushes its stop onto `stops`.
+ */
+async function startS3(childEnv, stops) {
+  if (process.env.S3_ENDPOINT) {
+    log(`S3: using S3_ENDPOINT=${process.env.S3_ENDPOINT} from the environment`);
+    childEnv.S3_ENDPOINT = process.env.S3_ENDPOINT;
+    return;
+  }
+  log('starting an S3-compatible server (Adobe S3Mock on 127.0.0.1, jar cached in ~/.cache/hogbase)');
+  // NOTE: as with Kafka, startS3Server resolves only once the server answers, stops a server that
+  // failed to start by itself, and kills the JVM from an exit hook if this process dies first.
+  const s3 = await startS3Server({ port: 0, log });
+  stops.push(() => s3.stop());
+  childEnv.S3_ENDPOINT = s3.endpoint;
+}
+
+/**
  * Starts every service the tests need and fills `childEnv` with their URLs.
  * Returns stop callbacks, in start order; they run in reverse. If a start fails (or a signal
  * arrives) part-way, what already started is stopped before the error propagates.
@@ -193,6 +214,9 @@ async function startServices(childEnv) {
     throwIfInterrupted();
 
     await startKafka(childEnv, stops);
+    throwIfInterrupted();
+
+    await startS3(childEnv, stops);
     throwIfInterrupted();
 
     return stops;
@@ -230,7 +254,13 @@ function runNx(childEnv, extraArgs) {
 async function runStaticChecks(childEnv) {
   const typecheck = await runTool(childEnv, 'tsc', ['-p', 'tsconfig.json', '--noEmit']);
   if (typecheck !== 0) return typecheck;
-  const lint = await runTool(childEnv, 'nx', ['run-many', '-t', 'lint', '--parallel=2', '--outputStyle=stream']);
+  const lint = await runTool(childEnv, 'nx', [
+    'run-many',
+    '-t',
+    'lint',
+    '--parallel=2',
+    '--outputStyle=stream',
+  ]);
   if (lint !== 0) return lint;
   // bench/ and faults/ are not nx projects: linted on their own.
   return runTool(childEnv, 'eslint', ['bench', 'faults', '--max-warnings', '0']);

@@ -8,3 +8,4 @@ export * from './deadline.util';
 export * from './as-nobody.util';
 export * from './app-process.util';
 export * from './split-env.util';
+export * from './s3-test.util';
