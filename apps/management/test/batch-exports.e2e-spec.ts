@@ -1,4 +1,7 @@
-import { BatchExport } from '@hogbase/postgres';
+import { randomUUID } from 'node:crypto';
+import { insertEvents } from '@hogbase/clickhouse';
+import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
+import { BatchExport, BatchExportRun } from '@hogbase/postgres';
 import { UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
 
@@ -15,6 +18,7 @@ const S3_CONFIG = {
 
 describe('batch exports (/api/organizations/:organization_id/batch_exports/ and the project twins)', () => {
   let testApp: ManagementTestApp;
+  let clickhouse: TestClickHouse;
   let api: ApiClient;
   let organizationId: string;
   let projectId: number;
@@ -35,14 +39,34 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
   }
 
   beforeAll(async () => {
-    testApp = await startManagementTestApp();
+    clickhouse = await createTestClickHouse();
+    testApp = await startManagementTestApp({}, { clickhouse: { database: clickhouse.database } });
     const owner = await testApp.createOwner('owner@batch-exports.test', 'Batch exports organization');
     ({ api, organizationId, projectId } = owner);
   });
 
   afterAll(async () => {
     await testApp?.close();
+    await clickhouse?.drop();
   });
+
+  /** Events of the project at these times (ClickHouse's `YYYY-MM-DD hh:mm:ss` in UTC). */
+  async function eventsAt(team: number, ...times: string[]): Promise<void> {
+    await insertEvents(
+      clickhouse.client,
+      clickhouse.database,
+      times.map((time) => ({
+        uuid: randomUUID(),
+        event: '$pageview',
+        properties: '{}',
+        timestamp: time,
+        team_id: team,
+        distinct_id: 'visitor',
+        created_at: time,
+        person_id: randomUUID(),
+      })),
+    );
+  }
 
   it("creates an export of the organization's only project: 201 with every field, secrets left out", async () => {
     const created = await createExport({ start_at: '2026-01-01T00:00:00Z', hogql_query: null });
@@ -272,5 +296,219 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
     expect(listed.status).toBe(200);
     expect(listed.body.results.map((item: { id: string }) => item.id)).toEqual([first.body.id]);
     expect((await scoped.get(orgPath(`${other.body.id}/`, owner.organizationId))).status).toBe(404);
+  });
+
+  it("stores a HogQL query as PostHog's schema, and refuses one that is not a single SELECT from events", async () => {
+    const created = await createExport({
+      hogql_query: 'SELECT uuid, event, properties.$browser AS browser FROM events',
+    });
+    expect(created.schema).toEqual({
+      fields: [
+        { expression: 'uuid', alias: 'uuid' },
+        { expression: 'event', alias: 'event' },
+        { expression: 'properties.$browser', alias: 'browser' },
+      ],
+      values: {},
+      hogql_query: 'SELECT uuid, event, properties.$browser AS browser FROM events',
+    });
+    for (const [query, detail] of [
+      ['SELECT event FROM events UNION ALL SELECT event FROM events', 'UNIONs are not supported'],
+      ['SELECT 1', 'Query must SELECT FROM events'],
+      ['SELECT event FROM persons', 'Query must only SELECT FROM events'],
+      ['SELECT event FROM events e JOIN events f ON e.uuid = f.uuid', 'JOINs are not supported'],
+      ['SELEC nothing', 'Failed to parse query'],
+    ]) {
+      const refused = await api.post(orgPath(), {
+        name: 'bad query',
+        interval: 'hour',
+        destination: { type: 'NoOp', config: {} },
+        hogql_query: query,
+      });
+      expect({ query, status: refused.status, body: refused.body }).toEqual({
+        query,
+        status: 400,
+        body: { type: 'validation_error', code: 'invalid_input', attr: 'hogql_query', detail },
+      });
+    }
+    const patched = await api.patch(orgPath(`${created.id}/`), { hogql_query: null });
+    expect(patched.body).toMatchObject({ hogql_query: null, schema: null });
+  });
+
+  describe('backfills, runs and logs', () => {
+    let team: number;
+    const day = (suffix = '') => `/api/projects/${team}/batch_exports/${suffix}`;
+
+    beforeAll(async () => {
+      const owner = await testApp.createOwner('backfills@batch-exports.test', 'Backfills');
+      team = owner.projectId;
+      api = owner.api;
+      await eventsAt(team, '2026-01-05 10:15:00', '2026-01-05 13:59:59', '2026-01-07 08:00:00');
+    });
+
+    async function hourly(): Promise<Record<string, any>> {
+      return createExport({ destination: { type: 'NoOp', config: {} } }, api, day());
+    }
+
+    it('creates one run per hour of the range, in order, and shows the backfill with its progress', async () => {
+      const batchExport = await hourly();
+      const created = await api.post(day(`${batchExport.id}/backfills/`), {
+        start_at: '2026-01-05T10:00:00Z',
+        end_at: '2026-01-05T14:00:00+00:00',
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({ backfill_id: expect.stringMatching(UUID) });
+      const backfill = await api.get(day(`${batchExport.id}/backfills/${created.body.backfill_id}/`));
+      expect(backfill.body).toMatchObject({
+        id: created.body.backfill_id,
+        batch_export: batchExport.id,
+        status: 'Starting',
+        // Clamped to the project's first event, as PostHog does; its hour still runs whole.
+        start_at: '2026-01-05T10:15:00.000Z',
+        end_at: '2026-01-05T14:00:00.000Z',
+        total_runs: 4,
+        progress: { total_runs: 4, finished_runs: 0, progress: 0 },
+      });
+      const runs = await api.get(day(`${batchExport.id}/runs/`));
+      expect(runs.status).toBe(200);
+      expect(runs.body.next).toBeNull();
+      expect(
+        runs.body.results
+          .map((run: Record<string, string>) => [run.data_interval_start, run.data_interval_end])
+          .sort(),
+      ).toEqual([
+        ['2026-01-05T10:00:00.000Z', '2026-01-05T11:00:00.000Z'],
+        ['2026-01-05T11:00:00.000Z', '2026-01-05T12:00:00.000Z'],
+        ['2026-01-05T12:00:00.000Z', '2026-01-05T13:00:00.000Z'],
+        ['2026-01-05T13:00:00.000Z', '2026-01-05T14:00:00.000Z'],
+      ]);
+      for (const run of runs.body.results) {
+        expect(run).toMatchObject({
+          status: 'Starting',
+          backfill: created.body.backfill_id,
+          batch_export: batchExport.id,
+        });
+      }
+      expect((await api.get(day(`${batchExport.id}/`))).body.latest_runs).toHaveLength(4);
+      const listed = await api.get(day(`${batchExport.id}/backfills/`));
+      expect(listed.body.results.map((item: { id: string }) => item.id)).toEqual([created.body.backfill_id]);
+      const logs = await api.get(day(`${batchExport.id}/logs/`));
+      expect(logs.body.results[0]).toMatchObject({
+        level: 'INFO',
+        message: 'Backfill of 4 intervals requested',
+      });
+    });
+
+    it('clamps a start before the first event, and answers the deprecated backfill action with the export', async () => {
+      const batchExport = await hourly();
+      const response = await api.post(day(`${batchExport.id}/backfill/`), {
+        start_at: '2025-12-31T00:00:00Z',
+        end_at: '2026-01-05T12:00:00Z',
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ id: batchExport.id, name: batchExport.name });
+      const runs = await testApp.dataSource
+        .getRepository(BatchExportRun)
+        .find({ where: { batchExportId: batchExport.id as string }, order: { dataIntervalStart: 'ASC' } });
+      expect(runs.map((run) => run.dataIntervalStart?.toISOString())).toEqual([
+        '2026-01-05T10:00:00.000Z',
+        '2026-01-05T11:00:00.000Z',
+      ]);
+    });
+
+    it.each([
+      [
+        { start_at: 'soon', end_at: '2026-01-06T00:00:00Z' },
+        'Input soon is not a valid ISO formatted datetime.',
+        'start_at',
+      ],
+      [
+        { start_at: '2026-01-05T00:00:00', end_at: '2026-01-06T00:00:00Z' },
+        'Input 2026-01-05T00:00:00 is naive.',
+        'start_at',
+      ],
+      [
+        { start_at: '2026-01-06T00:00:00Z', end_at: '2026-01-05T00:00:00Z' },
+        "The initial backfill datetime 'start_at' happens after 'end_at'",
+        null,
+      ],
+      [
+        { start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-02T00:00:00Z' },
+        'The provided backfill date range contains no data. The earliest possible backfill start date is 2026-01-05 10:15:00',
+        null,
+      ],
+      [
+        { start_at: '2026-01-05T00:00:00Z', end_at: '2099-01-01T00:00:00Z' },
+        "The provided 'end_at' (2099-01-01T00:00:00.000Z) is too far into the future. Cannot backfill beyond 1 batch period into the future.",
+        null,
+      ],
+    ])("refuses the backfill %j with PostHog's message", async (body, detail, attr) => {
+      const batchExport = await hourly();
+      const response = await api.post(day(`${batchExport.id}/backfills/`), body);
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ type: 'validation_error', code: 'invalid_input', detail, attr });
+    });
+
+    it('says there is nothing to backfill for a project without events', async () => {
+      const empty = await testApp.createOwner('empty@batch-exports.test', 'No events');
+      const batchExport = await createExport(
+        { destination: { type: 'NoOp', config: {} } },
+        empty.api,
+        `/api/projects/${empty.projectId}/batch_exports/`,
+      );
+      const response = await empty.api.post(
+        `/api/projects/${empty.projectId}/batch_exports/${batchExport.id}/backfills/`,
+        {
+          start_at: '2026-01-05T00:00:00Z',
+          end_at: '2026-01-06T00:00:00Z',
+        },
+      );
+      expect(response.body.detail).toBe('There is no data to backfill for this model.');
+    });
+
+    it('retries a run as a backfill of its interval, and cancels only runs that have not ended', async () => {
+      const batchExport = await hourly();
+      await api.post(day(`${batchExport.id}/backfills/`), {
+        start_at: '2026-01-05T10:00:00Z',
+        end_at: '2026-01-05T12:00:00Z',
+      });
+      const [first, second] = (await api.get(day(`${batchExport.id}/runs/`))).body.results;
+      const retried = await api.post(day(`${batchExport.id}/runs/${first.id}/retry/`));
+      expect(retried.status).toBe(200);
+      expect(retried.body).toEqual({ backfill_id: expect.stringMatching(UUID) });
+      const runs = (await api.get(day(`${batchExport.id}/runs/`))).body.results;
+      expect(runs[0]).toMatchObject({
+        backfill: retried.body.backfill_id,
+        data_interval_start: first.data_interval_start,
+        data_interval_end: first.data_interval_end,
+      });
+
+      const cancelled = await api.post(day(`${batchExport.id}/runs/${second.id}/cancel/`));
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toEqual({ cancelled: true });
+      const again = await api.post(day(`${batchExport.id}/runs/${second.id}/cancel/`));
+      expect(again.status).toBe(400);
+      expect(again.body.detail).toBe("Cannot cancel a run that is in 'Cancelled' status");
+      expect((await api.post(day(`${batchExport.id}/runs/${randomUUID()}/cancel/`))).status).toBe(404);
+    });
+
+    it('pages runs 100 at a time with a cursor in next', async () => {
+      const batchExport = await hourly();
+      await api.post(day(`${batchExport.id}/backfills/`), {
+        start_at: '2026-01-05T10:00:00Z',
+        end_at: '2026-01-10T10:00:00Z',
+      });
+      const seen: string[] = [];
+      let next: string | null = day(`${batchExport.id}/runs/`);
+      while (next) {
+        const page: { status: number; body: { results: { id: string }[]; next: string | null } } =
+          await api.get(next.replace(/^https?:\/\/[^/]+/, ''));
+        expect(page.status).toBe(200);
+        seen.push(...page.body.results.map((run: { id: string }) => run.id));
+        next = page.body.next;
+      }
+      expect(seen).toHaveLength(120);
+      expect(new Set(seen).size).toBe(120);
+      expect((await api.get(day(`${batchExport.id}/runs/?cursor=garbage`))).status).toBe(400);
+    });
   });
 });

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { insertEvents } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { routeTable, RouteEntry } from '@hogbase/management-api';
-import { MembershipLevel, OrganizationDomain, Team, User } from '@hogbase/postgres';
+import {
+  BatchExportBackfill,
+  BatchExportRun,
+  MembershipLevel,
+  OrganizationDomain,
+  Team,
+  User,
+} from '@hogbase/postgres';
 import {
   ApiClient,
   ApiResponse,
@@ -65,6 +72,12 @@ describe('scope matrix', () => {
 
   const DICTIONARY_EXPECTED = 'Invalid data. Expected a dictionary, but got list.';
 
+  const BACKFILL_PROBE: Probe = {
+    body: { start_at: '2026-01-02T00:00:00Z', end_at: '2026-01-01T00:00:00Z' },
+    status: 400,
+    detail: "The initial backfill datetime 'start_at' happens after 'end_at'",
+  };
+
   /** Post-guard probes of routes the default rules (GET 200, DTO body `[]` → 400, DELETE 204) do not fit. */
   const PROBES: Record<string, Probe> = {
     'GET /api/projects/:project_id/feature_flags/evaluation_reasons': {
@@ -91,6 +104,17 @@ describe('scope matrix', () => {
     'POST /api/projects/:project_id/feature_flags/:id/enrich_usage_dashboard': { status: 400 },
     'DELETE /api/projects/:project_id/feature_flags/:id': { status: 405 },
     'PATCH /api/projects/:id/reset_token': { status: 200, consumes: true },
+    'POST /api/organizations/:organization_id/batch_exports/:id/backfill': BACKFILL_PROBE,
+    'POST /api/organizations/:organization_id/batch_exports/:id/backfills': BACKFILL_PROBE,
+    'POST /api/organizations/:organization_id/batch_exports/:id/runs/:run_id/retry': { status: 200 },
+    'POST /api/organizations/:organization_id/batch_exports/:id/runs/:run_id/cancel': {
+      status: 200,
+      consumes: true,
+    },
+    'POST /api/projects/:project_id/batch_exports/:id/backfill': BACKFILL_PROBE,
+    'POST /api/projects/:project_id/batch_exports/:id/backfills': BACKFILL_PROBE,
+    'POST /api/projects/:project_id/batch_exports/:id/runs/:run_id/retry': { status: 200 },
+    'POST /api/projects/:project_id/batch_exports/:id/runs/:run_id/cancel': { status: 200, consumes: true },
     'POST /api/organizations/:organization_id/batch_exports/:id/pause': { status: 200 },
     'POST /api/projects/:project_id/batch_exports/:id/pause': { status: 200 },
   };
@@ -121,6 +145,8 @@ describe('scope matrix', () => {
     project_id: 'projects',
     role_id: 'roles',
     feature_flag_id: 'feature_flags',
+    backfill_id: 'backfills',
+    run_id: 'runs',
     user__uuid: 'members',
   };
 
@@ -227,6 +253,22 @@ describe('scope matrix', () => {
         (response) => response.status,
       ),
     ).toEqual([201, 201, 201, 201, 201, 201, 201]);
+    // A backfill of one interval and its run, as the API would have made them (that needs events).
+    const backfillId = randomUUID();
+    const runId = randomUUID();
+    await testApp.dataSource.getRepository(BatchExportBackfill).insert({
+      id: backfillId,
+      batchExportId: batchExport.body.id,
+      teamId: projectId,
+      totalRuns: 1,
+    });
+    await testApp.dataSource.getRepository(BatchExportRun).insert({
+      id: runId,
+      batchExportId: batchExport.body.id,
+      backfillId,
+      dataIntervalStart: new Date('2026-01-01T00:00:00Z'),
+      dataIntervalEnd: new Date('2026-01-01T01:00:00Z'),
+    });
     // Verified, so that `verify` answers from the service without a DNS lookup.
     await testApp.dataSource
       .getRepository(OrganizationDomain)
@@ -261,6 +303,8 @@ describe('scope matrix', () => {
         feature_flags: String(flag.body.id),
         role_access: String(roleAccess.body.id),
         batch_exports: batchExport.body.id,
+        backfills: backfillId,
+        runs: runId,
         events: eventUuid,
         personal_api_keys: '@current',
       },

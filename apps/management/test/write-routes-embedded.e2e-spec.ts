@@ -15,6 +15,7 @@ import {
 import { loadManagementConfig, type ManagementConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp, routeTable } from '@hogbase/management-api';
 import {
+  BatchExportRun,
   MembershipLevel,
   OrganizationMembership,
   startEmbeddedPostgres,
@@ -62,8 +63,9 @@ interface World {
   /** Sent by the owner. */
   inviteId: string;
   domainId: string;
-  /** A batch export of the project (NoOp destination). */
+  /** A batch export of the project (NoOp destination), and a run of it. */
   batchExportId: string;
+  runId: string;
   /** A fourth member, whom member routes act on. */
   targetUuid: string;
   adminUuid: string;
@@ -77,10 +79,39 @@ interface RouteCall {
 const fresh = () => randomUUID().slice(0, 8);
 const organization = (world: World) => `/api/organizations/${world.organizationId}`;
 const flags = (world: World) => `/api/projects/${world.projectId}/feature_flags`;
+const BACKFILL_RANGE = { start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-01T03:00:00Z' };
 const NOOP_EXPORT = { name: 'No-op', interval: 'hour', destination: { type: 'NoOp', config: {} } };
 
 /** One call per write route of the route table, keyed `METHOD path`. */
 const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
+  'POST /api/organizations/:organization_id/batch_exports/:id/backfill': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/backfill/`,
+    body: BACKFILL_RANGE,
+  }),
+  'POST /api/organizations/:organization_id/batch_exports/:id/backfills': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/backfills/`,
+    body: BACKFILL_RANGE,
+  }),
+  'POST /api/organizations/:organization_id/batch_exports/:id/runs/:run_id/retry': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/runs/${world.runId}/retry/`,
+  }),
+  'POST /api/organizations/:organization_id/batch_exports/:id/runs/:run_id/cancel': (world) => ({
+    path: `${organization(world)}/batch_exports/${world.batchExportId}/runs/${world.runId}/cancel/`,
+  }),
+  'POST /api/projects/:project_id/batch_exports/:id/backfill': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/backfill/`,
+    body: BACKFILL_RANGE,
+  }),
+  'POST /api/projects/:project_id/batch_exports/:id/backfills': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/backfills/`,
+    body: BACKFILL_RANGE,
+  }),
+  'POST /api/projects/:project_id/batch_exports/:id/runs/:run_id/retry': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/runs/${world.runId}/retry/`,
+  }),
+  'POST /api/projects/:project_id/batch_exports/:id/runs/:run_id/cancel': (world) => ({
+    path: `/api/projects/${world.projectId}/batch_exports/${world.batchExportId}/runs/${world.runId}/cancel/`,
+  }),
   'POST /api/organizations/:organization_id/batch_exports': (world) => ({
     path: `${organization(world)}/batch_exports/`,
     body: NOOP_EXPORT,
@@ -408,6 +439,13 @@ describe.each(ENGINES)('every write route on %s', (_name, startEngine) => {
     world.batchExportId = (
       await setUp(api.post(`${organization(world)}/batch_exports/`, NOOP_EXPORT), 'a batch export')
     ).id;
+    world.runId = randomUUID();
+    await dataSource.getRepository(BatchExportRun).insert({
+      id: world.runId,
+      batchExportId: world.batchExportId,
+      dataIntervalStart: new Date('2026-01-01T00:00:00Z'),
+      dataIntervalEnd: new Date('2026-01-01T01:00:00Z'),
+    });
     world.targetUuid = users.target.user.uuid;
     world.adminUuid = users.admin.user.uuid;
     return world;

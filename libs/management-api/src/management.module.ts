@@ -37,6 +37,7 @@ import {
   OrganizationBatchExportController,
   ProjectBatchExportController,
 } from './batch-exports/batch-export.controller';
+import { BatchExportRunsService } from './batch-exports/batch-export-runs.service';
 import { BatchExportService } from './batch-exports/batch-export.service';
 import { OrganizationController } from './organizations/organization.controller';
 import { OrganizationProvisioningService } from './organizations/organization-provisioning.service';
@@ -123,6 +124,7 @@ export class ManagementModule {
         RolesService,
         BatchExportSecrets,
         BatchExportService,
+        BatchExportRunsService,
       ],
       exports: [OrganizationProvisioningService, BootstrapService, InviteService],
     };

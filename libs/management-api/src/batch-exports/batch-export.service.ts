@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { compileBatchExportQuery, HogQLError, sharedHogQLParser } from '@hogbase/hogql';
 import { BatchExport, BatchExportRun, Team, type PersonalApiKey } from '@hogbase/postgres';
 import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
-import { notFound, validationError } from '../common/api-error';
+import { ApiError, notFound, validationError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { destinationType, validateDestinationConfig } from './batch-export-destinations';
@@ -28,6 +29,21 @@ export interface BatchExportScope {
 
 export function projectScope({ organization, team }: ResolvedProject): BatchExportScope {
   return { organizationId: organization.id, teamIds: [team.id], team };
+}
+
+/**
+ * PostHog's `schema` of an export with a HogQL query: its columns as `{expression, alias}` (the
+ * workers compile them again at run time), or null for the model's default fields.
+ */
+async function exportSchema(hogqlQuery: string | null): Promise<Record<string, unknown> | null> {
+  if (hogqlQuery === null) return null;
+  try {
+    const { fields } = await compileBatchExportQuery(sharedHogQLParser(), hogqlQuery);
+    return { fields, values: {}, hogql_query: hogqlQuery };
+  } catch (error) {
+    if (error instanceof HogQLError) throw new ApiError('invalid_input', error.message, 'hogql_query');
+    throw error;
+  }
 }
 
 @Injectable()
@@ -91,7 +107,7 @@ export class BatchExportService {
       startAt,
       endAt,
       hogqlQuery: dto.hogql_query ?? null,
-      schema: null,
+      schema: await exportSchema(dto.hogql_query ?? null),
       filters: dto.filters ?? null,
       // Null: the scheduler starts with the interval in progress (or the one start_at falls in).
       scheduledUntil: null,
@@ -133,7 +149,10 @@ export class BatchExportService {
         batchExport.startAt = range.startAt;
         batchExport.endAt = range.endAt;
       }
-      if (dto.hogql_query !== undefined) batchExport.hogqlQuery = dto.hogql_query;
+      if (dto.hogql_query !== undefined) {
+        batchExport.schema = await exportSchema(dto.hogql_query);
+        batchExport.hogqlQuery = dto.hogql_query;
+      }
       if (dto.filters !== undefined) batchExport.filters = dto.filters;
       if (dto.paused !== undefined && dto.paused !== batchExport.paused)
         this.setPaused(batchExport, dto.paused, false);
