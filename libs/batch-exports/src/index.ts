@@ -1,1 +1,2 @@
 export * from './intervals';
+export * from './destination.types';
