@@ -58,3 +58,36 @@ export interface DestinationWriter {
 
 /** Opens a writer for a run from the destination's (unsealed) config. */
 export type DestinationFactory = (config: Record<string, unknown>, run: ExportRunInfo) => DestinationWriter;
+
+/**
+ * A failure that trying again cannot fix (refused credentials, a missing bucket, a 4xx other than
+ * 429): the run ends `Failed` instead of `FailedRetryable`. Any other error is retried with back-off.
+ */
+export class NonRetryableExportError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NonRetryableExportError';
+  }
+}
+
+/**
+ * The rows the runner gives the Postgres and HTTP destinations (JSONEachRow, one object per line):
+ * the events model's fields, timestamps as ISO 8601 strings in UTC, JSON properties as objects.
+ */
+export interface ExportedEventRow {
+  uuid: string;
+  event: string;
+  timestamp: string;
+  created_at: string;
+  /** When ClickHouse stored the row (PostHog's `_inserted_at`). */
+  _inserted_at: string;
+  distinct_id: string;
+  team_id: number;
+  properties: Record<string, unknown>;
+  elements_chain: string;
+  person_id: string;
+  person_properties: Record<string, unknown>;
+  /** `properties.$set` / `properties.$set_once`, or null. */
+  set: Record<string, unknown> | null;
+  set_once: Record<string, unknown> | null;
+}
