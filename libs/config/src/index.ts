@@ -8,3 +8,4 @@ export * from './ingestion.config';
 export * from './process-lifecycle.util';
 export * from './log-redaction.util';
 export * from './secret-box';
+export * from './workers.config';

@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
+import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
+import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
+import { readEncryptionKeys } from './secret-box';
+
+export interface WorkersConfig {
+  /** Where the workers serve `/_health`, `/_ready` and `/metrics` (they have no other HTTP). */
+  host: string;
+  port: number;
+  /** Exports, runs and the job queue; required in split mode (npm start passes the embedded one's). */
+  database: DatabaseConfig;
+  clickhouse: ClickHouseConfig;
+  /** What opens the sealed destination configs: the same keys as the management API's. */
+  encryptionKeys: Buffer[] | undefined;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Runs this process executes at once. */
+  concurrency: number;
+  /**
+   * How long after an interval's end its run starts: events captured up to then (ingestion lag)
+   * are in ClickHouse when the run reads the interval.
+   */
+  exportLagSeconds: number;
+}
+
+export function loadWorkersConfig(env: Environment = process.env): WorkersConfig {
+  return {
+    host: readString(env, 'WORKERS_HOST', '127.0.0.1'),
+    port: readPort(env, 'WORKERS_PORT', 8030),
+    database: {
+      url: readUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'])?.toString(),
+      poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 5, 2),
+    },
+    clickhouse: loadClickHouseConfig(env),
+    encryptionKeys: readEncryptionKeys(env),
+    dataDir: path.resolve(readString(env, 'DATA_DIR', './.data')),
+    logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    concurrency: readInteger(env, 'WORKERS_CONCURRENCY', 2, 1),
+    exportLagSeconds: readInteger(env, 'BATCH_EXPORT_LAG_SECONDS', 60, 0),
+  };
+}

@@ -1,0 +1,232 @@
+import { assertDatabaseName, EVENTS_TABLE } from '@hogbase/clickhouse';
+
+/**
+ * The ClickHouse queries of one run: which events a run exports, in which order, and in which
+ * shape. The rule that makes runs exact (see docs in libs/workers/README.md):
+ *
+ * - an event belongs to the run of the interval that contains its `timestamp`, `[start, end)`;
+ * - the run reads the table as the listing does (`FINAL`): one row per uuid, whatever Kafka
+ *   redelivered;
+ * - rows go out in `(timestamp, uuid)` order, in chunks; the run's cursor is the last
+ *   `(timestamp, uuid)` a destination took, so a resumed run starts right after it.
+ */
+
+/** JSON fields of the events model, as PostHog's batch exports name them, and their SQL. */
+const JSON_FIELDS: Record<string, string> = {
+  uuid: 'toJSONString(toString(events.uuid))',
+  event: 'toJSONString(events.event)',
+  timestamp: `toJSONString(formatDateTime(events.timestamp, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC'))`,
+  created_at: `toJSONString(formatDateTime(events.created_at, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC'))`,
+  _inserted_at: `toJSONString(formatDateTime(events._timestamp, '%Y-%m-%dT%H:%i:%SZ', 'UTC'))`,
+  distinct_id: 'toJSONString(events.distinct_id)',
+  team_id: 'toString(events.team_id)',
+  properties: rawJson('events.properties'),
+  elements_chain: 'toJSONString(events.elements_chain)',
+  person_id: 'toJSONString(toString(events.person_id))',
+  person_properties: rawJson('events.person_properties'),
+  set: `if(JSONHas(events.properties, '$set'), ${rawJson("JSONExtractRaw(events.properties, '$set')")}, 'null')`,
+  set_once: `if(JSONHas(events.properties, '$set_once'), ${rawJson("JSONExtractRaw(events.properties, '$set_once')")}, 'null')`,
+};
+
+/**
+ * A JSON column as it is stored (ingestion writes compact JSON): embedded raw, so that objects stay
+ * objects. Line breaks, which compact JSON only has as whitespace, become spaces so that each row
+ * stays one line; a value that is not JSON goes out as a string.
+ */
+function rawJson(column: string): string {
+  return `if(isValidJSON(${column}), replaceRegexpAll(${column}, '[\\r\\n]', ' '), toJSONString(${column}))`;
+}
+
+/** Fields PostHog's S3 export writes by default (no team_id, set or set_once). */
+export const S3_DEFAULT_FIELDS = [
+  'uuid',
+  'timestamp',
+  '_inserted_at',
+  'created_at',
+  'event',
+  'properties',
+  'distinct_id',
+  'elements_chain',
+  'person_properties',
+  'person_id',
+] as const;
+
+/** Fields the Postgres and HTTP destinations get (ExportedEventRow). */
+export const ROW_FIELDS = [
+  'uuid',
+  'event',
+  'timestamp',
+  'created_at',
+  '_inserted_at',
+  'distinct_id',
+  'team_id',
+  'properties',
+  'elements_chain',
+  'person_id',
+  'person_properties',
+  'set',
+  'set_once',
+] as const;
+
+/** Parquet columns of the default fields: typed, JSON columns as strings. */
+const PARQUET_FIELDS: Record<string, string> = {
+  uuid: 'toString(events.uuid)',
+  timestamp: 'events.timestamp',
+  _inserted_at: 'events._timestamp',
+  created_at: 'events.created_at',
+  event: 'events.event',
+  properties: 'events.properties',
+  distinct_id: 'events.distinct_id',
+  elements_chain: 'events.elements_chain',
+  person_properties: 'events.person_properties',
+  person_id: 'toString(events.person_id)',
+};
+
+/** The columns a HogQL query of the export compiled to (compileBatchExportQuery). */
+export interface CustomColumns {
+  columns: { alias: string; sql: string }[];
+  params: Readonly<Record<string, string | number>>;
+}
+
+export interface RunSelection {
+  database: string;
+  teamId: number;
+  /** Null: everything before `end` (a backfill from the beginning). */
+  start: Date | null;
+  end: Date;
+  includeEvents?: readonly string[];
+  excludeEvents?: readonly string[];
+}
+
+/** Where a run is: after the row `(timestamp, uuid)`, or at the start. */
+export interface RunCursor {
+  /** ClickHouse's `YYYY-MM-DD hh:mm:ss.ffffff` (UTC). */
+  timestamp: string;
+  uuid: string;
+}
+
+export function encodeCursor(cursor: RunCursor): string {
+  return `${cursor.timestamp}|${cursor.uuid}`;
+}
+
+export function decodeCursor(text: string | null): RunCursor | undefined {
+  if (!text) return undefined;
+  const [timestamp, uuid] = text.split('|');
+  if (!timestamp || !uuid) throw new Error(`not a run cursor: ${text}`);
+  return { timestamp, uuid };
+}
+
+export interface BuiltQuery {
+  query: string;
+  params: Record<string, unknown>;
+}
+
+function selection(selection: RunSelection, after: RunCursor | undefined, until?: RunCursor): BuiltQuery {
+  const conditions = ['events.team_id = {be_team:Int64}', "events.timestamp < {be_end:DateTime64(6, 'UTC')}"];
+  const params: Record<string, unknown> = {
+    be_team: selection.teamId,
+    be_end: clickhouseTime(selection.end),
+  };
+  if (selection.start) {
+    conditions.push("events.timestamp >= {be_start:DateTime64(6, 'UTC')}");
+    params.be_start = clickhouseTime(selection.start);
+  }
+  if (selection.includeEvents?.length) {
+    conditions.push('events.event IN {be_include:Array(String)}');
+    params.be_include = selection.includeEvents;
+  }
+  if (selection.excludeEvents?.length) {
+    conditions.push('events.event NOT IN {be_exclude:Array(String)}');
+    params.be_exclude = selection.excludeEvents;
+  }
+  if (after) {
+    conditions.push(
+      "(events.timestamp, events.uuid) > ({be_after_ts:DateTime64(6, 'UTC')}, {be_after_uuid:UUID})",
+    );
+    params.be_after_ts = after.timestamp;
+    params.be_after_uuid = after.uuid;
+  }
+  if (until) {
+    conditions.push(
+      "(events.timestamp, events.uuid) <= ({be_until_ts:DateTime64(6, 'UTC')}, {be_until_uuid:UUID})",
+    );
+    params.be_until_ts = until.timestamp;
+    params.be_until_uuid = until.uuid;
+  }
+  const table = `${assertDatabaseName(selection.database)}.${EVENTS_TABLE}`;
+  return { query: `FROM ${table} AS events FINAL WHERE ${conditions.join(' AND ')}`, params };
+}
+
+/** How many rows the run exports in all (its `records_total_count`). */
+export function countQuery(run: RunSelection): BuiltQuery {
+  const { query, params } = selection(run, undefined);
+  return { query: `SELECT count() AS rows ${query}`, params };
+}
+
+/** The next chunk's extent: how many rows, and the cursor of its last row (none when the run is done). */
+export function chunkBoundsQuery(
+  run: RunSelection,
+  after: RunCursor | undefined,
+  maxRows: number,
+): BuiltQuery {
+  const { query, params } = selection(run, after);
+  return {
+    query:
+      `SELECT count() AS rows, toString(max((timestamp, uuid)).1) AS last_timestamp, toString(max((timestamp, uuid)).2) AS last_uuid ` +
+      `FROM (SELECT events.timestamp AS timestamp, events.uuid AS uuid ${query} ORDER BY events.timestamp, events.uuid LIMIT {be_limit:UInt64})`,
+    params: { ...params, be_limit: maxRows },
+  };
+}
+
+/**
+ * The rows of one chunk, `(after, until]`, in the destination's format: JSON lines built in SQL
+ * (FORMAT TSVRaw writes each as it is) so that JSON columns stay objects, or Parquet.
+ */
+export function chunkRowsQuery(
+  run: RunSelection,
+  chunk: { after: RunCursor | undefined; until: RunCursor },
+  shape: { format: 'JSONEachRow' | 'Parquet'; fields: readonly string[]; custom?: CustomColumns },
+): BuiltQuery {
+  const { query, params } = selection(run, chunk.after, chunk.until);
+  const order = 'ORDER BY events.timestamp, events.uuid';
+  if (shape.format === 'Parquet') {
+    const columns = shape.custom
+      ? shape.custom.columns.map(({ alias, sql }) => `${sql} AS ${quoteIdentifier(alias)}`)
+      : shape.fields.map(
+          (field) => `${PARQUET_FIELDS[field] ?? fieldError(field)} AS ${quoteIdentifier(field)}`,
+        );
+    return {
+      query: `SELECT ${columns.join(', ')} ${query} ${order} FORMAT Parquet`,
+      params: { ...params, ...(shape.custom?.params ?? {}) },
+    };
+  }
+  const members = shape.custom
+    ? shape.custom.columns.map(({ alias, sql }) => jsonMember(alias, `toJSONString(${sql})`))
+    : shape.fields.map((field) => jsonMember(field, JSON_FIELDS[field] ?? fieldError(field)));
+  return {
+    query: `SELECT concat('{', ${members.join(", ',', ")}, '}') AS line ${query} ${order} FORMAT TSVRaw`,
+    params: { ...params, ...(shape.custom?.params ?? {}) },
+  };
+}
+
+function jsonMember(name: string, valueSql: string): string {
+  return `${sqlString(`${JSON.stringify(name)}:`)}, ${valueSql}`;
+}
+
+/** A SQL string literal of `text` (names come from our field table or validated aliases). */
+function sqlString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+function quoteIdentifier(name: string): string {
+  return `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+}
+
+function fieldError(field: string): never {
+  throw new Error(`no export field named ${field}`);
+}
+
+/** `YYYY-MM-DD hh:mm:ss.ffffff` in UTC, the text ClickHouse parses as DateTime64(6, 'UTC'). */
+export function clickhouseTime(date: Date): string {
+  return `${date.toISOString().slice(0, 23).replace('T', ' ')}000`;
+}
