@@ -1,1 +1,5 @@
 export * from './run-query';
+export * from './workers.service';
+export * from './scheduler';
+export * from './run-store';
+export * from './run-executor';

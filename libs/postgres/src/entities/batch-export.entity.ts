@@ -150,6 +150,10 @@ export class BatchExportRun {
   @Column('int', { default: 0 })
   attempts!: number;
 
+  /** When the workers handed the run to the job engine (null: not yet). */
+  @Column('timestamptz', { name: 'enqueued_at', nullable: true })
+  enqueuedAt!: Date | null;
+
   @Column('timestamptz', { name: 'created_at', default: () => 'now()' })
   createdAt!: Date;
 

@@ -69,6 +69,7 @@ export class CreateBatchExports1764000000000 implements MigrationInterface {
         data_interval_end timestamptz NOT NULL,
         cursor text,
         attempts integer NOT NULL DEFAULT 0,
+        enqueued_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         finished_at timestamptz,
         last_updated_at timestamptz NOT NULL DEFAULT now()
@@ -81,6 +82,10 @@ export class CreateBatchExports1764000000000 implements MigrationInterface {
          ON batch_export_runs (batch_export_id, data_interval_end) WHERE backfill_id IS NULL`,
     );
     await queryRunner.query('CREATE INDEX batch_export_runs_backfill ON batch_export_runs (backfill_id)');
+    // The workers hand each new run to the job engine once (enqueued_at set after).
+    await queryRunner.query(
+      'CREATE INDEX batch_export_runs_to_enqueue ON batch_export_runs (created_at) WHERE enqueued_at IS NULL',
+    );
 
     await queryRunner.query(`
       CREATE TABLE batch_export_log_entries (

@@ -1,0 +1,198 @@
+import type { Logger } from 'pino';
+import {
+  NonRetryableExportError,
+  type DestinationFactory,
+  type DestinationWriter,
+  type ExportRunInfo,
+} from '@hogbase/batch-exports';
+import type { ClickHouseClient } from '@hogbase/clickhouse';
+import type { SecretBox } from '@hogbase/config';
+import { compileBatchExportQuery, sharedHogQLParser } from '@hogbase/hogql';
+import {
+  chunkBoundsQuery,
+  chunkRowsQuery,
+  countQuery,
+  decodeCursor,
+  encodeCursor,
+  ROW_FIELDS,
+  S3_DEFAULT_FIELDS,
+  type CustomColumns,
+  type RunCursor,
+  type RunSelection,
+} from './run-query';
+import type { LoadedRun, RunStore } from './run-store';
+
+/** "The whole interval in one chunk" (a single Parquet object). */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+export interface RunExecutorDeps {
+  store: RunStore;
+  clickhouse: ClickHouseClient;
+  database: string;
+  secrets: SecretBox;
+  destinations: Readonly<Record<string, DestinationFactory>>;
+  logger: Logger;
+}
+
+export type RunOutcome =
+  | { status: 'skipped' }
+  | { status: 'Completed'; records: number; bytes: number; durationMs: number }
+  | { status: 'Cancelled'; records: number }
+  | { status: 'Failed'; error: string };
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function eventNames(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : undefined;
+}
+
+/**
+ * Executes one run: reads its interval from ClickHouse in chunks and hands them to the
+ * destination, saving the cursor after each chunk the destination took. A destination that cannot
+ * resume starts the interval again (its objects are rewritten whole). Throws on a failure worth
+ * retrying (the job engine retries with back-off); a NonRetryableExportError ends the run Failed.
+ */
+export async function executeRun(
+  runId: string,
+  deps: RunExecutorDeps,
+  signal: AbortSignal,
+): Promise<RunOutcome> {
+  const { store, logger } = deps;
+  const run = await store.claim(runId);
+  if (!run) return { status: 'skipped' };
+  const started = Date.now();
+  const log = logger.child({ runId, batchExportId: run.batchExportId });
+  let writer: DestinationWriter | undefined;
+  try {
+    writer = openWriter(run, deps);
+    const selection: RunSelection = {
+      database: deps.database,
+      teamId: run.export.teamId,
+      start: run.dataIntervalStart,
+      end: run.dataIntervalEnd,
+      ...writerFilters(run, deps),
+    };
+    const custom = await customColumns(run);
+    const fields = run.export.destinationType === 'S3' ? S3_DEFAULT_FIELDS : ROW_FIELDS;
+    let after: RunCursor | undefined = writer.resumable ? decodeCursor(run.cursor) : undefined;
+    let records = after ? run.recordsCompleted : 0;
+    let bytes = after ? run.bytesExported : 0;
+    const total = await scalar<{ rows: string }>(deps, countQuery(selection));
+    await store.setTotal(run.id, Number(total.rows));
+    const maxRows = writer.maxChunkRows ?? UNBOUNDED;
+
+    for (;;) {
+      signal.throwIfAborted();
+      const bounds = await scalar<{ rows: string; last_timestamp: string; last_uuid: string }>(
+        deps,
+        chunkBoundsQuery(selection, after, maxRows),
+      );
+      const rows = Number(bounds.rows);
+      if (rows === 0) break;
+      const until = { timestamp: bounds.last_timestamp, uuid: bounds.last_uuid };
+      const built = chunkRowsQuery(selection, { after, until }, { format: writer.format, fields, custom });
+      const { stream } = await deps.clickhouse.exec({
+        query: built.query,
+        query_params: built.params,
+        clickhouse_settings: writer.format === 'Parquet' ? parquetSettings(writer) : {},
+        abort_signal: signal,
+      });
+      const written = await writer.write(
+        { body: stream, records: rows, cursor: encodeCursor(until) },
+        signal,
+      );
+      after = until;
+      records += rows;
+      bytes += written.bytes;
+      if (
+        !(await store.saveProgress(run.id, {
+          cursor: encodeCursor(until),
+          recordsCompleted: records,
+          bytesExported: bytes,
+        }))
+      ) {
+        await writer.abort();
+        await store.log(run.batchExportId, run.id, 'info', `Run cancelled after ${records} records`);
+        return { status: 'Cancelled', records };
+      }
+    }
+    await writer.finish(signal);
+    if (!(await store.stillRunning(run.id))) {
+      return { status: 'Cancelled', records };
+    }
+    await store.finish(run, { status: 'Completed' });
+    const durationMs = Date.now() - started;
+    await store.log(
+      run.batchExportId,
+      run.id,
+      'info',
+      `Exported ${records} records (${bytes} bytes) in ${durationMs} ms`,
+    );
+    log.info({ records, bytes, durationMs }, 'batch export run completed');
+    return { status: 'Completed', records, bytes, durationMs };
+  } catch (error) {
+    await writer?.abort();
+    if (error instanceof NonRetryableExportError) {
+      await store.finish(run, { status: 'Failed', error: error.message });
+      await store.log(run.batchExportId, run.id, 'error', `Run failed: ${error.message}`);
+      log.warn({ err: error }, 'batch export run failed');
+      return { status: 'Failed', error: error.message };
+    }
+    await store.finish(run, { status: 'FailedRetryable', error: messageOf(error) });
+    await store.log(run.batchExportId, run.id, 'warn', `Run failed, will retry: ${messageOf(error)}`);
+    throw error;
+  }
+}
+
+function openWriter(run: LoadedRun, deps: RunExecutorDeps): DestinationWriter {
+  const factory = deps.destinations[run.export.destinationType];
+  if (!factory) throw new NonRetryableExportError(`No destination of type ${run.export.destinationType}`);
+  const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
+  const info: ExportRunInfo = {
+    runId: run.id,
+    batchExportId: run.batchExportId,
+    teamId: run.export.teamId,
+    model: run.export.model,
+    dataIntervalStart: run.dataIntervalStart,
+    dataIntervalEnd: run.dataIntervalEnd,
+  };
+  return factory(config, info);
+}
+
+function writerFilters(
+  run: LoadedRun,
+  deps: RunExecutorDeps,
+): Pick<RunSelection, 'includeEvents' | 'excludeEvents'> {
+  const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
+  return {
+    includeEvents: eventNames(config.include_events),
+    excludeEvents: eventNames(config.exclude_events),
+  };
+}
+
+async function customColumns(run: LoadedRun): Promise<CustomColumns | undefined> {
+  const query = run.export.schema?.hogql_query;
+  if (!query) return undefined;
+  const compiled = await compileBatchExportQuery(sharedHogQLParser(), query);
+  return { columns: compiled.columns, params: compiled.params.values };
+}
+
+function parquetSettings(writer: DestinationWriter): Record<string, string> {
+  const compression = (writer as DestinationWriter & { parquetCompression?: string }).parquetCompression;
+  return compression ? { output_format_parquet_compression_method: compression } : {};
+}
+
+async function scalar<T>(
+  deps: RunExecutorDeps,
+  built: { query: string; params: Record<string, unknown> },
+): Promise<T> {
+  const result = await deps.clickhouse.query({
+    query: built.query,
+    query_params: built.params,
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<T>();
+  return row;
+}

@@ -1,0 +1,171 @@
+import type { Pool } from 'pg';
+
+/** A run with what executing it needs of its export and project. */
+export interface LoadedRun {
+  id: string;
+  batchExportId: string;
+  backfillId: string | null;
+  status: string;
+  dataIntervalStart: Date | null;
+  dataIntervalEnd: Date;
+  cursor: string | null;
+  recordsCompleted: number;
+  bytesExported: number;
+  attempts: number;
+  export: {
+    teamId: number;
+    model: 'events' | 'persons';
+    destinationType: string;
+    /** Sealed by the SecretBox. */
+    destinationConfig: string;
+    schema: { hogql_query?: string } | null;
+  };
+}
+
+/** A run due to be handed to the job engine. */
+export interface PendingRun {
+  id: string;
+  dataIntervalEnd: Date;
+}
+
+/** Statuses a run can be picked up in (a restarted job finds its run Running). */
+const CLAIMABLE = ['Starting', 'Running', 'FailedRetryable'];
+
+/**
+ * The runs' rows in Postgres, as the workers change them. Every update names the status it expects,
+ * so that a run cancelled through the API meanwhile is never marked otherwise.
+ */
+export class RunStore {
+  constructor(private readonly pool: Pool) {}
+
+  /** Marks the run Running (one more attempt) and loads it; undefined when it is not to run. */
+  async claim(runId: string): Promise<LoadedRun | undefined> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      batch_export_id: string;
+      backfill_id: string | null;
+      status: string;
+      data_interval_start: Date | null;
+      data_interval_end: Date;
+      cursor: string | null;
+      records_completed: number;
+      bytes_exported: string;
+      attempts: number;
+      team_id: number;
+      model: 'events' | 'persons';
+      destination_type: string;
+      destination_config: string;
+      schema: { hogql_query?: string } | null;
+    }>(
+      `UPDATE batch_export_runs AS run
+          SET status = 'Running', attempts = run.attempts + 1, last_updated_at = now()
+         FROM batch_exports AS export
+        WHERE run.id = $1 AND export.id = run.batch_export_id AND NOT export.deleted
+          AND run.status = ANY($2)
+        RETURNING run.id, run.batch_export_id, run.backfill_id, run.status, run.data_interval_start,
+                  run.data_interval_end, run.cursor, run.records_completed, run.bytes_exported, run.attempts,
+                  export.team_id, export.model, export.destination_type, export.destination_config, export.schema`,
+      [runId, CLAIMABLE],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    await this.touchBackfill(row.backfill_id);
+    return {
+      id: row.id,
+      batchExportId: row.batch_export_id,
+      backfillId: row.backfill_id,
+      status: row.status,
+      dataIntervalStart: row.data_interval_start,
+      dataIntervalEnd: row.data_interval_end,
+      cursor: row.cursor,
+      recordsCompleted: row.records_completed,
+      bytesExported: Number(row.bytes_exported),
+      attempts: row.attempts,
+      export: {
+        teamId: row.team_id,
+        model: row.model,
+        destinationType: row.destination_type,
+        destinationConfig: row.destination_config,
+        schema: row.schema,
+      },
+    };
+  }
+
+  async setTotal(runId: string, total: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE batch_export_runs SET records_total_count = $2, last_updated_at = now() WHERE id = $1 AND status = 'Running'`,
+      [runId, total],
+    );
+  }
+
+  /** Records a chunk the destination took; false when the run is no longer Running (cancelled). */
+  async saveProgress(
+    runId: string,
+    progress: { cursor: string | null; recordsCompleted: number; bytesExported: number },
+  ): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE batch_export_runs
+          SET cursor = $2, records_completed = $3, bytes_exported = $4, last_updated_at = now()
+        WHERE id = $1 AND status = 'Running'`,
+      [runId, progress.cursor, progress.recordsCompleted, progress.bytesExported],
+    );
+    return rowCount === 1;
+  }
+
+  /** Whether the run is still Running (not cancelled through the API). */
+  async stillRunning(runId: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ status: string }>(
+      'SELECT status FROM batch_export_runs WHERE id = $1',
+      [runId],
+    );
+    return rows[0]?.status === 'Running';
+  }
+
+  async finish(
+    run: Pick<LoadedRun, 'id' | 'backfillId'>,
+    outcome: { status: 'Completed' | 'Failed' | 'FailedRetryable'; error?: string },
+  ): Promise<void> {
+    const ended = outcome.status !== 'FailedRetryable';
+    await this.pool.query(
+      `UPDATE batch_export_runs
+          SET status = $2, latest_error = $3, finished_at = CASE WHEN $4 THEN now() ELSE finished_at END,
+              last_updated_at = now()
+        WHERE id = $1 AND status = 'Running'`,
+      [run.id, outcome.status, outcome.error ?? null, ended],
+    );
+    await this.touchBackfill(run.backfillId);
+  }
+
+  async log(
+    batchExportId: string,
+    runId: string | null,
+    level: 'info' | 'warn' | 'error',
+    message: string,
+  ): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO batch_export_log_entries (batch_export_id, run_id, level, message) VALUES ($1, $2, $3, $4)',
+      [batchExportId, runId, level, message],
+    );
+  }
+
+  /** A backfill's status from its runs: Running while some run, then Completed, Failed or Cancelled. */
+  private async touchBackfill(backfillId: string | null): Promise<void> {
+    if (!backfillId) return;
+    await this.pool.query(
+      `UPDATE batch_export_backfills AS backfill
+          SET status = summary.status,
+              finished_at = CASE WHEN summary.status IN ('Completed', 'Failed', 'Cancelled') THEN coalesce(backfill.finished_at, now()) END,
+              last_updated_at = now()
+         FROM (SELECT CASE
+                        WHEN count(*) FILTER (WHERE status IN ('Starting', 'Running', 'FailedRetryable')) > 0
+                          THEN CASE WHEN count(*) FILTER (WHERE status <> 'Starting') > 0 THEN 'Running' ELSE 'Starting' END
+                        WHEN count(*) FILTER (WHERE status = 'Failed') > 0 THEN 'Failed'
+                        WHEN count(*) FILTER (WHERE status = 'Completed') = 0 THEN 'Cancelled'
+                        ELSE 'Completed'
+                      END AS status
+                 FROM batch_export_runs WHERE backfill_id = $1) AS summary
+        WHERE backfill.id = $1`,
+      [backfillId],
+    );
+  }
+}

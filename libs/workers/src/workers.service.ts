@@ -1,0 +1,222 @@
+import type { Pool } from 'pg';
+import { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { DestinationFactory } from '@hogbase/batch-exports';
+import type { ClickHouseClient } from '@hogbase/clickhouse';
+import type { SecretBox, WorkersConfig } from '@hogbase/config';
+import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
+import { executeRun } from './run-executor';
+import { RunStore } from './run-store';
+import { markEnqueued, runsToEnqueue, scheduleDueRuns } from './scheduler';
+
+/** The job engine's queue of runs: one job per run, its id the run's id. */
+export const RUN_QUEUE = 'batch-export-run';
+/** Attempts of a run before it ends Failed (each after a back-off). */
+const RETRY_LIMIT = 5;
+
+/** What the workers run on; the caller opened them and closes them after `stop()`. */
+export interface WorkersEngines {
+  /** Exports and runs (the management API's Postgres). */
+  pool: Pool;
+  /** The same Postgres for the job engine, which opens a small pool of its own. */
+  databaseUrl: string;
+  clickhouse: ClickHouseClient;
+  secrets: SecretBox;
+  destinations: Readonly<Record<string, DestinationFactory>>;
+  logger: Logger;
+}
+
+export interface WorkersServiceOptions {
+  /** How often each worker looks for due intervals and new runs. Default 10 s. */
+  tickMs?: number;
+  /** Job engine connections (keep small on the embedded Postgres). Default 3. */
+  jobEngineConnections?: number;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The workers: batch-export runs on pg-boss over Postgres. Every worker ticks: it creates the runs
+ * of intervals that have ended (one scheduler at a time, under an advisory lock) and hands new
+ * runs (scheduled, backfilled, retried through the API) to pg-boss, each as a job whose id is the
+ * run's, to start once its interval's end plus the export lag has passed. pg-boss shares the jobs
+ * between replicas, retries a failed run with back-off, and hands a run whose worker died (no
+ * heartbeat) to another one, which resumes from the run's cursor.
+ *
+ * Returns at once; pg-boss starts in the background, retried while Postgres is down.
+ */
+export function startWorkersService(
+  config: WorkersConfig,
+  engines: WorkersEngines,
+  options: WorkersServiceOptions = {},
+): Promise<RunningService> {
+  const { pool, logger } = engines;
+  const tickMs = options.tickMs ?? 10_000;
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics, prefix: 'workers_' });
+  const runsTotal = new Counter({
+    name: 'batch_export_runs_total',
+    help: 'Batch-export runs ended, by status',
+    labelNames: ['status'],
+    registers: [metrics],
+  });
+  const rowsTotal = new Counter({
+    name: 'batch_export_rows_exported_total',
+    help: 'Rows exported',
+    registers: [metrics],
+  });
+  const bytesTotal = new Counter({
+    name: 'batch_export_bytes_exported_total',
+    help: 'Bytes exported',
+    registers: [metrics],
+  });
+  const duration = new Histogram({
+    name: 'batch_export_run_duration_seconds',
+    help: 'Duration of completed runs',
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [metrics],
+  });
+
+  const store = new RunStore(pool);
+  const boss = new PgBoss({
+    connectionString: engines.databaseUrl,
+    max: options.jobEngineConnections ?? 3,
+    schema: 'pgboss',
+    application_name: 'workers',
+    superviseIntervalSeconds: 5,
+    monitorIntervalSeconds: 5,
+  });
+  let bossError: string | undefined;
+  boss.on('error', (error) => {
+    if (bossError !== messageOf(error)) logger.warn({ err: error }, 'job engine error; it retries');
+    bossError = messageOf(error);
+  });
+
+  const stopSignal = new AbortController();
+  let started = false;
+  let lastTickError: string | undefined;
+
+  const tick = async () => {
+    await scheduleDueRuns(pool, new Date());
+    const pending = await runsToEnqueue(pool);
+    const lagMs = config.exportLagSeconds * 1_000;
+    for (const run of pending) {
+      await boss.send(
+        RUN_QUEUE,
+        { runId: run.id },
+        {
+          id: run.id,
+          startAfter: new Date(Math.max(Date.now(), run.dataIntervalEnd.getTime() + lagMs)),
+        },
+      );
+    }
+    await markEnqueued(
+      pool,
+      pending.map((run) => run.id),
+    );
+  };
+
+  const loop = (async () => {
+    for (let attempt = 1; !stopSignal.signal.aborted; attempt++) {
+      try {
+        await boss.start();
+        await boss.createQueue(RUN_QUEUE, {
+          retryLimit: RETRY_LIMIT,
+          retryDelay: 30,
+          retryBackoff: true,
+          retryDelayMax: 3_600,
+          heartbeatSeconds: 30,
+          expireInSeconds: 4 * 3_600,
+          deleteAfterSeconds: 7 * 86_400,
+        });
+        await boss.work<{ runId: string }>(
+          RUN_QUEUE,
+          { localConcurrency: config.concurrency, pollingIntervalSeconds: 2 },
+          async ([job]) => {
+            const outcome = await executeRun(
+              job.data.runId,
+              { ...engines, store, database: config.clickhouse.database },
+              job.signal,
+            ).catch(async (error: unknown) => {
+              // The last attempt: the run ends Failed instead of waiting for a retry that will not come.
+              if (job.retryCount >= RETRY_LIMIT) {
+                await store
+                  .finish(
+                    { id: job.data.runId, backfillId: null },
+                    { status: 'Failed', error: messageOf(error) },
+                  )
+                  .catch(() => undefined);
+                runsTotal.inc({ status: 'Failed' });
+              }
+              throw error;
+            });
+            if (outcome.status === 'skipped') return;
+            runsTotal.inc({ status: outcome.status });
+            if (outcome.status === 'Completed') {
+              rowsTotal.inc(outcome.records);
+              bytesTotal.inc(outcome.bytes);
+              duration.observe(outcome.durationMs / 1_000);
+            }
+          },
+        );
+        started = true;
+        logger.info({ concurrency: config.concurrency }, 'workers running batch exports');
+        break;
+      } catch (error) {
+        if (stopSignal.signal.aborted) return;
+        logger.warn({ err: error, attempt }, 'workers cannot start the job engine yet; retrying');
+        await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+        await sleep(Math.min(500 * 2 ** (attempt - 1), 15_000), stopSignal.signal);
+      }
+    }
+    while (!stopSignal.signal.aborted) {
+      try {
+        await tick();
+        if (lastTickError) logger.info('batch-export scheduling works again');
+        lastTickError = undefined;
+      } catch (error) {
+        if (lastTickError !== messageOf(error))
+          logger.warn({ err: error }, 'batch-export scheduling failed; retrying');
+        lastTickError = messageOf(error);
+      }
+      await sleep(tickMs, stopSignal.signal);
+    }
+  })();
+
+  return Promise.resolve({
+    metrics,
+    ready: () =>
+      checkReadiness({
+        required: {
+          jobEngine: () => started || 'the job engine is starting',
+          scheduling: () => (lastTickError ? `scheduling fails: ${lastTickError}` : true),
+          postgres: async () => {
+            await pool.query('SELECT 1');
+            return true;
+          },
+        },
+      }),
+    async stop() {
+      stopSignal.abort();
+      await loop;
+      // Runs in progress get 20 s to finish; after that pg-boss fails them over to a retry, which
+      // resumes from their cursor (or restarts the interval).
+      await boss.stop({ graceful: true, timeout: 15_000, close: true }).catch(() => undefined);
+    },
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
