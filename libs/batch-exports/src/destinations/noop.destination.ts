@@ -1,0 +1,57 @@
+import type { DestinationFactory, DestinationWriter, ExportChunk, WriteResult } from '../destination.types';
+import { DestinationConfigReader, JsonLinesReader } from './destination.util';
+
+const DEFAULT_MAX_CHUNK_ROWS = 10_000;
+
+/**
+ * Reads every chunk to the end, parses and counts its rows, and drops them: the destination the
+ * runner's tests export to. `config.max_chunk_rows` (default 10,000) lets a test force many chunks.
+ */
+export class NoOpDestinationWriter implements DestinationWriter {
+  readonly format = 'JSONEachRow';
+  readonly resumable = true;
+  readonly maxChunkRows: number;
+
+  /** Rows read over all chunks. */
+  rowsWritten = 0;
+  /** Chunks read, in order. */
+  readonly chunks: { records: number; rows: number; bytes: number; cursor: string }[] = [];
+  finished = false;
+  aborted = false;
+
+  constructor(config: Record<string, unknown>) {
+    this.maxChunkRows = new DestinationConfigReader('NoOp', config).positiveInteger(
+      'max_chunk_rows',
+      DEFAULT_MAX_CHUNK_ROWS,
+    );
+  }
+
+  async write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult> {
+    signal.throwIfAborted();
+    const reader = new JsonLinesReader(chunk.body);
+    for await (const _row of reader.rows()) {
+      signal.throwIfAborted();
+    }
+    this.rowsWritten += reader.rowsRead;
+    this.chunks.push({
+      records: chunk.records,
+      rows: reader.rowsRead,
+      bytes: reader.bytesRead,
+      cursor: chunk.cursor,
+    });
+    return { bytes: reader.bytesRead };
+  }
+
+  finish(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    this.finished = true;
+    return Promise.resolve();
+  }
+
+  abort(): Promise<void> {
+    this.aborted = true;
+    return Promise.resolve();
+  }
+}
+
+export const createNoOpDestination: DestinationFactory = (config) => new NoOpDestinationWriter(config);
