@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createCapturePool, createCapturePublisher, type CaptureEngines } from '@hogbase/capture-server';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
-import type { StandaloneConfig } from '@hogbase/config';
+import { STANDALONE_JOB_ENGINE_CONNECTIONS, type StandaloneConfig } from '@hogbase/config';
 import { createIngestionConsumer, createIngestionPool, type IngestionEngines } from '@hogbase/ingestion';
 import { startEmbeddedPostgres } from '@hogbase/postgres';
 import { InProcessBus } from '@hogbase/queue';
@@ -78,12 +78,14 @@ export function openStandaloneEngines(
 // pool holds all of its connections, so the limit keeps room for the CLI beyond the app's pool.
 const ADMIN_CLI_CONNECTIONS = 4;
 
-/** The embedded Postgres's connection limit: the three services' pools, one spare, and the admin CLI's. */
-function embeddedPostgresConnections({ management, capture, ingestion }: StandaloneConfig): number {
+/** The embedded Postgres's connection limit: the services' pools, the job engine's, one spare, and the admin CLI's. */
+function embeddedPostgresConnections({ management, capture, ingestion, workers }: StandaloneConfig): number {
   return (
     management.database.poolSize +
     capture.databasePoolSize +
     ingestion.database.poolSize +
+    workers.database.poolSize +
+    STANDALONE_JOB_ENGINE_CONNECTIONS +
     1 +
     ADMIN_CLI_CONNECTIONS
   );

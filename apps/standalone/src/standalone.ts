@@ -1,14 +1,20 @@
 import type { Logger } from 'pino';
 import { startCaptureService } from '@hogbase/capture-server';
-import { describeClickHouse, describeDatabase, type StandaloneConfig } from '@hogbase/config';
+import {
+  describeClickHouse,
+  describeDatabase,
+  STANDALONE_JOB_ENGINE_CONNECTIONS,
+  type StandaloneConfig,
+} from '@hogbase/config';
 import { startIngestionService } from '@hogbase/ingestion';
 import { startManagementService } from '@hogbase/management-api';
+import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
 import { secureDataDirs } from './data-dir';
 import { firstRun } from './first-run';
 import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines';
 
 /**
- * The three services in one process over shared engines. The management port listens first and
+ * The four services in one process over shared engines. The management port listens first and
  * answers /_ready and /metrics for the whole process; ingestion joins its queue in the background.
  * `stop()` stops intake first, so that what capture published drains into storage.
  */
@@ -22,15 +28,25 @@ export async function startStandalone(
   const api = await startManagementService(
     management,
     { databaseUrl: postgres.url, clickhouse, logger },
-    { companions: ['capture', 'ingestion'] },
+    { companions: ['capture', 'ingestion', 'workers'] },
   );
   await firstRun(api.app, management.dataDir, config.initialAdminEmail, logger);
 
   const engines = openStandaloneEngines(config, postgres.url, logger);
   const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
   const capture = await startCaptureService(config.capture, engines.capture);
+  // The workers share the process's ClickHouse engine (chDB: one per process) and Postgres.
+  const workersEngines = await openWorkersEngines(
+    config.workers,
+    logger.child({ app: 'workers' }),
+    postgres.url,
+  );
+  const workers = await startWorkersService(config.workers, workersEngines, {
+    jobEngineConnections: STANDALONE_JOB_ENGINE_CONNECTIONS,
+  });
   api.include('ingestion', ingestion);
   api.include('capture', capture);
+  api.include('workers', workers);
   logger.info(
     {
       database: describeDatabase(management.database, management.dataDir),
@@ -44,6 +60,8 @@ export async function startStandalone(
     async stop() {
       await capture.stop();
       await ingestion.stop();
+      await workers.stop();
+      await workersEngines.close();
       await engines.close();
       await api.stop();
       await postgres.stop();

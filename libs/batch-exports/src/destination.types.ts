@@ -46,6 +46,8 @@ export interface DestinationWriter {
    * (S3 objects are written whole and replaced).
    */
   readonly resumable: boolean;
+  /** ClickHouse settings of the chunk queries (Parquet compression, say). */
+  readonly clickHouseSettings?: Readonly<Record<string, string>>;
   /** At most this many rows per chunk; undefined when the whole interval must be one chunk (a single Parquet object). */
   readonly maxChunkRows: number | undefined;
   /** Resolves once the destination has the chunk durably (or as durably as it will ever have it). */

@@ -1,2 +1,4 @@
 export * from './intervals';
 export * from './destination.types';
+export * from './destination-registry';
+export { createNoOpDestination, NoOpDestinationWriter } from './destinations/noop.destination';

@@ -3,3 +3,4 @@ export * from './workers.service';
 export * from './scheduler';
 export * from './run-store';
 export * from './run-executor';
+export * from './workers-engines';

@@ -96,7 +96,7 @@ export async function executeRun(
       const { stream } = await deps.clickhouse.exec({
         query: built.query,
         query_params: built.params,
-        clickhouse_settings: writer.format === 'Parquet' ? parquetSettings(writer) : {},
+        clickhouse_settings: { ...writer.clickHouseSettings },
         abort_signal: signal,
       });
       const written = await writer.write(
@@ -177,11 +177,6 @@ async function customColumns(run: LoadedRun): Promise<CustomColumns | undefined>
   if (!query) return undefined;
   const compiled = await compileBatchExportQuery(sharedHogQLParser(), query);
   return { columns: compiled.columns, params: compiled.params.values };
-}
-
-function parquetSettings(writer: DestinationWriter): Record<string, string> {
-  const compression = (writer as DestinationWriter & { parquetCompression?: string }).parquetCompression;
-  return compression ? { output_format_parquet_compression_method: compression } : {};
 }
 
 async function scalar<T>(
