@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LedgerSender, type SenderReport } from './ledger-sender';
-import type { SplitDeployment } from './split-deployment';
+import { SplitDeployment } from './split-deployment';
 
 /** The sender's rate: FAULTS_EVENTS_PER_SECOND, default 1,000 events/s. */
 const EVENTS_PER_SECOND = Number(process.env.FAULTS_EVENTS_PER_SECOND ?? 1_000);
@@ -101,4 +101,37 @@ export async function expectEveryAcknowledgedEventListedOnce(
   expect(listed.uuids).toHaveLength(ledger.size);
   expect(await deployment.persons()).toEqual({ persons: distinctIds, distinctIds });
   expect(deployment.unexpectedExits()).toEqual([]);
+}
+
+/**
+ * One fault-spec file's deployment and ledger: started before its tests, destroyed after. The
+ * ledger grows over the file's scenarios and every verdict checks all of it.
+ */
+export function faultSuite(): {
+  readonly deployment: SplitDeployment;
+  verify(result: { ledger: ReadonlySet<string>; distinctIds: string[] }): Promise<void>;
+} {
+  let deployment: SplitDeployment | undefined;
+  const ledger = new Set<string>();
+  let distinctIds = 0;
+  beforeAll(async () => {
+    deployment = await SplitDeployment.start(report);
+  });
+  afterAll(async () => {
+    await deployment?.destroy();
+  });
+  const current = () => {
+    if (!deployment) throw new Error('the deployment did not start');
+    return deployment;
+  };
+  return {
+    get deployment() {
+      return current();
+    },
+    async verify(result) {
+      result.ledger.forEach((uuid) => ledger.add(uuid));
+      distinctIds += result.distinctIds.length;
+      await expectEveryAcknowledgedEventListedOnce(current(), ledger, distinctIds);
+    },
+  };
 }
