@@ -3,7 +3,7 @@
 // machine's Maven (`mvn`) into a cache folder outside the repository, and run with the machine's
 // Java (17 or newer) as a single KRaft node (broker and controller in one process) on loopback.
 //
-// Library (plain Node ESM, built-ins only):
+// Library (plain Node ESM, built-ins and the shared tools/jvm-service.mjs only):
 //   import { ensureKafkaJars, startKafkaBroker } from './kafka-broker.mjs';
 //   const classpath = await ensureKafkaJars({ log });          // fetches once, then instant
 //   const kafka = await startKafkaBroker({ port: 0, log });    // port 0: free ports are picked
@@ -23,15 +23,14 @@
 //
 // Environment: XDG_CACHE_HOME (the cache goes to ${XDG_CACHE_HOME:-~/.cache}/hogbase/kafka-<v>),
 // JAVA_HOME (else `java` from PATH), and Maven's own settings (~/.m2/settings.xml, MAVEN_OPTS).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+
+import * as jvm from './jvm-service.mjs';
 
 /**
  * Pinned, so every machine runs the same broker. It is the newest Kafka 4 whose artifacts all
@@ -41,10 +40,6 @@ import { fileURLToPath } from 'node:url';
 export const KAFKA_VERSION = '4.3.1';
 /** SLF4J 1.x -> Log4j 2 binding; Kafka 4 ships Log4j 2 (log4j-core) but the binding only in its tarball. */
 const LOG4J_VERSION = '2.25.4';
-const MAVEN_DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
-const MARKER_FILE = '.complete.json';
-const START_TIMEOUT_MS = 90_000;
-const STOP_TIMEOUT_MS = 20_000;
 const STARTED_LINE = /Kafka Server started|\bstarted \(kafka\.server/;
 
 function defaultLog(message) {
@@ -53,101 +48,7 @@ function defaultLog(message) {
 
 /** `${XDG_CACHE_HOME:-~/.cache}/hogbase/kafka-<version>`. */
 export function defaultCacheDir(version = KAFKA_VERSION) {
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(cacheHome, 'hogbase', `kafka-${version}`);
-}
-
-function seconds(since) {
-  return `${((Date.now() - since) / 1000).toFixed(1)} s`;
-}
-
-function tail(text, lines = 60) {
-  return text.trimEnd().split('\n').slice(-lines).join('\n');
-}
-
-function javaBinary() {
-  return process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-}
-
-/** The real path of the java that `javaBinary()` runs, or null when it cannot be found. */
-async function resolveJava(java) {
-  const candidates = java.includes(path.sep)
-    ? [java]
-    : (process.env.PATH ?? '')
-        .split(path.delimiter)
-        .filter(Boolean)
-        .map((dir) => path.join(dir, java));
-  for (const candidate of candidates) {
-    try {
-      await fs.access(candidate, fs.constants.X_OK);
-      return await fs.realpath(candidate);
-    } catch {
-      // next
-    }
-  }
-  return null;
-}
-
-/**
- * Class-data sharing (AppCDS): the first broker run dumps the classes it loaded into an archive in
- * the jar cache when it exits (-XX:ArchiveClassesAtExit); later runs map it (-XX:SharedArchiveFile)
- * and start about twice as fast. The archive belongs to one JVM build and one classpath: it is
- * keyed by both, and a JVM that cannot use it ignores it silently (the default -Xshare:auto), so
- * the worst case is a slower start.
- */
-async function classDataSharing(cacheDir, java, classpath) {
-  const real = await resolveJava(java);
-  if (!real) return null;
-  const javaHome = path.dirname(path.dirname(real));
-  const fingerprint = [real];
-  for (const file of [real, 'lib/modules', 'lib/server/libjvm.so', 'lib/server/classes.jsa']) {
-    const stat = await fs.stat(path.resolve(javaHome, file)).catch(() => null);
-    fingerprint.push(stat ? `${stat.size}:${Math.trunc(stat.mtimeMs)}` : '-');
-  }
-  const key = `${JSON.stringify({ java: fingerprint, classpath })}\n`;
-  const dir = path.join(cacheDir, 'cds');
-  const archive = path.join(dir, 'broker.jsa');
-  const keyFile = `${archive}.key`;
-  await fs.mkdir(dir, { recursive: true });
-  for (const name of await fs.readdir(dir)) {
-    const match = /^broker\.jsa\.(\d+)-[0-9a-f]+\.tmp$/.exec(name);
-    if (match && !isAlive(Number(match[1]))) await fs.rm(path.join(dir, name), { force: true });
-  }
-  const current = existsSync(archive) && (await fs.readFile(keyFile, 'utf8').catch(() => '')) === key;
-  if (current)
-    return { jvmArgs: [`-XX:SharedArchiveFile=${archive}`], commit: async () => {}, discard: () => {} };
-
-  const pending = `${archive}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  return {
-    jvmArgs: [`-XX:ArchiveClassesAtExit=${pending}`],
-    createsArchive: true,
-    /** After a clean exit: put the new archive in place (rename is atomic; equal keys, equal files). */
-    commit: async () => {
-      const stat = await fs.stat(pending).catch(() => null);
-      if (!stat?.size) return;
-      await fs.rename(pending, archive);
-      await fs.writeFile(keyFile, key);
-    },
-    discard: () => rmSync(pending, { force: true }),
-  };
-}
-
-/** Runs a command to completion with its output captured; resolves with the exit code. */
-function run(command, args, { cwd, hint } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', (error) =>
-      reject(
-        new Error(`cannot run ${command}: ${error.message}${hint ? ` (${hint})` : ''}`, {
-          cause: error,
-        }),
-      ),
-    );
-    child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, output }));
-  });
+  return jvm.hogbaseCacheDir(`kafka-${version}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,153 +101,77 @@ function pomXml(version) {
 
 /** The classpath recorded by a complete fetch, or null when the folder is absent or incomplete. */
 function readCompleteClasspath(cacheDir, version) {
-  try {
-    const marker = JSON.parse(readFileSync(path.join(cacheDir, MARKER_FILE), 'utf8'));
-    if (marker.version !== version || !Array.isArray(marker.jars) || marker.jars.length === 0) {
-      return null;
-    }
+  return jvm.readCompleteCache(cacheDir, version, (marker) => {
+    if (!Array.isArray(marker.jars) || marker.jars.length === 0) return null;
     const jars = marker.jars.map((jar) => path.join(cacheDir, 'libs', jar));
     return jars.every((jar) => existsSync(jar)) ? jars : null;
-  } catch {
-    return null;
-  }
-}
-
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
-
-/** Removes staging folders left by fetches that were interrupted (their process is gone). */
-async function removeStaleStaging(parent, base) {
-  const prefix = `${base}.partial-`;
-  for (const name of await fs.readdir(parent).catch(() => [])) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
-    await fs.rm(path.join(parent, name), { recursive: true, force: true });
-  }
+  });
 }
 
 /**
  * Returns the classpath (absolute jar paths) of an Apache Kafka broker, fetching
- * `org.apache.kafka:kafka_2.13:<version>` and its runtime dependencies with Maven the first time.
- *
- * The fetch goes to a staging folder beside the cache folder and is renamed into place only once
- * complete (with a marker listing the jars), so an interrupted fetch never leaves a half cache and
- * two concurrent fetches do not corrupt each other.
+ * `org.apache.kafka:kafka_2.13:<version>` and its runtime dependencies with Maven the first time
+ * (into a staging folder renamed into place once complete, with a marker listing the jars:
+ * ensureCached in tools/jvm-service.mjs).
  */
 export async function ensureKafkaJars({ cacheDir, version = KAFKA_VERSION, log = defaultLog } = {}) {
   cacheDir = path.resolve(cacheDir ?? defaultCacheDir(version));
-  const parent = path.dirname(cacheDir);
-  const base = path.basename(cacheDir);
-  const cached = readCompleteClasspath(cacheDir, version);
-  if (cached) {
-    await removeStaleStaging(parent, base);
-    return cached;
-  }
-
-  await fs.mkdir(parent, { recursive: true });
-  await removeStaleStaging(parent, base);
-
-  const staging = path.join(parent, `${base}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const started = Date.now();
-  log(`fetching Apache Kafka ${version} jars with Maven into ${cacheDir} (once; may take minutes)`);
-  try {
-    await fs.mkdir(path.join(staging, 'libs'), { recursive: true });
-    await fs.writeFile(path.join(staging, 'pom.xml'), pomXml(version));
-    const args = [
-      '-B',
-      '-q',
-      '-f',
-      path.join(staging, 'pom.xml'),
-      `${MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`,
-      '-DincludeScope=runtime',
-      '-Dmdep.prependGroupId=true',
-      `-DoutputDirectory=${path.join(staging, 'libs')}`,
-    ];
-    const result = await run('mvn', args, {
-      cwd: staging,
-      hint: 'Maven is needed once to fetch the Kafka jars: apt-get install maven',
-    });
-    if (result.code !== 0) {
-      throw new Error(
-        `mvn could not fetch Apache Kafka ${version} (exit ${result.code}):\n${tail(result.output, 40)}`,
+  return jvm.ensureCached({
+    cacheDir,
+    readComplete: (dir) => readCompleteClasspath(dir, version),
+    what: 'the Kafka jar cache',
+    log,
+    fetching: `fetching Apache Kafka ${version} jars with Maven into ${cacheDir} (once; may take minutes)`,
+    fetched: (jars) => `fetched ${jars.length} jars`,
+    fill: async (staging) => {
+      await fs.mkdir(path.join(staging, 'libs'), { recursive: true });
+      await fs.writeFile(path.join(staging, 'pom.xml'), pomXml(version));
+      await jvm.runMaven(
+        [
+          '-f',
+          path.join(staging, 'pom.xml'),
+          `${jvm.MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies`,
+          '-DincludeScope=runtime',
+          '-Dmdep.prependGroupId=true',
+          `-DoutputDirectory=${path.join(staging, 'libs')}`,
+        ],
+        {
+          cwd: staging,
+          hint: 'Maven is needed once to fetch the Kafka jars: apt-get install maven',
+          what: `Apache Kafka ${version}`,
+        },
       );
-    }
-    const jars = (await fs.readdir(path.join(staging, 'libs'))).filter((f) => f.endsWith('.jar')).sort();
-    for (const required of [
-      `org.apache.kafka.kafka_2.13-${version}.jar`,
-      `org.apache.kafka.kafka-server-${version}.jar`,
-      `org.apache.logging.log4j.log4j-slf4j-impl-${LOG4J_VERSION}.jar`,
-    ]) {
-      if (!jars.includes(required)) {
-        throw new Error(`the Kafka ${version} fetch has no ${required} (got: ${jars.join(', ')})`);
+      const jars = (await fs.readdir(path.join(staging, 'libs'))).filter((f) => f.endsWith('.jar')).sort();
+      for (const required of [
+        `org.apache.kafka.kafka_2.13-${version}.jar`,
+        `org.apache.kafka.kafka-server-${version}.jar`,
+        `org.apache.logging.log4j.log4j-slf4j-impl-${LOG4J_VERSION}.jar`,
+      ]) {
+        if (!jars.includes(required)) {
+          throw new Error(`the Kafka ${version} fetch has no ${required} (got: ${jars.join(', ')})`);
+        }
       }
-    }
-    await fs.writeFile(
-      path.join(staging, MARKER_FILE),
-      `${JSON.stringify({ version, log4j: LOG4J_VERSION, fetchedAt: new Date().toISOString(), jars }, null, 2)}\n`,
-    );
-
-    // Commit: a folder without a valid marker (an older layout, a manual copy) is replaced.
-    if (existsSync(cacheDir) && !readCompleteClasspath(cacheDir, version)) {
-      await fs.rm(cacheDir, { recursive: true, force: true });
-    }
-    try {
-      await fs.rename(staging, cacheDir);
-    } catch (error) {
-      // Another process committed the same fetch first: use theirs.
-      if (!readCompleteClasspath(cacheDir, version)) throw error;
-      await fs.rm(staging, { recursive: true, force: true });
-    }
-  } catch (error) {
-    await fs.rm(staging, { recursive: true, force: true });
-    throw error;
-  }
-  const classpath = readCompleteClasspath(cacheDir, version);
-  if (!classpath) throw new Error(`the Kafka jar cache ${cacheDir} is incomplete after the fetch`);
-  log(`fetched ${classpath.length} jars in ${seconds(started)}`);
-  return classpath;
+      await jvm.writeMarker(staging, {
+        version,
+        log4j: LOG4J_VERSION,
+        fetchedAt: new Date().toISOString(),
+        jars,
+      });
+    },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Broker
 // ---------------------------------------------------------------------------------------------
 
-/** Resolves with a port that was free a moment ago on 127.0.0.1 (0 picks one). */
-function probePort(port) {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
-      const { port: bound } = server.address();
-      server.close(() => resolve(bound));
-    });
+function chooseKafkaPort(port, what, avoid) {
+  return jvm.choosePort(port, {
+    avoid,
+    busy: (reason) =>
+      `cannot start Kafka: 127.0.0.1:${port} (${what}) is not free (${reason}); ` +
+      'is another broker running? Pass port 0 to pick free ports.',
   });
-}
-
-async function choosePort(port, what, avoid) {
-  if (port === 0) {
-    for (;;) {
-      const free = await probePort(0);
-      if (free !== avoid) return free;
-    }
-  }
-  try {
-    return await probePort(port);
-  } catch (error) {
-    throw new Error(
-      `cannot start Kafka: 127.0.0.1:${port} (${what}) is not free (${error.code ?? error.message}); ` +
-        'is another broker running? Pass port 0 to pick free ports.',
-      { cause: error },
-    );
-  }
 }
 
 /**
@@ -471,46 +296,38 @@ export async function startKafkaBroker({
   overrides = {},
   jvmArgs = ['-Xms256m', '-Xmx512m'],
   classDataSharing: useCds = true,
-  startTimeoutMs = START_TIMEOUT_MS,
+  startTimeoutMs = jvm.START_TIMEOUT_MS,
   log = defaultLog,
 } = {}) {
   cacheDir = path.resolve(cacheDir ?? defaultCacheDir(version));
   const classpath = (await ensureKafkaJars({ cacheDir, version, log })).join(path.delimiter);
   const started = Date.now();
 
-  port = await choosePort(port, 'broker port', undefined);
-  controllerPort = await choosePort(controllerPort, 'controller port', port);
+  port = await chooseKafkaPort(port, 'broker port', undefined);
+  controllerPort = await chooseKafkaPort(controllerPort, 'controller port', port);
 
   // What stop() removes: the whole data dir when we made it, else only the fresh log dir.
   let removeOnStop;
-  if (dataDir) {
-    dataDir = path.resolve(dataDir);
-    await fs.mkdir(dataDir, { recursive: true });
-  } else {
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'hogbase-kafka-'));
-    removeOnStop = dataDir;
-  }
-  if (logDir) {
-    logDir = path.resolve(logDir);
-    await fs.mkdir(logDir, { recursive: true });
-  } else {
-    logDir = await fs.mkdtemp(path.join(dataDir, 'kraft-'));
-    removeOnStop ??= logDir;
-  }
-  const cleanUp = () => (removeOnStop ? rmSync(removeOnStop, { recursive: true, force: true }) : undefined);
+  const data = await jvm.serviceFolder(dataDir, path.join(os.tmpdir(), 'hogbase-kafka-'));
+  dataDir = data.dir;
+  if (data.temporary) removeOnStop = dataDir;
+  const kraft = await jvm.serviceFolder(logDir, path.join(dataDir, 'kraft-'));
+  logDir = kraft.dir;
+  if (kraft.temporary) removeOnStop ??= logDir;
 
   const configFile = path.join(dataDir, 'server.properties');
   const log4jFile = path.join(dataDir, 'log4j2.properties');
   const toolLog4jFile = path.join(dataDir, 'log4j2-tools.properties');
   const logFile = path.join(dataDir, 'kafka.log');
-  const java = javaBinary();
-  const cds = useCds ? await classDataSharing(cacheDir, java, classpath).catch(() => null) : null;
+  const java = jvm.javaBinary();
+  const cds = useCds
+    ? await jvm.classDataSharing(cacheDir, 'broker', java, classpath).catch(() => null)
+    : null;
   const javaHint =
     'Kafka needs Java 17 or newer: install a JDK (apt-get install openjdk-17-jre-headless) or set JAVA_HOME';
 
-  let child;
   let formatTook = '';
-  try {
+  const prepare = async () => {
     await fs.writeFile(configFile, serverProperties({ port, controllerPort, logDir, overrides }));
     await fs.writeFile(log4jFile, log4jProperties('INFO'));
     await fs.writeFile(toolLog4jFile, log4jProperties('WARN'));
@@ -519,7 +336,7 @@ export async function startKafkaBroker({
     if (!existsSync(path.join(logDir, 'meta.properties'))) {
       const formatStarted = Date.now();
       const clusterId = randomBytes(16).toString('base64url');
-      const format = await run(
+      const format = await jvm.run(
         java,
         [
           '-Xmx256m',
@@ -540,143 +357,67 @@ export async function startKafkaBroker({
         { cwd: dataDir, hint: javaHint },
       );
       if (format.code !== 0) {
-        const versionHint = /UnsupportedClassVersionError/.test(format.output) ? `\n${javaHint}` : '';
         throw new Error(
-          `formatting Kafka storage failed (exit ${format.code}):\n${tail(format.output, 40)}${versionHint}`,
+          `formatting Kafka storage failed (exit ${format.code}):\n${jvm.tail(format.output, 40)}${jvm.javaVersionHint(format.output, javaHint)}`,
         );
       }
-      formatTook = ` (storage format ${seconds(formatStarted)})`;
+      formatTook = ` (storage format ${jvm.seconds(formatStarted)})`;
     }
 
-    const logFd = openSync(logFile, 'w');
-    try {
-      child = spawn(
-        java,
-        [
-          // Kafka's own defaults (kafka-run-class.sh), then the caller's, which win.
-          '-XX:+UseG1GC',
-          '-XX:MaxGCPauseMillis=20',
-          '-XX:InitiatingHeapOccupancyPercent=35',
-          '-XX:+ExitOnOutOfMemoryError',
-          '-Djava.awt.headless=true',
-          ...(cds?.jvmArgs ?? []),
-          ...jvmArgs,
-          `-Dlog4j2.configurationFile=${log4jFile}`,
-          '-cp',
-          classpath,
-          'kafka.Kafka',
-          configFile,
-        ],
-        { cwd: dataDir, stdio: ['ignore', logFd, logFd] },
-      );
-    } finally {
-      closeSync(logFd);
-    }
-  } catch (error) {
-    cleanUp();
-    cds?.discard();
-    throw error;
-  }
-
-  // Last resort if this Node process exits without stop(): do not leave a broker behind.
-  const onExit = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    cleanUp();
-    cds?.discard();
+    return [
+      // Kafka's own defaults (kafka-run-class.sh), then the caller's, which win.
+      '-XX:+UseG1GC',
+      '-XX:MaxGCPauseMillis=20',
+      '-XX:InitiatingHeapOccupancyPercent=35',
+      '-XX:+ExitOnOutOfMemoryError',
+      '-Djava.awt.headless=true',
+      ...(cds?.jvmArgs ?? []),
+      ...jvmArgs,
+      `-Dlog4j2.configurationFile=${log4jFile}`,
+      '-cp',
+      classpath,
+      'kafka.Kafka',
+      configFile,
+    ];
   };
-  process.on('exit', onExit);
 
-  let spawnError;
-  const exited = new Promise((resolve) => {
-    child.once('error', (error) => {
-      spawnError = error;
-      resolve({ code: null, signal: null });
-    });
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const hasExited = () => spawnError || child.exitCode !== null || child.signalCode !== null;
-
-  let ready = false;
-  let stopping;
-  const stop = () =>
-    (stopping ??= (async () => {
-      const stopStarted = Date.now();
-      if (!hasExited()) {
-        child.kill('SIGTERM');
-        const timedOut = Symbol('timeout');
-        const timer = new AbortController();
-        const result = await Promise.race([
-          exited,
-          sleep(STOP_TIMEOUT_MS, timedOut, { signal: timer.signal }).catch(() => undefined),
-        ]);
-        timer.abort(); // a pending timer would keep the caller's process alive for 20 s
-        if (result === timedOut && !hasExited()) {
-          log(`Kafka did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing it`);
-          child.kill('SIGKILL');
-          await exited;
-        }
-      }
-      process.off('exit', onExit);
-      const exit = await exited;
-      if (cds?.createsArchive) {
-        // Only a broker that started and stopped cleanly has loaded the classes worth archiving.
-        if (!ready || exit.signal === 'SIGKILL' || spawnError) cds.discard();
-        else
-          await cds.commit().catch((error) => log(`could not keep the class-data archive: ${error.message}`));
-      }
-      await (removeOnStop ? fs.rm(removeOnStop, { recursive: true, force: true, maxRetries: 3 }) : undefined);
-      if (ready) log(`Kafka stopped in ${seconds(stopStarted)}`);
-    })());
-
-  // Wait for the started line, then for a real Kafka protocol answer.
-  const readLog = () => {
-    try {
-      return readFileSync(logFile, 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  const failure = async (reason) => {
-    const output = readLog();
-    await stop();
-    return new Error(
-      `Kafka ${version} did not start: ${reason}\n--- last lines of the broker output ---\n${tail(output)}` +
-        (spawnError ? `\n${javaHint}` : ''),
-    );
-  };
-  const deadline = started + startTimeoutMs;
+  // Ready: the started line, then a real Kafka protocol answer.
   let sawStartedLine = false;
-  for (;;) {
-    if (hasExited()) {
-      throw await failure(
-        spawnError
-          ? `cannot run ${java}: ${spawnError.message}`
-          : `the broker exited (code ${child.exitCode}, signal ${child.signalCode})`,
-      );
-    }
-    if (!sawStartedLine) sawStartedLine = STARTED_LINE.test(readLog());
-    if (sawStartedLine && (await apiVersionsAnswers(port))) {
-      ready = true;
-      break;
-    }
-    if (Date.now() > deadline) {
-      throw await failure(`not ready within ${startTimeoutMs / 1000} s`);
-    }
-    await sleep(200);
-  }
+  const broker = await jvm.launchJvm({
+    java,
+    cwd: dataDir,
+    logFile,
+    cds,
+    removeOnStop,
+    label: 'Kafka',
+    role: 'broker',
+    log,
+    prepare,
+    started,
+    startTimeoutMs,
+    isReady: async (service) => {
+      if (!sawStartedLine) sawStartedLine = STARTED_LINE.test(service.readLog());
+      return sawStartedLine && (await apiVersionsAnswers(port));
+    },
+    describeFailure: (reason, output, spawnError) =>
+      new Error(
+        `Kafka ${version} did not start: ${reason}\n--- last lines of the broker output ---\n${jvm.tail(output)}` +
+          (spawnError ? `\n${javaHint}` : ''),
+      ),
+  });
   log(
-    `Kafka ${version} ready on 127.0.0.1:${port} (controller ${controllerPort}) in ${seconds(started)}${formatTook}`,
+    `Kafka ${version} ready on 127.0.0.1:${port} (controller ${controllerPort}) in ${jvm.seconds(started)}${formatTook}`,
   );
 
   return {
     brokers: `127.0.0.1:${port}`,
     port,
     controllerPort,
-    pid: child.pid,
+    pid: broker.child.pid,
     dataDir,
     logFile,
-    exited,
-    stop,
+    exited: broker.exited,
+    stop: broker.stop,
   };
 }
 
@@ -684,88 +425,30 @@ export async function startKafkaBroker({
 // Command line
 // ---------------------------------------------------------------------------------------------
 
-function parseArgs(argv) {
-  const [command, ...rest] = argv;
-  const options = {};
-  for (let i = 0; i < rest.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i]);
-    if (!match) throw new Error(`unexpected argument: ${rest[i]}`);
-    const value = match[2] ?? rest[++i];
-    if (value === undefined) throw new Error(`--${match[1]} needs a value`);
-    options[match[1]] = value;
-  }
-  return { command, options };
-}
-
-function toPort(value, fallback) {
-  if (value === undefined) return fallback;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`not a port: ${value}`);
-  return port;
-}
-
-async function main() {
-  const { command, options } = parseArgs(process.argv.slice(2));
-  const version = options.version ?? KAFKA_VERSION;
-  const cacheDir = options['cache-dir'];
-  if (command === 'fetch') {
+jvm.runServiceCli(import.meta.url, {
+  prefix: '[kafka]',
+  role: 'broker',
+  defaultVersion: KAFKA_VERSION,
+  usage:
+    'usage: node tools/kafka-broker.mjs fetch [--version V] [--cache-dir DIR]\n' +
+    '       node tools/kafka-broker.mjs start [--port 9092] [--controller-port 9093]\n' +
+    '                                         [--data-dir DIR] [--log-dir DIR] [--version V]',
+  fetch: async ({ cacheDir, version }) => {
     const classpath = await ensureKafkaJars({ cacheDir, version });
-    console.log(`[kafka] ${classpath.length} jars in ${path.dirname(classpath[0])}`);
-    return 0;
-  }
-  if (command !== 'start') {
-    console.error(
-      'usage: node tools/kafka-broker.mjs fetch [--version V] [--cache-dir DIR]\n' +
-        '       node tools/kafka-broker.mjs start [--port 9092] [--controller-port 9093]\n' +
-        '                                         [--data-dir DIR] [--log-dir DIR] [--version V]',
-    );
-    return 2;
-  }
-
-  let signalled = null;
-  let resolveSignal;
-  const signal = new Promise((resolve) => (resolveSignal = resolve));
-  const onSignal = (name) => {
-    if (signalled) {
-      console.error(`[kafka] ${name} again: exiting now`);
-      process.exit(130);
-    }
-    signalled = name;
-    resolveSignal({ signal: name });
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
-  const broker = await startKafkaBroker({
-    cacheDir,
-    version,
-    port: toPort(options.port, 9092),
-    controllerPort: toPort(options['controller-port'], 9093),
-    dataDir: options['data-dir'],
-    logDir: options['log-dir'],
-  });
-  console.log(`[kafka] KAFKA_BROKERS=${broker.brokers}  (broker output: ${broker.logFile}); Ctrl-C to stop`);
-
-  // Run until a signal, or until the broker dies on its own.
-  const outcome = await Promise.race([broker.exited.then((exit) => ({ exit })), signal]);
-  if (outcome.exit) {
-    const output = existsSync(broker.logFile) ? readFileSync(broker.logFile, 'utf8') : '';
-    console.error(
-      `[kafka] the broker exited on its own (code ${outcome.exit.code}, signal ${outcome.exit.signal}):\n${tail(output)}`,
-    );
-    await broker.stop();
-    return 1;
-  }
-  await broker.stop();
-  return 0;
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then(
-    (code) => process.exit(code),
-    (error) => {
-      console.error(`[kafka] ${error.message}`);
-      process.exit(1);
-    },
-  );
-}
+    return `${classpath.length} jars in ${path.dirname(classpath[0])}`;
+  },
+  start: async ({ cacheDir, version, options }) => {
+    const broker = await startKafkaBroker({
+      cacheDir,
+      version,
+      port: jvm.toPort(options.port, 9092),
+      controllerPort: jvm.toPort(options['controller-port'], 9093),
+      dataDir: options['data-dir'],
+      logDir: options['log-dir'],
+    });
+    return {
+      service: broker,
+      line: `KAFKA_BROKERS=${broker.brokers}  (broker output: ${broker.logFile}); Ctrl-C to stop`,
+    };
+  },
+});

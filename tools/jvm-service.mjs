@@ -1,0 +1,601 @@
+// What the Java test services launched from Node have in common (tools/kafka-broker.mjs and
+// tools/s3-server.mjs): a cache of jars fetched once with Maven, loopback ports, the machine's Java
+// with a class-data-sharing archive, one supervised JVM process (its output in a log file, stopped
+// with SIGTERM then SIGKILL, killed by an exit hook if Node dies first), a readiness loop, and the
+// `fetch` / `start` command line. Each launcher keeps what is its own: what it fetches, its
+// configuration and its readiness probe.
+//
+// Plain Node ESM, built-ins only; not a public API of the repository.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+export const MAVEN_DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
+/** Written last into a cache folder: lists what a complete fetch left there. */
+const MARKER_FILE = '.complete.json';
+export const START_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+/** `${XDG_CACHE_HOME:-~/.cache}/hogbase/<name>`. */
+export function hogbaseCacheDir(name) {
+  const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(cacheHome, 'hogbase', name);
+}
+
+export function seconds(since) {
+  return `${((Date.now() - since) / 1000).toFixed(1)} s`;
+}
+
+export function tail(text, lines = 60) {
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** Runs a command to completion with its output captured; resolves with the exit code. */
+export function run(command, args, { cwd, hint } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', (error) =>
+      reject(
+        new Error(`cannot run ${command}: ${error.message}${hint ? ` (${hint})` : ''}`, {
+          cause: error,
+        }),
+      ),
+    );
+    child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, output }));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cache
+// ---------------------------------------------------------------------------------------------
+
+/** Runs Maven in batch, quiet mode; throws `mvn could not fetch <what>` with its output on failure. */
+export async function runMaven(args, { cwd, hint, what }) {
+  const result = await run('mvn', ['-B', '-q', ...args], { cwd, hint });
+  if (result.code !== 0) {
+    throw new Error(`mvn could not fetch ${what} (exit ${result.code}):\n${tail(result.output, 40)}`);
+  }
+  return result;
+}
+
+/**
+ * `complete(marker)` for the marker of a complete `version` fetch in `cacheDir`; null when there is
+ * none, it is for another version, or `complete` throws.
+ */
+export function readCompleteCache(cacheDir, version, complete) {
+  try {
+    const marker = JSON.parse(readFileSync(path.join(cacheDir, MARKER_FILE), 'utf8'));
+    return marker.version === version ? complete(marker) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The last step of a fill: the marker that makes the staging folder a complete cache. */
+export async function writeMarker(staging, marker) {
+  await fs.writeFile(path.join(staging, MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
+}
+
+/** Removes staging folders left by fetches that were interrupted (their process is gone). */
+async function removeStaleStaging(parent, base) {
+  const prefix = `${base}.partial-`;
+  for (const name of await fs.readdir(parent).catch(() => [])) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
+    await fs.rm(path.join(parent, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Returns `readComplete(cacheDir)` when the cache folder holds a complete fetch, else calls
+ * `fill(staging)` and returns `readComplete` of the result.
+ *
+ * The fetch goes to a staging folder beside the cache folder and is renamed into place only once
+ * complete (`fill` writes the marker last), so an interrupted fetch never leaves a half cache and
+ * two concurrent fetches do not corrupt each other.
+ *
+ * @param {object} options
+ * @param {string} options.cacheDir  absolute
+ * @param {(dir: string) => T | null} options.readComplete  null when `dir` is absent or incomplete
+ * @param {(staging: string) => Promise<void>} options.fill  fetches into the (not yet created) staging folder
+ * @param {string} options.what  names the cache in an error: 'the Kafka jar cache'
+ * @param {string} options.fetching  logged before a fetch
+ * @param {(complete: T) => string} options.fetched  logged after a fetch, with its duration
+ * @param {(message: string) => void} options.log
+ * @returns {Promise<T>}
+ * @template T
+ */
+export async function ensureCached({ cacheDir, readComplete, fill, what, fetching, fetched, log }) {
+  const parent = path.dirname(cacheDir);
+  const base = path.basename(cacheDir);
+  const cached = readComplete(cacheDir);
+  if (cached) {
+    await removeStaleStaging(parent, base);
+    return cached;
+  }
+
+  await fs.mkdir(parent, { recursive: true });
+  await removeStaleStaging(parent, base);
+
+  const staging = path.join(parent, `${base}.partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const started = Date.now();
+  log(fetching);
+  try {
+    await fill(staging);
+
+    // Commit: a folder without a valid marker (an older layout, a manual copy) is replaced.
+    if (existsSync(cacheDir) && !readComplete(cacheDir)) {
+      await fs.rm(cacheDir, { recursive: true, force: true });
+    }
+    try {
+      await fs.rename(staging, cacheDir);
+    } catch (error) {
+      // Another process committed the same fetch first: use theirs.
+      if (!readComplete(cacheDir)) throw error;
+      await fs.rm(staging, { recursive: true, force: true });
+    }
+  } catch (error) {
+    await fs.rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+  const complete = readComplete(cacheDir);
+  if (!complete) throw new Error(`${what} ${cacheDir} is incomplete after the fetch`);
+  log(`${fetched(complete)} in ${seconds(started)}`);
+  return complete;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ports and folders
+// ---------------------------------------------------------------------------------------------
+
+/** Resolves with a port that was free a moment ago on 127.0.0.1 (0 picks one). */
+function probePort(port) {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
+      const { port: bound } = server.address();
+      server.close(() => resolve(bound));
+    });
+  });
+}
+
+/**
+ * `port` when it is free on 127.0.0.1 (else throws `busy(reason)`), or for 0 a free port other than
+ * `avoid`.
+ */
+export async function choosePort(port, { avoid, busy }) {
+  if (port === 0) {
+    for (;;) {
+      const free = await probePort(0);
+      if (free !== avoid) return free;
+    }
+  }
+  try {
+    return await probePort(port);
+  } catch (error) {
+    throw new Error(busy(error.code ?? error.message), { cause: error });
+  }
+}
+
+/**
+ * The given folder (created if needed, kept), or a fresh temp folder `<tempPrefix>XXXXXX` that the
+ * caller removes (`temporary: true`).
+ */
+export async function serviceFolder(dir, tempPrefix) {
+  if (dir) {
+    dir = path.resolve(dir);
+    await fs.mkdir(dir, { recursive: true });
+    return { dir, temporary: false };
+  }
+  return { dir: await fs.mkdtemp(tempPrefix), temporary: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Java
+// ---------------------------------------------------------------------------------------------
+
+export function javaBinary() {
+  return process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
+}
+
+/** `\n<hint>` when a JVM's output says it is too old for the classes it ran, else ''. */
+export function javaVersionHint(output, hint) {
+  return /UnsupportedClassVersionError/.test(output) ? `\n${hint}` : '';
+}
+
+/** The real path of the java that `javaBinary()` runs, or null when it cannot be found. */
+async function resolveJava(java) {
+  const candidates = java.includes(path.sep)
+    ? [java]
+    : (process.env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, java));
+  for (const candidate of candidates) {
+    try {
+      await fs.access(candidate, fs.constants.X_OK);
+      return await fs.realpath(candidate);
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+/**
+ * Class-data sharing (AppCDS): the first run dumps the classes it loaded into an archive
+ * `<cacheDir>/cds/<name>.jsa` when it exits (-XX:ArchiveClassesAtExit); later runs map it
+ * (-XX:SharedArchiveFile) and start about twice as fast. Classes loaded from jars nested in a fat
+ * jar cannot be archived, so the classpath must be plain jars. The archive belongs to one JVM build
+ * and one classpath: it is keyed by both, and a JVM that cannot use it ignores it silently (the
+ * default -Xshare:auto), so the worst case is a slower start.
+ *
+ * @returns {Promise<{jvmArgs: string[], createsArchive?: true, commit(): Promise<void>, discard(): void} | null>}
+ */
+export async function classDataSharing(cacheDir, name, java, classpath) {
+  const real = await resolveJava(java);
+  if (!real) return null;
+  const javaHome = path.dirname(path.dirname(real));
+  const fingerprint = [real];
+  for (const file of [real, 'lib/modules', 'lib/server/libjvm.so', 'lib/server/classes.jsa']) {
+    const stat = await fs.stat(path.resolve(javaHome, file)).catch(() => null);
+    fingerprint.push(stat ? `${stat.size}:${Math.trunc(stat.mtimeMs)}` : '-');
+  }
+  const key = `${JSON.stringify({ java: fingerprint, classpath })}\n`;
+  const dir = path.join(cacheDir, 'cds');
+  const archive = path.join(dir, `${name}.jsa`);
+  const keyFile = `${archive}.key`;
+  const pendingPrefix = `${name}.jsa.`;
+  await fs.mkdir(dir, { recursive: true });
+  for (const file of await fs.readdir(dir)) {
+    if (!file.startsWith(pendingPrefix)) continue;
+    const match = /^(\d+)-[0-9a-f]+\.tmp$/.exec(file.slice(pendingPrefix.length));
+    if (match && !isAlive(Number(match[1]))) await fs.rm(path.join(dir, file), { force: true });
+  }
+  const current = existsSync(archive) && (await fs.readFile(keyFile, 'utf8').catch(() => '')) === key;
+  if (current)
+    return { jvmArgs: [`-XX:SharedArchiveFile=${archive}`], commit: async () => {}, discard: () => {} };
+
+  const pending = `${archive}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  return {
+    jvmArgs: [`-XX:ArchiveClassesAtExit=${pending}`],
+    createsArchive: true,
+    /** After a clean exit: put the new archive in place (rename is atomic; equal keys, equal files). */
+    commit: async () => {
+      const stat = await fs.stat(pending).catch(() => null);
+      if (!stat?.size) return;
+      await fs.rename(pending, archive);
+      await fs.writeFile(keyFile, key);
+    },
+    discard: () => rmSync(pending, { force: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The supervised JVM
+// ---------------------------------------------------------------------------------------------
+
+/** Starts `java args` with stdout and stderr in `logFile` (truncated). */
+function spawnJava(java, args, { cwd, logFile }) {
+  const logFd = openSync(logFile, 'w');
+  try {
+    return spawn(java, args, { cwd, stdio: ['ignore', logFd, logFd] });
+  } finally {
+    closeSync(logFd);
+  }
+}
+
+/**
+ * Watches a spawned JVM: an exit hook kills it with SIGKILL (and cleans up) if this Node process
+ * exits without stop(); stop() sends SIGTERM, then SIGKILL after 20 s, keeps the class-data archive
+ * only after a clean run that was ready, and removes `removeOnStop`. Call from the tick that
+ * spawned `child`, so its 'error' event is not missed.
+ *
+ * @param {object} options
+ * @param {import('node:child_process').ChildProcess} options.child
+ * @param {string} options.label  'Kafka', in log lines
+ * @param {string} options.logFile  the JVM's output
+ * @param {Awaited<ReturnType<typeof classDataSharing>>} options.cds
+ * @param {string} [options.removeOnStop]  a folder removed by stop() and by the exit hook
+ * @param {(message: string) => void} options.log
+ */
+function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
+  // Last resort if this Node process exits without stop(): do not leave a JVM behind.
+  const onExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    removeFolderNow(removeOnStop);
+    cds?.discard();
+  };
+  process.on('exit', onExit);
+
+  let spawnError;
+  const exited = new Promise((resolve) => {
+    child.once('error', (error) => {
+      spawnError = error;
+      resolve({ code: null, signal: null });
+    });
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const hasExited = () => spawnError || child.exitCode !== null || child.signalCode !== null;
+
+  let ready = false;
+  let stopping;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const stopStarted = Date.now();
+      if (!hasExited()) {
+        child.kill('SIGTERM');
+        const timedOut = Symbol('timeout');
+        const timer = new AbortController();
+        const result = await Promise.race([
+          exited,
+          sleep(STOP_TIMEOUT_MS, timedOut, { signal: timer.signal }).catch(() => undefined),
+        ]);
+        timer.abort(); // a pending timer would keep the caller's process alive for 20 s
+        if (result === timedOut && !hasExited()) {
+          log(`${label} did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing it`);
+          child.kill('SIGKILL');
+          await exited;
+        }
+      }
+      process.off('exit', onExit);
+      const exit = await exited;
+      if (cds?.createsArchive) {
+        // Only a JVM that started, answered and stopped cleanly has loaded the classes worth archiving.
+        if (!ready || exit.signal === 'SIGKILL' || spawnError) cds.discard();
+        else
+          await cds.commit().catch((error) => log(`could not keep the class-data archive: ${error.message}`));
+      }
+      await (removeOnStop ? fs.rm(removeOnStop, { recursive: true, force: true, maxRetries: 3 }) : undefined);
+      if (ready) log(`${label} stopped in ${seconds(stopStarted)}`);
+    })());
+
+  const readLog = () => {
+    try {
+      return readFileSync(logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+
+  return {
+    child,
+    exited,
+    stop,
+    readLog,
+    hasExited,
+    get spawnError() {
+      return spawnError;
+    },
+    markReady: () => {
+      ready = true;
+    },
+  };
+}
+
+/** For a start that failed before its JVM was supervised. */
+function removeFolderNow(folder) {
+  if (folder) rmSync(folder, { recursive: true, force: true });
+}
+
+/**
+ * Polls `isReady` every 200 ms until it resolves true; when the JVM exits first or the deadline
+ * passes, stops it and throws `describeFailure(reason, output)` (`output`: the JVM's log).
+ *
+ * @param {ReturnType<typeof superviseJvm>} service
+ * @param {object} options
+ * @param {string} options.java  the binary, for a spawn error
+ * @param {string} options.role  'broker', in "the broker exited"
+ * @param {number} options.started  Date.now() at the start
+ * @param {number} options.startTimeoutMs
+ * @param {() => Promise<boolean>} options.isReady
+ * @param {(reason: string, output: string) => Error} options.describeFailure
+ */
+async function waitUntilReady(service, { java, role, started, startTimeoutMs, isReady, describeFailure }) {
+  const failure = async (reason) => {
+    const output = service.readLog();
+    await service.stop();
+    return describeFailure(reason, output);
+  };
+  const { child } = service;
+  const deadline = started + startTimeoutMs;
+  for (;;) {
+    if (service.hasExited()) {
+      throw await failure(
+        service.spawnError
+          ? `cannot run ${java}: ${service.spawnError.message}`
+          : `the ${role} exited (code ${child.exitCode}, signal ${child.signalCode})`,
+      );
+    }
+    if (await isReady()) {
+      service.markReady();
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw await failure(`not ready within ${startTimeoutMs / 1000} s`);
+    }
+    await sleep(200);
+  }
+}
+
+/**
+ * Runs `prepare()` (it writes the configuration and resolves with the JVM's arguments), spawns
+ * `java` with its output in `logFile`, supervises it (superviseJvm) and resolves once `isReady`
+ * resolves true (waitUntilReady). A failed preparation or spawn removes `removeOnStop` and the
+ * pending class-data archive.
+ *
+ * @param {object} options
+ * @param {string} options.java
+ * @param {string} options.cwd
+ * @param {string} options.logFile
+ * @param {Awaited<ReturnType<typeof classDataSharing>>} options.cds
+ * @param {string} [options.removeOnStop]
+ * @param {string} options.label  'Kafka', in log lines
+ * @param {string} options.role  'broker', in "the broker exited"
+ * @param {(message: string) => void} options.log
+ * @param {() => Promise<string[]>} options.prepare
+ * @param {number} options.started
+ * @param {number} options.startTimeoutMs
+ * @param {(service: ReturnType<typeof superviseJvm>) => Promise<boolean>} options.isReady
+ * @param {(reason: string, output: string, spawnError: Error | undefined) => Error} options.describeFailure
+ * @returns {Promise<ReturnType<typeof superviseJvm>>}
+ */
+export async function launchJvm({
+  java,
+  cwd,
+  logFile,
+  cds,
+  removeOnStop,
+  label,
+  role,
+  log,
+  prepare,
+  started,
+  startTimeoutMs,
+  isReady,
+  describeFailure,
+}) {
+  let child;
+  try {
+    child = spawnJava(java, await prepare(), { cwd, logFile });
+  } catch (error) {
+    removeFolderNow(removeOnStop);
+    cds?.discard();
+    throw error;
+  }
+  const service = superviseJvm({ child, label, logFile, cds, removeOnStop, log });
+  await waitUntilReady(service, {
+    java,
+    role,
+    started,
+    startTimeoutMs,
+    isReady: () => isReady(service),
+    describeFailure: (reason, output) => describeFailure(reason, output, service.spawnError),
+  });
+  return service;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------------------------
+
+/** `<command> --name value --name=value ...` */
+function parseArgs(argv) {
+  const [command, ...rest] = argv;
+  const options = {};
+  for (let i = 0; i < rest.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i]);
+    if (!match) throw new Error(`unexpected argument: ${rest[i]}`);
+    const value = match[2] ?? rest[++i];
+    if (value === undefined) throw new Error(`--${match[1]} needs a value`);
+    options[match[1]] = value;
+  }
+  return { command, options };
+}
+
+export function toPort(value, fallback) {
+  if (value === undefined) return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`not a port: ${value}`);
+  return port;
+}
+
+/**
+ * Resolves `{signal}` on the first SIGINT or SIGTERM (so the service can stop cleanly); a second
+ * one exits at once with 130. Install before starting the service.
+ */
+function firstStopSignal(prefix) {
+  let signalled = null;
+  let resolveSignal;
+  const signal = new Promise((resolve) => (resolveSignal = resolve));
+  const onSignal = (name) => {
+    if (signalled) {
+      console.error(`${prefix} ${name} again: exiting now`);
+      process.exit(130);
+    }
+    signalled = name;
+    resolveSignal({ signal: name });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return signal;
+}
+
+/**
+ * The `fetch` / `start` command line of a launcher, run only when `moduleUrl` is the script Node was
+ * started with. `start` runs the service in the foreground until SIGINT or SIGTERM (then stops it
+ * cleanly; a second signal exits at once with 130), or until it dies on its own (then prints the
+ * last lines of its output and exits 1).
+ *
+ * @param {string} moduleUrl  the launcher's import.meta.url
+ * @param {object} cli
+ * @param {string} cli.prefix  '[kafka]', before every line
+ * @param {string} cli.role  'broker', in "the broker exited on its own"
+ * @param {string} cli.defaultVersion
+ * @param {string} cli.usage  printed (exit 2) for an unknown command
+ * @param {(options: {cacheDir?: string, version: string}) => Promise<string>} cli.fetch  resolves with the line to print
+ * @param {(options: {cacheDir?: string, version: string, options: Record<string, string>}) =>
+ *   Promise<{service: {logFile: string, exited: Promise<{code: number|null, signal: string|null}>,
+ *   stop(): Promise<void>}, line: string}>} cli.start  `line` is printed once the service is ready
+ */
+export function runServiceCli(moduleUrl, { prefix, role, defaultVersion, usage, fetch, start }) {
+  if (!process.argv[1] || path.resolve(process.argv[1]) !== fileURLToPath(moduleUrl)) return;
+  const main = async () => {
+    const { command, options } = parseArgs(process.argv.slice(2));
+    const version = options.version ?? defaultVersion;
+    const cacheDir = options['cache-dir'];
+    if (command === 'fetch') {
+      console.log(`${prefix} ${await fetch({ cacheDir, version })}`);
+      return 0;
+    }
+    if (command !== 'start') {
+      console.error(usage);
+      return 2;
+    }
+
+    const signal = firstStopSignal(prefix);
+    const { service, line } = await start({ cacheDir, version, options });
+    console.log(`${prefix} ${line}`);
+
+    // Run until a signal, or until the service dies on its own.
+    const outcome = await Promise.race([service.exited.then((exit) => ({ exit })), signal]);
+    if (outcome.exit) {
+      const output = existsSync(service.logFile) ? readFileSync(service.logFile, 'utf8') : '';
+      console.error(
+        `${prefix} the ${role} exited on its own (code ${outcome.exit.code}, signal ${outcome.exit.signal}):\n${tail(output)}`,
+      );
+      await service.stop();
+      return 1;
+    }
+    await service.stop();
+    return 0;
+  };
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(`${prefix} ${error.message}`);
+      process.exit(1);
+    },
+  );
+}
