@@ -349,7 +349,9 @@ describe('scope matrix', () => {
   /** The guard's decision under the rules of the issue, or the probe's answer when it lets the request through. */
   function expectedOutcome(route: RouteEntry, key: KeyKind, target: TargetKind, world: World): Outcome {
     const cell = `${routeName(route)} | ${key} key | ${target}`;
-    const isProjectRoute = Boolean(route.rule?.projectParam);
+    const isProjectRoute = Boolean(
+      route.rule?.projectParam && route.path.includes(`:${route.rule.projectParam}`),
+    );
     if (key === 'revoked') {
       return {
         cell,

@@ -33,10 +33,7 @@ import { MANAGEMENT_CONFIG } from './management-config.token';
 import { MemberController } from './members/member.controller';
 import { MemberService } from './members/member.service';
 import { BatchExportSecrets } from './batch-exports/batch-export-secrets.service';
-import {
-  OrganizationBatchExportController,
-  ProjectBatchExportController,
-} from './batch-exports/batch-export.controller';
+import { BatchExportController } from './batch-exports/batch-export.controller';
 import { BatchExportRunsService } from './batch-exports/batch-export-runs.service';
 import { BatchExportService } from './batch-exports/batch-export.service';
 import { OrganizationController } from './organizations/organization.controller';
@@ -91,8 +88,7 @@ export class ManagementModule {
         FeatureFlagController,
         RolesController,
         FeatureFlagRoleAccessController,
-        OrganizationBatchExportController,
-        ProjectBatchExportController,
+        BatchExportController,
       ],
       providers: [
         { provide: MANAGEMENT_CONFIG, useValue: config },

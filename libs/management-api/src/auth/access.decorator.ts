@@ -14,7 +14,11 @@ export interface AccessRule {
   scope: Scope | 'public';
   /** Path parameter naming the organization the route acts in (UUID or `@current`). */
   organizationParam?: string;
-  /** Path parameter naming the project the route acts in (integer or `@current`). */
+  /**
+   * Path parameter naming the project the route acts in (integer or `@current`). A route served
+   * under both an organization and a project prefix names both parameters: the one its path has
+   * applies.
+   */
   projectParam?: string;
   /** Lowest membership level in that organization; any member when absent. */
   level?: MembershipLevel;

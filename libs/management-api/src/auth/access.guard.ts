@@ -61,7 +61,8 @@ export class AccessGuard implements CanActivate {
       throw permissionDenied(`API key missing required scope '${rule.scope}'`);
     }
     const access: AccessContext = { user, apiKey };
-    if (rule.projectParam) {
+    // A controller serving both prefixes names both parameters: the one in the path applies.
+    if (rule.projectParam && request.params[rule.projectParam] !== undefined) {
       const team = await this.resolveProject(request.params[rule.projectParam], access);
       // A project of an organization the user is not in answers exactly as a project that does not
       // exist, whatever the key's projects: membership is settled before any 403 names the id.
