@@ -6,7 +6,7 @@ import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
 /**
  * The workers alone (split mode): batch-export runs and backfills on pg-boss over the Postgres of
  * DATABASE_URL, reading a ClickHouse server. Probes on WORKERS_PORT (default 8030). SIGTERM lets
- * the runs in progress finish (15 s), then hands them back to the job engine.
+ * the runs in progress finish (8 s), then hands them back to the job engine.
  */
 async function main(): Promise<void> {
   const config = loadWorkersConfig();

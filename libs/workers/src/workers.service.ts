@@ -12,6 +12,8 @@ import { markEnqueued, runsToEnqueue, scheduleDueRuns } from './scheduler';
 
 /** The job engine's queue of runs: one job per run, its id the run's id. */
 export const RUN_QUEUE = 'batch-export-run';
+/** How long stop() lets the runs in progress finish. */
+const STOP_GRACE_MS = 8_000;
 /** Attempts of a run before it ends Failed (each after a back-off). */
 const RETRY_LIMIT = 5;
 
@@ -202,9 +204,10 @@ export function startWorkersService(
     async stop() {
       stopSignal.abort();
       await loop;
-      // Runs in progress get 20 s to finish; after that pg-boss fails them over to a retry, which
-      // resumes from their cursor (or restarts the interval).
-      await boss.stop({ graceful: true, timeout: 15_000, close: true }).catch(() => undefined);
+      // Runs in progress get 8 s to finish (the process must exit within 20 s of SIGTERM, after
+      // the other services stopped too); then pg-boss hands them back for a retry, which resumes
+      // from their cursor (or restarts the interval).
+      await boss.stop({ graceful: true, timeout: STOP_GRACE_MS, close: true }).catch(() => undefined);
     },
   });
 }
