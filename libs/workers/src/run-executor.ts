@@ -66,13 +66,15 @@ export async function executeRun(
   const log = logger.child({ runId, batchExportId: run.batchExportId });
   let writer: DestinationWriter | undefined;
   try {
-    writer = openWriter(run, deps);
+    const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
+    writer = openWriter(run, config, deps);
     const selection: RunSelection = {
       database: deps.database,
       teamId: run.export.teamId,
       start: run.dataIntervalStart,
       end: run.dataIntervalEnd,
-      ...writerFilters(run, deps),
+      includeEvents: eventNames(config.include_events),
+      excludeEvents: eventNames(config.exclude_events),
     };
     const custom = await customColumns(run);
     const fields = run.export.destinationType === 'S3' ? S3_DEFAULT_FIELDS : ROW_FIELDS;
@@ -146,10 +148,13 @@ export async function executeRun(
   }
 }
 
-function openWriter(run: LoadedRun, deps: RunExecutorDeps): DestinationWriter {
+function openWriter(
+  run: LoadedRun,
+  config: Record<string, unknown>,
+  deps: RunExecutorDeps,
+): DestinationWriter {
   const factory = deps.destinations[run.export.destinationType];
   if (!factory) throw new NonRetryableExportError(`No destination of type ${run.export.destinationType}`);
-  const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
   const info: ExportRunInfo = {
     runId: run.id,
     batchExportId: run.batchExportId,
@@ -159,17 +164,6 @@ function openWriter(run: LoadedRun, deps: RunExecutorDeps): DestinationWriter {
     dataIntervalEnd: run.dataIntervalEnd,
   };
   return factory(config, info);
-}
-
-function writerFilters(
-  run: LoadedRun,
-  deps: RunExecutorDeps,
-): Pick<RunSelection, 'includeEvents' | 'excludeEvents'> {
-  const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
-  return {
-    includeEvents: eventNames(config.include_events),
-    excludeEvents: eventNames(config.exclude_events),
-  };
 }
 
 async function customColumns(run: LoadedRun): Promise<CustomColumns | undefined> {
