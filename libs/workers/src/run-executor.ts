@@ -124,7 +124,7 @@ export async function executeRun(
     if (!(await store.stillRunning(run.id))) {
       return { status: 'Cancelled', records };
     }
-    await store.finish(run, { status: 'Completed' });
+    await store.finish(run.id, { status: 'Completed' });
     const durationMs = Date.now() - started;
     await store.log(
       run.batchExportId,
@@ -137,12 +137,12 @@ export async function executeRun(
   } catch (error) {
     await writer?.abort();
     if (error instanceof NonRetryableExportError) {
-      await store.finish(run, { status: 'Failed', error: error.message });
+      await store.finish(run.id, { status: 'Failed', error: error.message });
       await store.log(run.batchExportId, run.id, 'error', `Run failed: ${error.message}`);
       log.warn({ err: error }, 'batch export run failed');
       return { status: 'Failed', error: error.message };
     }
-    await store.finish(run, { status: 'FailedRetryable', error: messageOf(error) });
+    await store.finish(run.id, { status: 'FailedRetryable', error: messageOf(error) });
     await store.log(run.batchExportId, run.id, 'warn', `Run failed, will retry: ${messageOf(error)}`);
     throw error;
   }

@@ -121,19 +121,21 @@ export class RunStore {
     return rows[0]?.status === 'Running';
   }
 
+  /** Ends (or, FailedRetryable, pauses) a Running run, and brings its backfill's status up to date. */
   async finish(
-    run: Pick<LoadedRun, 'id' | 'backfillId'>,
+    runId: string,
     outcome: { status: 'Completed' | 'Failed' | 'FailedRetryable'; error?: string },
   ): Promise<void> {
     const ended = outcome.status !== 'FailedRetryable';
-    await this.pool.query(
+    const { rows } = await this.pool.query<{ backfill_id: string | null }>(
       `UPDATE batch_export_runs
           SET status = $2, latest_error = $3, finished_at = CASE WHEN $4 THEN now() ELSE finished_at END,
               last_updated_at = now()
-        WHERE id = $1 AND status = 'Running'`,
-      [run.id, outcome.status, outcome.error ?? null, ended],
+        WHERE id = $1 AND status IN ('Running', 'FailedRetryable')
+        RETURNING backfill_id`,
+      [runId, outcome.status, outcome.error ?? null, ended],
     );
-    await this.touchBackfill(run.backfillId);
+    await this.touchBackfill(rows[0]?.backfill_id ?? null);
   }
 
   async log(

@@ -146,10 +146,7 @@ export function startWorkersService(
               // The last attempt: the run ends Failed instead of waiting for a retry that will not come.
               if (job.retryCount >= RETRY_LIMIT) {
                 await store
-                  .finish(
-                    { id: job.data.runId, backfillId: null },
-                    { status: 'Failed', error: messageOf(error) },
-                  )
+                  .finish(job.data.runId, { status: 'Failed', error: messageOf(error) })
                   .catch(() => undefined);
                 runsTotal.inc({ status: 'Failed' });
               }
