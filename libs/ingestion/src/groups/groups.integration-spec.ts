@@ -1,17 +1,12 @@
 import type { Pool } from 'pg';
-import type { EventOutcome, ProcessedEvent } from '../persons/person-processing.types';
 import { PersonProcessor } from '../persons/person-processor';
 import {
   captured,
   countRows,
   createIngestionTestDatabase,
   IngestionTestDatabase,
+  processed,
 } from '../testing/ingestion-test.helpers';
-
-function processed(outcome: EventOutcome): ProcessedEvent {
-  if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);
-  return outcome;
-}
 
 async function groupTypes(pool: Pool, teamId: number): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ group_type: string; group_type_index: number }>(

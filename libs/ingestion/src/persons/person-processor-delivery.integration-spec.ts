@@ -6,15 +6,10 @@ import {
   IngestionTestDatabase,
   personOf,
   snapshot,
+  processed,
 } from '../testing/ingestion-test.helpers';
-import type { EventOutcome, ProcessedEvent } from './person-processing.types';
 import { PersonProcessor } from './person-processor';
 import { personUuid } from './person-uuid.util';
-
-function processed(outcome: EventOutcome): ProcessedEvent {
-  if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);
-  return outcome;
-}
 
 describe('PersonProcessor: delivery (redelivery, poison messages, failures, concurrency)', () => {
   let db: IngestionTestDatabase;

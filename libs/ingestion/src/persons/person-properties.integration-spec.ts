@@ -4,15 +4,10 @@ import {
   createIngestionTestDatabase,
   IngestionTestDatabase,
   personOf,
+  processed,
 } from '../testing/ingestion-test.helpers';
-import type { EventOutcome, ProcessedEvent } from './person-processing.types';
 import { PersonProcessor } from './person-processor';
 import { personUuid } from './person-uuid.util';
-
-function processed(outcome: EventOutcome): ProcessedEvent {
-  if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);
-  return outcome;
-}
 
 describe('PersonProcessor: person properties (reference §2.3, §2.6) and personless events (§2.4)', () => {
   let db: IngestionTestDatabase;

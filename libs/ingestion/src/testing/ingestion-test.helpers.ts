@@ -3,6 +3,7 @@ import type { CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
 import { Pool } from 'pg';
+import type { EventOutcome, ProcessedEvent } from '../persons/person-processing.types';
 
 export interface IngestionTestDatabase {
   database: TestDatabase;
@@ -149,4 +150,10 @@ export async function snapshot(pool: Pool, teamId: number): Promise<unknown> {
     groupTypes: groupTypes.rows,
     groups: groups.rows,
   };
+}
+
+/** The outcome of an event the processor took (anything else fails the test, naming the outcome). */
+export function processed(outcome: EventOutcome): ProcessedEvent {
+  if (outcome.outcome !== 'ok') throw new Error(`expected a processed event, got ${JSON.stringify(outcome)}`);
+  return outcome;
 }
