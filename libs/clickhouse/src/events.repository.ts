@@ -41,7 +41,8 @@ export interface StoredEventRow extends Required<Omit<EventRow, '_offset'>> {
   _offset: string;
 }
 
-const EVENT_COLUMNS = [
+/** Every column of the events table, in its order. */
+export const EVENTS_TABLE_COLUMNS = [
   'uuid',
   'event',
   'properties',
@@ -106,7 +107,7 @@ export async function readEvents(
   database: string,
   options: ReadEventsOptions,
 ): Promise<StoredEventRow[]> {
-  const columns = EVENT_COLUMNS.map((column) => `\`${column}\``).join(', ');
+  const columns = EVENTS_TABLE_COLUMNS.map((column) => `\`${column}\``).join(', ');
   const result = await client.query({
     query: `SELECT ${columns} FROM ${assertDatabaseName(database)}.${EVENTS_TABLE}${options.final === false ? '' : ' FINAL'}
             WHERE team_id = {teamId:Int64}

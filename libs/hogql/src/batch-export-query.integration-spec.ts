@@ -1,8 +1,5 @@
-import {
-  compileBatchExportQuery,
-  EVENTS_TABLE_COLUMNS,
-  type CompiledBatchExportQuery,
-} from './batch-export-query';
+import { EVENTS_TABLE_COLUMNS } from '@hogbase/clickhouse';
+import { compileBatchExportQuery, type CompiledBatchExportQuery } from './batch-export-query';
 import { STAR_FIELDS } from './hogql-fields';
 import { HogQLParser } from './hogql-parser';
 import { QueryParams } from './query-params';

@@ -7,6 +7,7 @@ import {
   stringField,
   type AstNode,
 } from './hogql-ast';
+import { EVENTS_TABLE_COLUMNS } from '@hogbase/clickhouse';
 import { HogQLCompiler } from './hogql-compiler';
 import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql-error';
 import { EVENT_FIELDS, STAR_FIELDS } from './hogql-fields';
@@ -99,36 +100,6 @@ export interface BatchExportQueryOptions {
   params?: QueryParams;
   limits?: Partial<BatchExportQueryLimits>;
 }
-
-/**
- * Every column of the events table (libs/clickhouse/migrations). No column may be named after one
- * of them unless it is that very column.
- *
- * TRICKY: ClickHouse substitutes a SELECT alias for a column of the same name in WHERE, so with
- * `SELECT toInt64(1) AS team_id … WHERE team_id = {team}` every project's events match, and with
- * `toString(timestamp) AS timestamp` the interval filter compares text. Refusing such names keeps
- * the worker's `WHERE team_id = … AND timestamp …` meaning what it says.
- */
-export const EVENTS_TABLE_COLUMNS: readonly string[] = [
-  'uuid',
-  'event',
-  'properties',
-  'timestamp',
-  'team_id',
-  'distinct_id',
-  'elements_chain',
-  'created_at',
-  'person_id',
-  'person_properties',
-  'person_created_at',
-  '$group_0',
-  '$group_1',
-  '$group_2',
-  '$group_3',
-  '$group_4',
-  '_timestamp',
-  '_offset',
-];
 
 /** SELECT clauses other than the select list and FROM, by the parser's key. */
 const CLAUSE_NAMES: Readonly<Record<string, string>> = {
@@ -545,7 +516,11 @@ function checkAlias(alias: string, sql: string, source: ColumnSource, limits: Ba
   // Control characters and lone surrogates would not survive as a column name in every
   // destination (and a lone surrogate not even the trip to ClickHouse as UTF-8).
   if (/[\p{Cc}\p{Cs}]/u.test(alias)) throw named('contains control characters');
-  if (EVENTS_TABLE_COLUMNS.includes(alias) && EVENT_FIELDS.get(alias)?.sql !== sql) {
+  // TRICKY: ClickHouse substitutes a SELECT alias for a column of the same name in WHERE, so with
+  // `SELECT toInt64(1) AS team_id … WHERE team_id = {team}` every project's events match, and with
+  // `toString(timestamp) AS timestamp` the interval filter compares text. No column may be named
+  // after a column of the events table unless it is that very column.
+  if ((EVENTS_TABLE_COLUMNS as readonly string[]).includes(alias) && EVENT_FIELDS.get(alias)?.sql !== sql) {
     throw named('is the name of a column of the events table and may only name that column');
   }
 }

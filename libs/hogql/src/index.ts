@@ -2,7 +2,6 @@ export {
   BATCH_EXPORT_QUERY_ERRORS,
   compileBatchExportQuery,
   DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
-  EVENTS_TABLE_COLUMNS,
   quoteClickHouseIdentifier,
   type BatchExportColumn,
   type BatchExportField,
