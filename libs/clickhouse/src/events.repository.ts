@@ -18,7 +18,7 @@ export interface EventRow {
   team_id: number;
   distinct_id: string;
   elements_chain?: string;
-  /** Ingestion time, `YYYY-MM-DD hh:mm:ss.ffffff`, UTC. */
+  /** When capture received the event (the same for every delivery of it), `YYYY-MM-DD hh:mm:ss.ffffff`, UTC. */
   created_at: string;
   person_id: string;
   /** JSON object encoded as a string; `{}` when absent. */

@@ -32,6 +32,8 @@ export interface RunExecutorDeps {
   secrets: SecretBox;
   destinations: Readonly<Record<string, DestinationFactory>>;
   logger: Logger;
+  /** BATCH_EXPORT_LAG_SECONDS: how late an event may arrive and still belong to its timestamp's interval. */
+  lagSeconds: number;
 }
 
 export type RunOutcome =
@@ -73,6 +75,8 @@ export async function executeRun(
       teamId: run.export.teamId,
       start: run.dataIntervalStart,
       end: run.dataIntervalEnd,
+      lateSince: run.export.createdAt,
+      lagSeconds: deps.lagSeconds,
       includeEvents: eventNames(config.include_events),
       excludeEvents: eventNames(config.exclude_events),
     };

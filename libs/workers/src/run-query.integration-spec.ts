@@ -56,6 +56,8 @@ describe('run queries on ClickHouse (chDB)', () => {
     teamId: team,
     start: new Date('2026-01-05T10:00:00Z'),
     end: new Date('2026-01-05T11:00:00Z'),
+    lateSince: new Date('2026-01-01T00:00:00Z'),
+    lagSeconds: 60,
     excludeEvents: ['$feature_flag_called'],
   });
 
@@ -140,5 +142,79 @@ describe('run queries on ClickHouse (chDB)', () => {
     for await (const part of parquet.stream) parts.push(Buffer.from(part as Buffer));
     const bytes = Buffer.concat(parts);
     expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+  });
+
+  describe('events that arrive late', () => {
+    const lateTeam = team + 7;
+    /** The export was created at 10:10; its lag is a minute. */
+    const lateSince = new Date('2026-01-05T10:10:00Z');
+    const events = {
+      onTime: { timestamp: '2026-01-05 10:30:00.000000', created_at: '2026-01-05 10:30:01.000000' },
+      withinTheLag: { timestamp: '2026-01-05 10:59:30.000000', created_at: '2026-01-05 11:00:45.000000' },
+      lateIntoTen: { timestamp: '2026-01-05 09:15:00.000000', created_at: '2026-01-05 10:20:00.000000' },
+      lateIntoEleven: { timestamp: '2026-01-05 10:15:00.000000', created_at: '2026-01-05 11:30:00.000000' },
+      beforeTheExport: { timestamp: '2026-01-05 08:00:00.000000', created_at: '2026-01-05 10:05:00.000000' },
+    };
+    const uuidOf = new Map<string, string>();
+
+    beforeAll(async () => {
+      const rows = Object.entries(events).map(([name, times]) => {
+        uuidOf.set(name, randomUUID());
+        return row(uuidOf.get(name)!, times.timestamp, { team_id: lateTeam, created_at: times.created_at });
+      });
+      await insertEvents(clickhouse.client, clickhouse.database, rows);
+      // Kafka delivered one again: the same row, the same created_at (capture's receipt time).
+      await insertEvents(clickhouse.client, clickhouse.database, [rows[2]]);
+    });
+
+    async function exportedBy(startHour: number): Promise<string[]> {
+      const hour = (h: number) => new Date(Date.UTC(2026, 0, 5, h));
+      const selection: RunSelection = {
+        database: clickhouse.database,
+        teamId: lateTeam,
+        start: hour(startHour),
+        end: hour(startHour + 1),
+        lateSince,
+        lagSeconds: 60,
+      };
+      const until = { timestamp: '2026-01-06 00:00:00.000000', uuid: 'ffffffff-ffff-ffff-ffff-ffffffffffff' };
+      const output = await text(
+        chunkRowsQuery(selection, { after: undefined, until }, { format: 'JSONEachRow', fields: ['uuid'] }),
+      );
+      const names = new Map([...uuidOf].map(([name, uuid]) => [uuid, name]));
+      return output
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => names.get((JSON.parse(line) as { uuid: string }).uuid) ?? line);
+    }
+
+    it('belong to the interval they arrived in, once captured after the export was created', async () => {
+      expect(await exportedBy(8)).toEqual(['beforeTheExport']);
+      expect(await exportedBy(9)).toEqual([]);
+      // (timestamp, uuid) order: the late arrival's timestamp is the oldest.
+      expect(await exportedBy(10)).toEqual(['lateIntoTen', 'onTime', 'withinTheLag']);
+      expect(await exportedBy(11)).toEqual(['lateIntoEleven']);
+      expect(await exportedBy(12)).toEqual([]);
+    });
+
+    it('are counted in the run that owns them, and by no other', async () => {
+      const count = async (start: Date | null, end: string) => {
+        const [result] = await rowsOf<{ rows: string }>(
+          countQuery({
+            database: clickhouse.database,
+            teamId: lateTeam,
+            start,
+            end: new Date(end),
+            lateSince,
+            lagSeconds: 60,
+          }),
+        );
+        return Number(result.rows);
+      };
+      expect(await count(new Date('2026-01-05T10:00:00Z'), '2026-01-05T11:00:00Z')).toBe(3);
+      // A backfill from the beginning up to 11:00 has all but the one that arrived into 11:00.
+      expect(await count(null, '2026-01-05T11:00:00Z')).toBe(4);
+      expect(await count(null, '2026-01-05T12:00:00Z')).toBe(5);
+    });
   });
 });

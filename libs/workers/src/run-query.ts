@@ -2,11 +2,17 @@ import { assertDatabaseName, EVENTS_TABLE } from '@hogbase/clickhouse';
 
 /**
  * The ClickHouse queries of one run: which events a run exports, in which order, and in which
- * shape. The rule that makes runs exact (see docs in libs/workers/README.md):
+ * shape. The rule that makes runs exact (see libs/workers/README.md):
  *
- * - an event belongs to the run of the interval that contains its `timestamp`, `[start, end)`;
- * - the run reads the table as the listing does (`FINAL`): one row per uuid, whatever Kafka
- *   redelivered;
+ * - an event belongs to the interval `[start, end)` that contains its **owning time**: its
+ *   `timestamp`, unless it arrived late (capture received it, `created_at`, more than the export
+ *   lag after that, and after the export was created): then `created_at - lag`, the interval it
+ *   arrived in. One owning time per event, the same for scheduled runs, backfills and retries, so
+ *   no two runs export an event and none misses it;
+ * - a run reads only once ingestion has written every event captured before `end + lag` (the
+ *   workers' ingestion gate), so everything it owns is in the table;
+ * - it reads the table as the listing does (`FINAL`): one row per uuid, whatever Kafka redelivered
+ *   (a redelivered message has the same `created_at`, hence the same owner);
  * - rows go out in `(timestamp, uuid)` order, in chunks; the run's cursor is the last
  *   `(timestamp, uuid)` a destination took, so a resumed run starts right after it.
  */
@@ -94,6 +100,10 @@ export interface RunSelection {
   /** Null: everything before `end` (a backfill from the beginning). */
   start: Date | null;
   end: Date;
+  /** Events captured from then on (the export's creation) can arrive late; before, `timestamp` owns. */
+  lateSince: Date;
+  /** How late an event may be captured and still belong to its timestamp's interval. */
+  lagSeconds: number;
   includeEvents?: readonly string[];
   excludeEvents?: readonly string[];
 }
@@ -122,13 +132,29 @@ export interface BuiltQuery {
 }
 
 function selection(selection: RunSelection, after: RunCursor | undefined, until?: RunCursor): BuiltQuery {
-  const conditions = ['events.team_id = {be_team:Int64}', "events.timestamp < {be_end:DateTime64(6, 'UTC')}"];
+  // The owning time never precedes `timestamp`, so `timestamp < end` holds for every owned row and
+  // lets ClickHouse skip whole partitions and granules; `created_at`'s index skips old late rows.
+  const owner =
+    "if(events.created_at < {be_late_since:DateTime64(6, 'UTC')}, events.timestamp, " +
+    'greatest(events.timestamp, events.created_at - toIntervalSecond({be_lag:UInt32})))';
+  const conditions = [
+    'events.team_id = {be_team:Int64}',
+    "events.timestamp < {be_end:DateTime64(6, 'UTC')}",
+    `${owner} < {be_end:DateTime64(6, 'UTC')}`,
+  ];
   const params: Record<string, unknown> = {
     be_team: selection.teamId,
     be_end: clickhouseTime(selection.end),
+    be_late_since: clickhouseTime(selection.lateSince),
+    be_lag: selection.lagSeconds,
   };
   if (selection.start) {
-    conditions.push("events.timestamp >= {be_start:DateTime64(6, 'UTC')}");
+    // Implied by the owner's bound (an owner is at most greatest(timestamp, created_at)); spelt as
+    // the expression of the events table's arrival_minmax index, which skips older granules.
+    conditions.push(
+      "greatest(events.timestamp, events.created_at) >= {be_start:DateTime64(6, 'UTC')}",
+      `${owner} >= {be_start:DateTime64(6, 'UTC')}`,
+    );
     params.be_start = clickhouseTime(selection.start);
   }
   if (selection.includeEvents?.length) {

@@ -19,6 +19,8 @@ export interface LoadedRun {
     /** Sealed by the SecretBox. */
     destinationConfig: string;
     schema: { hogql_query?: string } | null;
+    /** From then on, events that arrive late belong to the interval they arrived in. */
+    createdAt: Date;
   };
 }
 
@@ -56,6 +58,7 @@ export class RunStore {
       destination_type: string;
       destination_config: string;
       schema: { hogql_query?: string } | null;
+      created_at: Date;
     }>(
       `UPDATE batch_export_runs AS run
           SET status = 'Running', attempts = run.attempts + 1, last_updated_at = now()
@@ -64,7 +67,8 @@ export class RunStore {
           AND run.status = ANY($2)
         RETURNING run.id, run.batch_export_id, run.backfill_id, run.status, run.data_interval_start,
                   run.data_interval_end, run.cursor, run.records_completed, run.bytes_exported, run.attempts,
-                  export.team_id, export.model, export.destination_type, export.destination_config, export.schema`,
+                  export.team_id, export.model, export.destination_type, export.destination_config, export.schema,
+                  export.created_at`,
       [runId, CLAIMABLE],
     );
     const row = rows[0];
@@ -87,6 +91,7 @@ export class RunStore {
         destinationType: row.destination_type,
         destinationConfig: row.destination_config,
         schema: row.schema,
+        createdAt: row.created_at,
       },
     };
   }

@@ -140,7 +140,12 @@ export function startWorkersService(
           async ([job]) => {
             const outcome = await executeRun(
               job.data.runId,
-              { ...engines, store, database: config.clickhouse.database },
+              {
+                ...engines,
+                store,
+                database: config.clickhouse.database,
+                lagSeconds: config.exportLagSeconds,
+              },
               job.signal,
             ).catch(async (error: unknown) => {
               // The last attempt: the run ends Failed instead of waiting for a retry that will not come.

@@ -123,10 +123,10 @@ export class EventBatchHandler {
     const rows: RowOfMessage[] = [];
     const now = new Date();
     outcomes.forEach((outcome, index) => {
-      const { message } = captured[index];
+      const { message, event } = captured[index];
       if (outcome.outcome === 'ok') {
         try {
-          rows.push({ row: toEventRow(outcome, now, message.offset), message });
+          rows.push({ row: toEventRow(outcome, receivedAt(event, now), message.offset), message });
         } catch (error) {
           deadLetters.push({ message, reason: `invalid_timestamp: ${(error as Error).message}` });
         }
@@ -163,4 +163,14 @@ export class EventBatchHandler {
       this.options.logger.info(event, 'event dropped');
     }
   }
+}
+
+/**
+ * The event's `created_at`: when capture received it (the message's `now`), so that a redelivered
+ * message writes the same row, and batch exports can tell an event that arrived late (see
+ * libs/workers/README.md). Processing time only for a message without a usable `now`.
+ */
+function receivedAt(event: CapturedEvent, processedAt: Date): Date {
+  const received = new Date(event.now);
+  return Number.isNaN(received.getTime()) ? processedAt : received;
 }
