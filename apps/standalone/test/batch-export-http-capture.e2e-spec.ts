@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startStandaloneForTest, type StandaloneForTest } from './app-process';
+import { managementRequest } from './management-request';
+
+const HOUR = 3_600_000;
+
+/** What the listing shows of an event, and what the migration must carry over unchanged. */
+interface ListedEvent {
+  id: string;
+  event: string;
+  distinct_id: string;
+  timestamp: string;
+  properties: Record<string, unknown>;
+}
+
+/**
+ * PostHog's migration export end to end on `npm start`: an HTTP batch export of project A pointed
+ * at our own capture's `/batch/` with project B's token, so that a backfill copies A's events of
+ * its hours into B. The receiving side (capture, ingestion, the events table) must keep them as
+ * they were, and take a second delivery of the same interval (a retried run) without doubling it.
+ */
+describe('npm start: an HTTP export into our own capture copies a project into another', () => {
+  let standalone: StandaloneForTest;
+  /** The range backfilled: two whole hours ending two hours ago. */
+  const rangeEnd = Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR;
+  const rangeStart = rangeEnd - 2 * HOUR;
+
+  beforeAll(async () => {
+    standalone = await startStandaloneForTest('hogbase-batch-export-http-', {
+      BATCH_EXPORT_LAG_SECONDS: '0',
+    });
+  });
+
+  afterAll(async () => {
+    await standalone?.stop();
+  });
+
+  const api = (method: string, path: string, body?: unknown) =>
+    managementRequest(standalone.managementUrl, standalone.credentials.personal_api_key, method, path, body);
+
+  /** Every event of a project in the range and around it, oldest first (one page holds them). */
+  async function listEvents(projectId: number): Promise<ListedEvent[]> {
+    const query = new URLSearchParams({ after: '2000-01-01', orderBy: '["timestamp"]', limit: '1000' });
+    const listed = await api('GET', `/api/projects/${projectId}/events/?${query.toString()}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.next).toBeNull();
+    return (listed.body.results as ListedEvent[]).map(
+      ({ id, event, distinct_id, timestamp, properties }) => ({
+        id,
+        event,
+        distinct_id,
+        timestamp,
+        properties,
+      }),
+    );
+  }
+
+  /** Waits until the backfill is Completed and answers its runs (they must all be Completed). */
+  async function completed(exportPath: string, backfillId: string) {
+    const backfillPath = `${exportPath}backfills/${backfillId}/`;
+    await waitFor(
+      `backfill ${backfillId} to complete`,
+      async () => {
+        const { body } = await api('GET', backfillPath);
+        if (body.status === 'Failed') throw new Error(`backfill failed: ${JSON.stringify(body)}`);
+        return body.status === 'Completed';
+      },
+      120_000,
+    );
+    const runs = await api('GET', `${exportPath}runs/`);
+    const mine = (runs.body.results as Record<string, any>[]).filter((run) => run.backfill === backfillId);
+    for (const run of mine) {
+      expect({ status: run.status, error: run.latest_error }).toEqual({ status: 'Completed', error: null });
+    }
+    return mine;
+  }
+
+  it('backfills every event of the range into the second project once, and a retried run adds none', async () => {
+    const { credentials } = standalone;
+    const created = await api('POST', `/api/organizations/${credentials.organization_id}/projects/`, {
+      name: 'Migration target',
+    });
+    expect(created.status).toBe(201);
+    const target = created.body as { id: number; api_token: string };
+    expect(target.id).not.toBe(credentials.project_id);
+
+    const { PostHog } = await import('posthog-node');
+    const client = new PostHog(credentials.project_api_key, {
+      host: standalone.captureUrl,
+      flushAt: 20,
+      fetchRetryCount: 3,
+    });
+    const inside = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      const uuid = randomUUID();
+      // A minute clear of the hours' edges: capture corrects timestamps by the SDK's clock skew.
+      const timestamp = rangeStart + 60_000 + Math.floor((i * 2 * HOUR) / 30);
+      inside.add(uuid);
+      client.capture({
+        distinctId: `user-${i % 4}`,
+        event: i % 3 === 0 ? '$pageview' : 'order placed',
+        uuid,
+        timestamp: new Date(timestamp),
+        properties: {
+          i,
+          amount: i * 1.5,
+          nested: { ok: true, list: [1, 'two', null] },
+          text: `line one\nline "two" ${i} é`,
+          ...(i % 5 === 0 ? { $set: { plan: `plan-${i}` } } : {}),
+        },
+      });
+    }
+    for (const outside of [rangeStart - 5 * 60_000, rangeEnd + 5 * 60_000, rangeEnd + HOUR]) {
+      client.capture({
+        distinctId: 'user-x',
+        event: 'outside',
+        timestamp: new Date(outside),
+        properties: {},
+      });
+    }
+    await client.shutdown();
+
+    // npm start answers capture once the events are stored: project A lists them all at once.
+    const source = await listEvents(credentials.project_id);
+    expect(source).toHaveLength(33);
+    const expected = source.filter((event) => inside.has(event.id));
+    expect(expected).toHaveLength(30);
+    expect(await listEvents(target.id)).toEqual([]);
+
+    const exportPath = `/api/projects/${credentials.project_id}/batch_exports/`;
+    const createdExport = await api('POST', exportPath, {
+      name: 'migrate to project B',
+      interval: 'hour',
+      destination: {
+        type: 'HTTP',
+        config: { url: `${standalone.captureUrl}/batch/`, token: target.api_token },
+      },
+    });
+    expect(createdExport.status).toBe(201);
+    const thisExport = `${exportPath}${createdExport.body.id as string}/`;
+
+    const backfill = await api('POST', `${thisExport}backfills/`, {
+      start_at: new Date(rangeStart).toISOString(),
+      end_at: new Date(rangeEnd).toISOString(),
+    });
+    expect(backfill.status).toBe(201);
+    const runs = await completed(thisExport, backfill.body.backfill_id as string);
+    expect(runs.map((run) => run.records_completed as number).sort()).toEqual([15, 15]);
+
+    // Each event once, as project A has it. The export marks every event `$geoip_disable` (they
+    // were located when first ingested), which is the one property the copy adds.
+    const copied = await listEvents(target.id);
+    expect(copied).toEqual(
+      expected.map((event) => ({ ...event, properties: { ...event.properties, $geoip_disable: true } })),
+    );
+
+    // The same interval delivered again: the receiver keeps one row per uuid.
+    const firstHour = runs.find((run) => run.data_interval_start === new Date(rangeStart).toISOString());
+    expect(firstHour).toBeDefined();
+    const retry = await api('POST', `${thisExport}runs/${firstHour!.id as string}/retry/`);
+    expect(retry.status).toBe(200);
+    const [retried] = await completed(thisExport, retry.body.backfill_id as string);
+    expect(retried.records_completed).toBe(15);
+    expect(await listEvents(target.id)).toEqual(copied);
+    const counted = await api(
+      'GET',
+      `/api/projects/${target.id}/events/?${new URLSearchParams({ after: '2000-01-01', select: '["count()"]' }).toString()}`,
+    );
+    // NOTE: the listing gives 64-bit counts as JSON strings ("30"); compared as numbers.
+    expect((counted.body.results as unknown[][]).map(([count]) => Number(count))).toEqual([30]);
+  }, 240_000);
+});
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(500);
+  }
+}
