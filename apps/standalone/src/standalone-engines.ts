@@ -2,15 +2,27 @@ import type { Logger } from 'pino';
 import { createCapturePool, createCapturePublisher, type CaptureEngines } from '@hogbase/capture-server';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
 import { STANDALONE_JOB_ENGINE_CONNECTIONS, type StandaloneConfig } from '@hogbase/config';
-import { createIngestionConsumer, createIngestionPool, type IngestionEngines } from '@hogbase/ingestion';
+import {
+  createIngestionConsumer,
+  createIngestionPool,
+  INGESTION_TOPICS,
+  type IngestionEngines,
+} from '@hogbase/ingestion';
 import { startEmbeddedPostgres } from '@hogbase/postgres';
-import { InProcessBus } from '@hogbase/queue';
+import {
+  createKafkaClient,
+  InProcessBus,
+  KafkaIngestionProgress,
+  type IngestionProgress,
+} from '@hogbase/queue';
 
 export interface StandaloneEngines {
   capture: CaptureEngines;
   ingestion: IngestionEngines;
   /** What carries events from capture to ingestion, for the log. */
   queue: string;
+  /** How far ingestion has got (the batch-export runs wait for it). */
+  ingestionProgress: IngestionProgress;
   /** After the services stopped: the queue (draining what capture published), ClickHouse, the pools. */
   close(): Promise<void>;
 }
@@ -43,6 +55,11 @@ export function openStandaloneEngines(
     const kafka = { ...config.kafka, brokers };
     const publisher = createCapturePublisher(kafka, logger);
     const consumer = createIngestionConsumer(kafka, ingestionLogger);
+    const progress = new KafkaIngestionProgress({
+      kafka: createKafkaClient({ brokers, clientId: kafka.clientId, logger }, { quiet: true }),
+      groupId: kafka.consumerGroupId,
+      topics: INGESTION_TOPICS,
+    });
     return {
       capture: { publisher, pool: capturePool, logger },
       ingestion: {
@@ -53,7 +70,9 @@ export function openStandaloneEngines(
         logger: ingestionLogger,
       },
       queue: `Kafka ${brokers.join(',')}`,
+      ingestionProgress: progress,
       async close() {
+        await progress.close();
         await consumer.stop();
         await publisher.close();
         await closeStores();
@@ -66,6 +85,7 @@ export function openStandaloneEngines(
     capture: { publisher: bus, pool: capturePool, logger },
     ingestion: { pool: ingestionPool, clickhouse, consumer: bus, deadLetters: bus, logger: ingestionLogger },
     queue: 'in-process bus',
+    ingestionProgress: bus,
     async close() {
       await bus.stop();
       await closeStores();

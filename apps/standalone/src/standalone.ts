@@ -36,11 +36,10 @@ export async function startStandalone(
   const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
   const capture = await startCaptureService(config.capture, engines.capture);
   // The workers share the process's ClickHouse engine (chDB: one per process) and Postgres.
-  const workersEngines = await openWorkersEngines(
-    config.workers,
-    logger.child({ app: 'workers' }),
-    postgres.url,
-  );
+  const workersEngines = await openWorkersEngines(config.workers, logger.child({ app: 'workers' }), {
+    databaseUrl: postgres.url,
+    ingestion: engines.ingestionProgress,
+  });
   const workers = await startWorkersService(config.workers, workersEngines, {
     jobEngineConnections: STANDALONE_JOB_ENGINE_CONNECTIONS,
   });

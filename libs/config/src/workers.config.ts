@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
+import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
 import { readEncryptionKeys } from './secret-box';
@@ -11,6 +12,11 @@ export interface WorkersConfig {
   /** Exports, runs and the job queue; required in split mode (npm start passes the embedded one's). */
   database: DatabaseConfig;
   clickhouse: ClickHouseConfig;
+  /**
+   * Ingestion's Kafka (brokers, consumer group): a run starts only once ingestion has processed
+   * every event captured before its interval's end. Required in split mode.
+   */
+  kafka: KafkaConfig;
   /** What opens the sealed destination configs: the same keys as the management API's. */
   encryptionKeys: Buffer[] | undefined;
   dataDir: string;
@@ -18,8 +24,9 @@ export interface WorkersConfig {
   /** Runs this process executes at once. */
   concurrency: number;
   /**
-   * How long after an interval's end its run starts: events captured up to then (ingestion lag)
-   * are in ClickHouse when the run reads the interval.
+   * How late after an interval's end an event may be captured and still belong to that interval
+   * (by its timestamp); its run starts then, once ingestion has processed those events. An event
+   * captured later belongs to the interval it arrived in.
    */
   exportLagSeconds: number;
 }
@@ -33,6 +40,7 @@ export function loadWorkersConfig(env: Environment = process.env): WorkersConfig
       poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 5, 2),
     },
     clickhouse: loadClickHouseConfig(env),
+    kafka: loadKafkaConfig(env),
     encryptionKeys: readEncryptionKeys(env),
     dataDir: path.resolve(readString(env, 'DATA_DIR', './.data')),
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

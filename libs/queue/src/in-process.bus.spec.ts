@@ -232,3 +232,30 @@ describe('InProcessBus', () => {
     expect(other[0].messages[0].headers?.sequence).toBe('0');
   });
 });
+
+describe('InProcessBus as ingestion progress', () => {
+  it('has processed a time once no publish begun before it (plus the publish bound) is waiting', async () => {
+    const bus = new InProcessBus();
+    const handler = gate();
+    await bus.start(() => handler.opened);
+    expect(await bus.processedUntil(new Date(Date.now() - 60_000))).toBe(true);
+
+    const startedAt = Date.now();
+    const published = bus.publish(EVENTS_TOPIC, [message('k', 1)]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // An event captured 5 s before the publish began may be in it (bound: 5 s).
+    const justBefore = new Date(startedAt - 5_000 + 10);
+    expect(await bus.processedUntil(justBefore)).toMatch(
+      /^ingestion is still processing events captured before/,
+    );
+    // Long before the publish began: nothing captured then can be in it.
+    expect(await bus.processedUntil(new Date(startedAt - 60_000))).toBe(true);
+    // Too recent to tell: capture may still be about to publish.
+    expect(await bus.processedUntil(new Date())).toMatch(/may be published until/);
+
+    handler.open();
+    await published;
+    expect(await bus.processedUntil(justBefore)).toBe(true);
+    await bus.stop();
+  });
+});

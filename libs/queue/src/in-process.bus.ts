@@ -1,6 +1,7 @@
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, type QueueMessage } from '@hogbase/event-contract';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger, type QueueLogger } from './queue-logger.util';
+import type { IngestionProgress } from './ingestion-progress';
 import type {
   BatchHandler,
   ConsumedMessage,
@@ -25,12 +26,20 @@ export interface InProcessBusOptions {
   onOtherTopic?: (topic: string, messages: QueueMessage[]) => void | Promise<void>;
 }
 
+/**
+ * How long after receiving an event capture may still be publishing it (parsing, decompressing a
+ * large body): a publish begun later than `time + this` holds no event captured before `time`.
+ */
+const PUBLISH_BOUND_MS = 5_000;
+
 /** One publish call, waiting for all of its segments to be processed. */
 interface PendingPublish {
   remainingSegments: number;
   settled: boolean;
+  /** When publish() was called (ms since the epoch). */
+  startedAt: number;
   resolve: () => void;
-  reject: (error: unknown) => void;
+  reject: (error: Error) => void;
 }
 
 /** Up to maxBatchSize messages of one publish. */
@@ -57,7 +66,7 @@ interface Segment {
  * written (persons updated, say); the retry then writes it again, which the events table
  * deduplicates by UUID: at-least-once, as with Kafka. Publishes in other handler calls are unaffected.
  */
-export class InProcessBus implements EventPublisher, EventConsumer {
+export class InProcessBus implements EventPublisher, EventConsumer, IngestionProgress {
   private readonly topics: ReadonlySet<string>;
   private readonly maxBatchSize: number;
   private readonly maxQueuedMessages: number;
@@ -71,6 +80,8 @@ export class InProcessBus implements EventPublisher, EventConsumer {
   private draining: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private readonly otherTopicPublishes = new Set<Promise<void>>();
+  /** Publishes not yet resolved or rejected. */
+  private readonly unsettled = new Set<PendingPublish>();
 
   constructor(options: InProcessBusOptions = {}) {
     this.topics = new Set(options.topics ?? [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC]);
@@ -95,7 +106,20 @@ export class InProcessBus implements EventPublisher, EventConsumer {
     }
     return new Promise<void>((resolve, reject) => {
       const segmentCount = Math.ceil(messages.length / this.maxBatchSize);
-      const publish: PendingPublish = { remainingSegments: segmentCount, settled: false, resolve, reject };
+      const publish: PendingPublish = {
+        remainingSegments: segmentCount,
+        settled: false,
+        startedAt: Date.now(),
+        resolve: () => {
+          this.unsettled.delete(publish);
+          resolve();
+        },
+        reject: (error) => {
+          this.unsettled.delete(publish);
+          reject(error);
+        },
+      };
+      this.unsettled.add(publish);
       for (let start = 0; start < messages.length; start += this.maxBatchSize) {
         this.queue.push({ topic, messages: messages.slice(start, start + this.maxBatchSize), publish });
       }
@@ -125,6 +149,25 @@ export class InProcessBus implements EventPublisher, EventConsumer {
   async stop(): Promise<void> {
     await this.close();
     this.handler = undefined;
+  }
+
+  /**
+   * Every event captured before `time` is processed once no publish begun before `time` plus the
+   * publish bound is still waiting (a rejected publish is retried by its SDK as a new capture).
+   */
+  processedUntil(time: Date): Promise<true | string> {
+    const bound = time.getTime() + PUBLISH_BOUND_MS;
+    if (Date.now() < bound) {
+      return Promise.resolve(
+        `events captured before ${time.toISOString()} may be published until ${new Date(bound).toISOString()}`,
+      );
+    }
+    for (const publish of this.unsettled) {
+      if (publish.startedAt < bound) {
+        return Promise.resolve(`ingestion is still processing events captured before ${time.toISOString()}`);
+      }
+    }
+    return Promise.resolve(true);
   }
 
   healthy(): boolean {

@@ -7,3 +7,4 @@ export * from './kafka.consumer';
 export * from './kafka-topics.util';
 export * from './dead-letter.util';
 export * from './in-process.bus';
+export * from './ingestion-progress';

@@ -96,6 +96,15 @@ export class RunStore {
     };
   }
 
+  /** The run's export and the end of its interval; undefined for a run that is gone. */
+  async locate(runId: string): Promise<{ batchExportId: string; dataIntervalEnd: Date } | undefined> {
+    const { rows } = await this.pool.query<{ batch_export_id: string; data_interval_end: Date }>(
+      'SELECT batch_export_id, data_interval_end FROM batch_export_runs WHERE id = $1',
+      [runId],
+    );
+    return rows[0] && { batchExportId: rows[0].batch_export_id, dataIntervalEnd: rows[0].data_interval_end };
+  }
+
   async setTotal(runId: string, total: number): Promise<void> {
     await this.pool.query(
       `UPDATE batch_export_runs SET records_total_count = $2, last_updated_at = now() WHERE id = $1 AND status = 'Running'`,

@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { BATCH_EXPORT_DESTINATIONS } from '@hogbase/batch-exports';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
 import { ConfigError, openSecretBox, type WorkersConfig } from '@hogbase/config';
+import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { postgresPoolTimeouts } from '@hogbase/postgres';
+import { createKafkaClient, KafkaIngestionProgress, type IngestionProgress } from '@hogbase/queue';
 import type { WorkersEngines } from './workers.service';
 
 export interface OpenedWorkersEngines extends WorkersEngines {
@@ -26,27 +28,57 @@ export function createWorkersPool(url: string, poolSize: number, logger: Logger)
   return pool;
 }
 
+/** Where the workers run: alone (their own Postgres URL, ingestion seen through Kafka) or beside ingestion. */
+export interface WorkersSurroundings {
+  /** The Postgres of exports and runs; DATABASE_URL by default. */
+  databaseUrl?: string;
+  /** Ingestion's progress when it runs in the same process (npm start's bus); Kafka's group otherwise. */
+  ingestion?: IngestionProgress;
+}
+
 /**
  * What the workers run on alone (split mode): the Postgres of DATABASE_URL (the management API's),
- * a ClickHouse server (chDB's data path belongs to the one process that opened it), and the keys
- * that open destination configs. Connects nothing yet.
+ * a ClickHouse server (chDB's data path belongs to the one process that opened it), ingestion's
+ * consumer group on Kafka, and the keys that open destination configs. Connects nothing yet.
  */
 export async function openWorkersEngines(
   config: WorkersConfig,
   logger: Logger,
-  databaseUrl = config.database.url,
+  surroundings: WorkersSurroundings = {},
 ): Promise<OpenedWorkersEngines> {
+  const databaseUrl = surroundings.databaseUrl ?? config.database.url;
   if (!databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required when the workers run alone');
+  let kafkaProgress: KafkaIngestionProgress | undefined;
+  let ingestion = surroundings.ingestion;
+  if (!ingestion) {
+    const { brokers } = config.kafka;
+    if (!brokers) {
+      throw new ConfigError(
+        'KAFKA_BROKERS',
+        '',
+        "is required when the workers run alone: a run waits for ingestion's consumer group to process its interval",
+      );
+    }
+    const kafka = createKafkaClient({ brokers, clientId: config.kafka.clientId, logger }, { quiet: true });
+    kafkaProgress = new KafkaIngestionProgress({
+      kafka,
+      groupId: config.kafka.consumerGroupId,
+      topics: [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC],
+    });
+    ingestion = kafkaProgress;
+  }
   const pool = createWorkersPool(databaseUrl, config.database.poolSize, logger);
   const clickhouse = createClickHouse(config.clickhouse);
   return {
     pool,
     databaseUrl,
     clickhouse,
+    ingestion,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
     destinations: BATCH_EXPORT_DESTINATIONS,
     logger,
     async close() {
+      await kafkaProgress?.close();
       await closeClickHouse(clickhouse);
       await pool.end();
     },

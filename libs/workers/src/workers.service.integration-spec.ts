@@ -5,7 +5,9 @@ import { createNoOpDestination } from '@hogbase/batch-exports';
 import { insertEvents, type EventRow } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { loadWorkersConfig, SecretBox } from '@hogbase/config';
+import { EVENTS_TOPIC } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
+import { InProcessBus, type IngestionProgress } from '@hogbase/queue';
 import type { RunningService } from '@hogbase/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { startWorkersService } from './workers.service';
@@ -86,7 +88,10 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
     return id;
   }
 
-  function start(): Promise<RunningService> {
+  /** Nothing in flight: ingestion has processed everything captured so far. */
+  const idleBus = new InProcessBus();
+
+  function start(ingestion: IngestionProgress = idleBus): Promise<RunningService> {
     const config = {
       ...loadWorkersConfig({ DATABASE_URL: database.url, BATCH_EXPORT_LAG_SECONDS: '0' }),
       clickhouse: { ...loadWorkersConfig({}).clickhouse, database: clickhouse.database },
@@ -97,11 +102,12 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
         pool,
         databaseUrl: database.url,
         clickhouse: clickhouse.client,
+        ingestion,
         secrets,
         destinations: { NoOp: createNoOpDestination },
         logger: pino({ level: 'silent' }),
       },
-      { tickMs: 200 },
+      { tickMs: 200, ingestionPollMs: 200 },
     );
   }
 
@@ -189,5 +195,36 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
     expect((await runsOf(exportId)).map((run) => [run.status, run.records_completed])).toEqual([
       ['Cancelled', 0],
     ]);
+  });
+
+  it('holds a run until ingestion has processed what was captured before its interval ended', async () => {
+    // Ingestion is busy with a publish capture began before the interval ended.
+    const busy = new InProcessBus();
+    let finishBatch!: () => void;
+    const batchDone = new Promise<void>((resolve) => (finishBatch = resolve));
+    await busy.start(() => batchDone);
+    const published = busy.publish(EVENTS_TOPIC, [{ key: 'visitor', value: '{}' }]);
+    const exportId = await createExport(new Date(lastHour + HOUR));
+    const end = new Date();
+    await pool.query(
+      `INSERT INTO batch_export_runs (id, batch_export_id, data_interval_start, data_interval_end)
+       VALUES ($1, $2, $3, $4)`,
+      [randomUUID(), exportId, new Date(lastHour), end],
+    );
+    workers = await start(busy);
+    await waitFor('the bus to say ingestion lags', async () => {
+      const answer = await busy.processedUntil(end);
+      return typeof answer === 'string' && answer.startsWith('ingestion is still processing');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // several polls of the gate
+    expect((await runsOf(exportId)).map((run) => run.status)).toEqual(['Starting']);
+
+    finishBatch();
+    await published;
+    await waitFor('the run to complete', async () =>
+      (await runsOf(exportId)).every((run) => run.status === 'Completed'),
+    );
+    expect((await runsOf(exportId))[0].records_completed).toBe(perHour[2] + 1);
+    await busy.stop();
   });
 });

@@ -1,10 +1,11 @@
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DestinationFactory } from '@hogbase/batch-exports';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { SecretBox, WorkersConfig } from '@hogbase/config';
+import type { IngestionProgress } from '@hogbase/queue';
 import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
 import { executeRun } from './run-executor';
 import { RunStore } from './run-store';
@@ -16,6 +17,8 @@ export const RUN_QUEUE = 'batch-export-run';
 const STOP_GRACE_MS = 8_000;
 /** Attempts of a run before it ends Failed (each after a back-off). */
 const RETRY_LIMIT = 5;
+/** A run that waited this long for ingestion says so in its logs. */
+const LONG_WAIT_MS = 60_000;
 
 /** What the workers run on; the caller opened them and closes them after `stop()`. */
 export interface WorkersEngines {
@@ -24,6 +27,8 @@ export interface WorkersEngines {
   /** The same Postgres for the job engine, which opens a small pool of its own. */
   databaseUrl: string;
   clickhouse: ClickHouseClient;
+  /** Whether ingestion has processed a run's interval: its run waits until it has. */
+  ingestion: IngestionProgress;
   secrets: SecretBox;
   destinations: Readonly<Record<string, DestinationFactory>>;
   logger: Logger;
@@ -34,6 +39,8 @@ export interface WorkersServiceOptions {
   tickMs?: number;
   /** Job engine connections (keep small on the embedded Postgres). Default 3. */
   jobEngineConnections?: number;
+  /** How often a run waiting for ingestion asks again. Default 5 s. */
+  ingestionPollMs?: number;
 }
 
 function messageOf(error: unknown): string {
@@ -57,6 +64,7 @@ export function startWorkersService(
 ): Promise<RunningService> {
   const { pool, logger } = engines;
   const tickMs = options.tickMs ?? 10_000;
+  const ingestionPollMs = options.ingestionPollMs ?? 5_000;
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics, prefix: 'workers_' });
   const runsTotal = new Counter({
@@ -73,6 +81,11 @@ export function startWorkersService(
   const bytesTotal = new Counter({
     name: 'batch_export_bytes_exported_total',
     help: 'Bytes exported',
+    registers: [metrics],
+  });
+  const waiting = new Gauge({
+    name: 'batch_export_runs_waiting_for_ingestion',
+    help: 'Runs whose interval ended but which wait for ingestion to process it',
     registers: [metrics],
   });
   const duration = new Histogram({
@@ -98,6 +111,32 @@ export function startWorkersService(
   });
 
   const stopSignal = new AbortController();
+
+  /**
+   * Holds a run until ingestion has processed every event captured before its interval's end plus
+   * the lag (the events it owns): an ingestion outage delays runs instead of emptying them.
+   */
+  const waitForIngestion = async (runId: string, jobSignal: AbortSignal) => {
+    const run = await store.locate(runId);
+    if (!run) return; // gone: executeRun skips it
+    const until = new Date(run.dataIntervalEnd.getTime() + config.exportLagSeconds * 1_000);
+    const since = Date.now();
+    let told = false;
+    for (;;) {
+      jobSignal.throwIfAborted();
+      stopSignal.signal.throwIfAborted();
+      const answer = await engines.ingestion
+        .processedUntil(until)
+        .catch((error: unknown) => `ingestion's progress is unknown: ${messageOf(error)}`);
+      if (answer === true) return;
+      if (!told && Date.now() - since >= LONG_WAIT_MS) {
+        told = true;
+        await store.log(run.batchExportId, runId, 'info', `Waiting for ingestion: ${answer}`);
+        logger.info({ runId, reason: answer }, 'batch export run waits for ingestion');
+      }
+      await sleep(ingestionPollMs, AbortSignal.any([jobSignal, stopSignal.signal]));
+    }
+  };
   let started = false;
   let lastTickError: string | undefined;
 
@@ -138,6 +177,12 @@ export function startWorkersService(
           RUN_QUEUE,
           { localConcurrency: config.concurrency, pollingIntervalSeconds: 2 },
           async ([job]) => {
+            waiting.inc();
+            try {
+              await waitForIngestion(job.data.runId, job.signal);
+            } finally {
+              waiting.dec();
+            }
             const outcome = await executeRun(
               job.data.runId,
               {
