@@ -1,6 +1,9 @@
 import { ConfigError, readInteger, readString, readUrl, type Environment } from '@hogbase/config';
 
-export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag', 'listing', 'flags'] as const;
+export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag', 'listing', 'flags', 'exports'] as const;
+/** What the exports benchmark writes to S3, beside its baseline. */
+export const EXPORT_FORMATS = ['JSONLines', 'Parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface BenchConfig {
@@ -30,6 +33,12 @@ export interface BenchConfig {
   listingSizes: number[];
   /** Timed requests per listing query per round. */
   listingRequests: number;
+  /** Events in the hour the exports benchmark exports. */
+  exportEvents: number;
+  /** The S3 formats exported each round (JSONLines gzip, Parquet zstd), in this order. */
+  exportFormats: ExportFormat[];
+  /** An S3-compatible endpoint (path-style); else S3Mock is started for the run. */
+  s3Endpoint: string | undefined;
   /** A PostgreSQL server whose role may CREATE DATABASE; else the machine's cluster 15/main. */
   databaseUrl: string | undefined;
   /** Kafka bootstrap brokers; else a single KRaft broker is started from the cached jars. */
@@ -56,7 +65,17 @@ function readSizes(env: Environment, name: string, fallback: number[]): number[]
   return sizes.sort((left, right) => left - right);
 }
 
-/** Read once at start-up: `npm run bench -- [batch] [capture] [ingestion] [lag]` and BENCH_* knobs. */
+function readFormats(env: Environment, name: string): ExportFormat[] {
+  const raw = readString(env, name);
+  if (raw === undefined) return [...EXPORT_FORMATS];
+  const formats = raw.split(',').map((format) => format.trim());
+  if (formats.some((format) => !(EXPORT_FORMATS as readonly string[]).includes(format))) {
+    throw new ConfigError(name, raw, `must be a comma list of ${EXPORT_FORMATS.join(', ')}`);
+  }
+  return EXPORT_FORMATS.filter((format) => formats.includes(format));
+}
+
+/** Read once at start-up: `npm run bench -- [batch] [capture] … [exports]` and BENCH_* knobs. */
 export function loadBenchConfig(env: Environment, args: readonly string[]): BenchConfig {
   const brokers = readString(env, 'KAFKA_BROKERS')
     ?.split(',')
@@ -76,6 +95,9 @@ export function loadBenchConfig(env: Environment, args: readonly string[]): Benc
     cpuProfileDir: readString(env, 'BENCH_CPU_PROF_DIR'),
     listingSizes: readSizes(env, 'BENCH_LISTING_SIZES', [1_000_000, 10_000_000]),
     listingRequests: readInteger(env, 'BENCH_LISTING_REQUESTS', 15, 1),
+    exportEvents: readInteger(env, 'BENCH_EXPORT_EVENTS', 1_000_000, 1_000),
+    exportFormats: readFormats(env, 'BENCH_EXPORT_FORMATS'),
+    s3Endpoint: readUrl(env, 'S3_ENDPOINT', ['http', 'https'])?.origin,
     databaseUrl: readUrl(env, 'TEST_DATABASE_URL', ['postgres', 'postgresql'])?.toString(),
     kafkaBrokers: brokers && brokers.length > 0 ? brokers : undefined,
   };

@@ -2,11 +2,12 @@
 // services: PostgreSQL, a Kafka broker and chDB. Not part of the test suite. See bench/README.md.
 //
 //   npm run bench                       every benchmark
-//   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing, flags)
+//   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing, flags,
+//                                       exports)
 //   BENCH_ROUNDS=5 BENCH_INGEST_EVENTS=100000 npm run bench
 //
-// Everything it starts (the broker, the capture processes, the database, the chDB directory, the
-// PostgreSQL cluster if it was down) is stopped or removed on the way out, also on Ctrl-C.
+// Everything it starts (the broker, S3Mock, the capture processes, the database, the chDB directories,
+// the PostgreSQL cluster if it was down) is stopped or removed on the way out, also on Ctrl-C.
 import os from 'node:os';
 import { ConfigError, loadKafkaConfig } from '@hogbase/config';
 import { prepareEventStores } from '@hogbase/ingestion';
@@ -14,6 +15,7 @@ import { loadBenchConfig, type BenchConfig } from './bench.config';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.util';
 import { runBatchBench, runSingleEventBench } from './capture.bench';
 import { runLagBench } from './end-to-end-lag.bench';
+import { ExportSteps, runExportsBench } from './exports.bench';
 import { openIngestionPipeline, type IngestionPipeline } from './ingestion-pipeline.util';
 import { runIngestionBench } from './ingestion.bench';
 import { runFlagsBench } from './flag-evaluation.bench';
@@ -21,6 +23,7 @@ import { runListingBench } from './listing.bench';
 import { startKafka } from './kafka-broker.util';
 import { startPostgres } from './postgres-server.util';
 import { printTable, type BenchSummary } from './report.util';
+import { startS3 } from './s3-server.util';
 import { startTarget, type TargetProcess } from './target-process.util';
 
 const SIGNAL_EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
@@ -62,6 +65,8 @@ interface Services {
   capture?: TargetProcess;
   ceiling?: TargetProcess;
   pipeline?: IngestionPipeline;
+  s3Endpoint?: string;
+  exportSteps?: ExportSteps;
 }
 
 async function startServices(config: BenchConfig, stops: Stops): Promise<Services> {
@@ -73,6 +78,14 @@ async function startServices(config: BenchConfig, stops: Stops): Promise<Service
   const database = await createBenchDatabase(postgres.url);
   stops.push('the bench database', () => database.drop());
   const services: Services = { database, brokers: [] };
+  if (needs('exports')) {
+    const s3 = await startS3(config.s3Endpoint, log);
+    stops.push('S3', () => s3.stop());
+    services.s3Endpoint = s3.endpoint;
+    const steps = await ExportSteps.open(database.url);
+    stops.push('the exports steps and their chDB directory', () => steps.close());
+    services.exportSteps = steps;
+  }
   if (!needs('batch', 'capture', 'ingestion', 'lag', 'flags')) return services;
   const kafka = await startKafka(config.kafkaBrokers, log);
   stops.push('Kafka', () => kafka.stop());
@@ -136,6 +149,19 @@ async function runBenchmarks(config: BenchConfig, services: Services): Promise<B
         break;
       case 'flags':
         summaries.push(await runFlagsBench(config, capture(), database, log));
+        break;
+      case 'exports':
+        summaries.push(
+          await runExportsBench(
+            config,
+            {
+              database,
+              s3Endpoint: started(services.s3Endpoint, 'S3'),
+              steps: started(services.exportSteps, 'the exports steps'),
+            },
+            log,
+          ),
+        );
         break;
     }
   }

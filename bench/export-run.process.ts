@@ -1,0 +1,254 @@
+// One step of the exports benchmark in a Node process of its own, so that its peak memory (the
+// kernel's RSS high-water mark, reset just before the measured path) is that path's alone. Started
+// by exports.bench.ts, one process at a time: chDB binds its data directory to one process.
+//
+// Env: BENCH_EXPORT_REQUEST (an ExportStepRequest as JSON), and the workers' own settings:
+// DATABASE_URL (the bench database), CLICKHOUSE_DATABASE, CLICKHOUSE_DATA_PATH, ENCRYPTION_KEYS.
+// IPC: sends one ExportStepResult, then exits.
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pino from 'pino';
+import { BATCH_EXPORT_DESTINATIONS } from '@hogbase/batch-exports';
+import { assertDatabaseName, closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
+import {
+  ConfigError,
+  loadClickHouseConfig,
+  loadWorkersConfig,
+  openSecretBox,
+  runMain,
+} from '@hogbase/config';
+import { prepareEventStores } from '@hogbase/ingestion';
+import { clickhouseTime, createWorkersPool, executeRun, RunStore } from '@hogbase/workers';
+
+export type ExportStepRequest =
+  /** Puts `events` events of `teamId` into the hour from `hourStart` (ISO 8601). */
+  | { step: 'load'; teamId: number; events: number; hourStart: string }
+  /** The baseline: the hour's rows, `SELECT … FORMAT JSONEachRow`, into /dev/null. */
+  | { step: 'select'; teamId: number; hourStart: string; hourEnd: string }
+  /** The workers' executeRun of the run row `runId`. */
+  | { step: 'export'; runId: string };
+
+export type ExportStepResult =
+  | { type: 'loaded'; rows: number; seconds: number }
+  | {
+      type: 'measured';
+      rows: number;
+      /** Bytes the path wrote: to /dev/null, or what the destination reported (compressed). */
+      bytes: number;
+      seconds: number;
+      /** RSS once everything was open, just before the measured path. */
+      rssBeforeBytes: number;
+      /** The RSS high-water mark from just before the path to its end. */
+      peakRssBytes: number;
+    };
+
+const LOAD_CHUNK = 250_000;
+
+/**
+ * Resets the kernel's RSS high-water mark (VmHWM) to the current RSS, so that start-up (module
+ * compilation, opening chDB) does not count. False where /proc does not allow it.
+ * NOTE: not process.resourceUsage().maxRSS: clear_refs does not reset it, and after a spawn it can
+ * start from the parent's high-water mark.
+ */
+function resetPeakRss(): boolean {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function peakRssBytes(resetWorked: boolean): number {
+  const match = resetWorked ? /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8')) : null;
+  return (match ? Number(match[1]) : process.resourceUsage().maxRSS) * 1024;
+}
+const HOUR_MICROSECONDS = 3_600_000_000;
+
+/** A UUID's text derived from `seed` (a SQL expression): ids shared by rows, as sessions and persons are. */
+function uuidFrom(seed: string): string {
+  const half = (salt: number) => `toFixedString(reinterpretAsString(cityHash64(${seed}, ${salt})), 8)`;
+  return `reinterpretAsUUID(concat(${half(1)}, ${half(2)}))`;
+}
+
+/**
+ * Events as the JS SDK sends them from a shop's pages: about 650 bytes of properties (browser,
+ * OS, URLs, session, window and device ids, UTM tags), person properties, an element chain on
+ * autocapture, 50,000 persons, timestamps spread at random over the hour and `created_at` (when
+ * capture received them) up to 2 s later.
+ */
+function insertQuery(database: string): string {
+  return `INSERT INTO ${assertDatabaseName(database)}.events
+      (uuid, event, properties, timestamp, team_id, distinct_id, elements_chain, created_at,
+       person_id, person_properties, person_created_at)
+    SELECT generateUUIDv4(n), event,
+           concat('{"$browser":"', browser, '","$browser_version":', toString(120 + person % 6),
+                  ',"$os":"', os, '","$device_type":"', if(os IN ('iOS', 'Android'), 'Mobile', 'Desktop'),
+                  '","$current_url":"https://shop.example.com', path, '","$host":"shop.example.com","$pathname":"', path,
+                  '","$referrer":"', referrer, '","$referring_domain":"', domain(referrer),
+                  '","$screen_height":1080,"$screen_width":1920,"$viewport_height":', toString(700 + n % 300),
+                  ',"$viewport_width":1440,"$lib":"web","$lib_version":"1.160.0","$session_id":"', toString(${uuidFrom('session')}),
+                  '","$window_id":"', toString(${uuidFrom("session, 'window'")}),
+                  '","$device_id":"', toString(${uuidFrom("person, 'device'")}),
+                  '","$insert_id":"', toString(${uuidFrom("n, 'insert'")}),
+                  '","utm_source":"', ['newsletter', 'google', 'twitter', ''][person % 4 + 1],
+                  '","utm_campaign":"spring-sale","$is_identified":', if(person % 3 = 0, 'true', 'false'),
+                  if(event = 'purchase', concat(',"price":', toString(5 + n % 200), ',"currency":"EUR"'), ''),
+                  '}'),
+           ts, {team:Int64}, concat('user-', toString(person)),
+           if(event = '$autocapture', concat('button.btn.btn-primary:attr__class="btn btn-primary"nth-child="2"nth-of-type="1"text="Add to cart";div.product:nth-child="1"nth-of-type="1";body:nth-child="2"nth-of-type="1"'), ''),
+           ts + toIntervalMillisecond(cityHash64(n, 'received') % 2000),
+           ${uuidFrom("person, 'person'")},
+           concat('{"email":"user-', toString(person), '@example.com","plan":"', ['free', 'pro', 'team'][person % 3 + 1],
+                  '","$initial_browser":"', browser, '"}'),
+           ts - toIntervalDay(person % 300)
+      FROM (SELECT number AS n,
+                   number % 50000 AS person,
+                   intDiv(number, 20) AS session,
+                   toDateTime64({hour_start:UInt64}, 6, 'UTC') + toIntervalMicrosecond(cityHash64(number, 'ts') % ${HOUR_MICROSECONDS}) AS ts,
+                   ['$pageview', '$pageview', '$pageview', '$pageleave', '$autocapture', '$autocapture', 'purchase', 'signup'][number % 8 + 1] AS event,
+                   ['Chrome', 'Chrome', 'Safari', 'Firefox', 'Edge'][cityHash64(number % 50000, 'browser') % 5 + 1] AS browser,
+                   ['Mac OS X', 'Windows', 'iOS', 'Android', 'Linux'][cityHash64(number % 50000, 'os') % 5 + 1] AS os,
+                   concat('/products/', toString(cityHash64(number, 'path') % 2000), '?ref=home') AS path,
+                   ['https://www.google.com/', 'https://news.example.org/spring', '$direct'][number % 3 + 1] AS referrer
+              FROM numbers({from:UInt64}, {count:UInt64}))`;
+}
+
+async function load(request: Extract<ExportStepRequest, { step: 'load' }>): Promise<ExportStepResult> {
+  const config = loadClickHouseConfig(process.env);
+  const clickhouse = createClickHouse(config);
+  try {
+    const startedAt = performance.now();
+    // The deployment's migrate step, as the other benchmarks create the events table.
+    await prepareEventStores({ clickhouse: { client: clickhouse, database: config.database } });
+    for (let from = 0; from < request.events; from += LOAD_CHUNK) {
+      await clickhouse.command({
+        query: insertQuery(config.database),
+        query_params: {
+          team: request.teamId,
+          hour_start: Math.floor(Date.parse(request.hourStart) / 1000),
+          from,
+          count: Math.min(LOAD_CHUNK, request.events - from),
+        },
+      });
+    }
+    // One part, as an hour-old hour mostly is: background merges of the load's parts would
+    // otherwise run inside whichever measured path opens chDB first.
+    await clickhouse.command({ query: `OPTIMIZE TABLE ${assertDatabaseName(config.database)}.events FINAL` });
+    const result = await clickhouse.query({
+      query: `SELECT count() AS rows FROM ${assertDatabaseName(config.database)}.events FINAL WHERE team_id = {team:Int64}`,
+      query_params: { team: request.teamId },
+      format: 'JSONEachRow',
+    });
+    const [{ rows }] = await result.json<{ rows: string }>();
+    return { type: 'loaded', rows: Number(rows), seconds: (performance.now() - startedAt) / 1000 };
+  } finally {
+    await closeClickHouse(clickhouse);
+  }
+}
+
+/**
+ * The baseline and the export open the same engines, so that the RSS both start from is the same:
+ * what executeRun runs on in the workers (their Postgres pool, ClickHouse, the keys, the
+ * destinations), read from the workers' config. Not openWorkersEngines: what else the service
+ * needs (ingestion's progress on Kafka, for when a run may start) is no part of executing one.
+ */
+async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): Promise<ExportStepResult> {
+  const config = loadWorkersConfig(process.env);
+  const logger = pino({ level: 'warn' });
+  const databaseUrl = config.database.url;
+  if (!databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required');
+  const pool = createWorkersPool(databaseUrl, config.database.poolSize, logger);
+  const clickhouse = createClickHouse(config.clickhouse);
+  const engines = {
+    pool,
+    clickhouse,
+    secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
+    destinations: BATCH_EXPORT_DESTINATIONS,
+    logger,
+  };
+  try {
+    // The engine's first query starts it (tables, caches): not part of either path.
+    await (await clickhouse.query({ query: 'SELECT 1', format: 'JSONEachRow' })).json();
+    const reset = resetPeakRss();
+    const rssBeforeBytes = process.memoryUsage().rss;
+    const startedAt = performance.now();
+    let rows: number;
+    let bytes = 0;
+    if (request.step === 'select') {
+      const database = assertDatabaseName(config.clickhouse.database);
+      // The run's own selection (FINAL, the hour, its order) and the export's default fields, in
+      // ClickHouse's own JSON: what the export adds is chunking, the JSON it builds, gzip and S3.
+      const { stream } = await clickhouse.exec({
+        query: `SELECT toString(uuid) AS uuid, timestamp, _timestamp AS _inserted_at, created_at, event, properties,
+                       distinct_id, elements_chain, person_properties, toString(person_id) AS person_id
+                  FROM ${database}.events AS events FINAL
+                 WHERE team_id = {team:Int64}
+                   AND timestamp >= {start:DateTime64(6, 'UTC')} AND timestamp < {end:DateTime64(6, 'UTC')}
+                 ORDER BY timestamp, uuid
+                FORMAT JSONEachRow`,
+        query_params: {
+          team: request.teamId,
+          start: clickhouseTime(new Date(request.hourStart)),
+          end: clickhouseTime(new Date(request.hourEnd)),
+        },
+      });
+      let lines = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          bytes += chunk.length;
+          for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) {
+            lines += 1;
+          }
+          done(null, chunk);
+        },
+      });
+      await pipeline(stream, counter, createWriteStream('/dev/null'));
+      rows = lines;
+    } else {
+      // What workers.service.ts hands executeRun, built as a variable: a field the deps gain later
+      // (set from the workers' config here) does not break this call's type check.
+      const deps = {
+        ...engines,
+        store: new RunStore(pool),
+        database: config.clickhouse.database,
+        lagSeconds: config.exportLagSeconds,
+      };
+      const outcome = await executeRun(request.runId, deps, new AbortController().signal);
+      if (outcome.status !== 'Completed') {
+        throw new Error(`the export run ended ${outcome.status}: ${JSON.stringify(outcome)}`);
+      }
+      rows = outcome.records;
+      bytes = outcome.bytes;
+    }
+    const seconds = (performance.now() - startedAt) / 1000;
+    return {
+      type: 'measured',
+      rows,
+      bytes,
+      seconds,
+      rssBeforeBytes,
+      peakRssBytes: peakRssBytes(reset),
+    };
+  } finally {
+    await closeClickHouse(clickhouse);
+    await pool.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const raw = process.env.BENCH_EXPORT_REQUEST;
+  if (!raw) throw new ConfigError('BENCH_EXPORT_REQUEST', '', 'is required');
+  // The parent went away (Ctrl-C, a crash): nothing is waiting for this step.
+  process.once('disconnect', () => process.exit(1));
+  const request = JSON.parse(raw) as ExportStepRequest;
+  const result = request.step === 'load' ? await load(request) : await measure(request);
+  await new Promise<void>((resolve, reject) =>
+    process.send?.(result, (error: Error | null) => (error ? reject(error) : resolve())),
+  );
+  process.exit(0);
+}
+
+runMain(main);
