@@ -1,0 +1,212 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { managementRequest } from './management-request';
+
+/** One event of a `/batch/` body as the HTTP destination sends it. */
+export interface ReceivedEvent {
+  uuid: string;
+  event: string;
+  timestamp: string;
+  distinct_id: string;
+}
+
+/**
+ * A loopback PostHog `/batch/` endpoint for HTTP batch exports. Each export points at it with its
+ * own `token` (the body's `api_key`), so one receiver serves several exports. It records the events
+ * of the bodies it answered 2xx, as sent (no deduplication: a test sees every duplicate), and can be
+ * made slow or refusing per token.
+ */
+export class BatchReceiver {
+  /** How the bodies of a token are answered (200 at once unless set). */
+  private readonly behaviours = new Map<string, { status: number; delayMs: number }>();
+  /** Bodies received, by token, whatever the answer. */
+  private readonly received = new Map<string, number>();
+  private readonly accepted = new Map<string, ReceivedEvent[][]>();
+
+  private readonly server: Server;
+  private port = 0;
+
+  private constructor() {
+    this.server = createServer((request, response) => {
+      const parts: Buffer[] = [];
+      request.on('data', (part: Buffer) => parts.push(part));
+      request.on('end', () => {
+        void this.answer(Buffer.concat(parts).toString('utf8')).then((status) => {
+          response.writeHead(status, { 'Content-Type': 'application/json' });
+          response.end(status < 300 ? '{"status":"Ok"}' : '{"type":"validation_error","detail":"refused"}');
+        });
+      });
+    });
+  }
+
+  static async start(): Promise<BatchReceiver> {
+    const receiver = new BatchReceiver();
+    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+    receiver.port = (receiver.server.address() as AddressInfo).port;
+    return receiver;
+  }
+
+  /** The `url` of the exports' config. */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/batch/`;
+  }
+
+  /** From now on, the bodies sent with `token` are answered `status` after `delayMs`. */
+  behave(token: string, behaviour: { status?: number; delayMs?: number }): void {
+    this.behaviours.set(token, { status: behaviour.status ?? 200, delayMs: behaviour.delayMs ?? 0 });
+  }
+
+  /** Events of the 2xx-answered bodies sent with `token`, in arrival order. */
+  events(token: string): ReceivedEvent[] {
+    return (this.accepted.get(token) ?? []).flat();
+  }
+
+  /** Bodies sent with `token` and answered 2xx. */
+  batches(token: string): number {
+    return this.accepted.get(token)?.length ?? 0;
+  }
+
+  /** Bodies sent with `token`, whatever the answer (also those still waiting for it). */
+  requests(token: string): number {
+    return this.received.get(token) ?? 0;
+  }
+
+  async close(): Promise<void> {
+    // The exporting process keeps its connections alive: close them, or close() waits for them.
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async answer(text: string): Promise<number> {
+    let body: { api_key?: unknown; batch?: unknown };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      return 400;
+    }
+    const token = typeof body.api_key === 'string' ? body.api_key : '';
+    this.received.set(token, this.requests(token) + 1);
+    const { delayMs } = this.behaviours.get(token) ?? { delayMs: 0 };
+    if (delayMs > 0) await sleep(delayMs);
+    // Read after the delay: a test may change the answer while a body waits.
+    const { status } = this.behaviours.get(token) ?? { status: 200 };
+    if (status < 300 && Array.isArray(body.batch)) {
+      const batches = this.accepted.get(token) ?? [];
+      batches.push(body.batch as ReceivedEvent[]);
+      this.accepted.set(token, batches);
+    }
+    return status;
+  }
+}
+
+/** An event a test sends with posthog-node. */
+export interface TestEvent {
+  uuid: string;
+  event: string;
+  distinctId: string;
+  timestamp: Date;
+}
+
+/** Sends the events through capture with the real SDK and waits for its last flush. */
+export async function captureEvents(
+  captureUrl: string,
+  projectApiKey: string,
+  events: TestEvent[],
+): Promise<void> {
+  const { PostHog } = await import('posthog-node');
+  const client = new PostHog(projectApiKey, {
+    host: captureUrl,
+    flushAt: 500,
+    maxBatchSize: 1_000,
+    // The SDK drops the oldest events past its queue size: room for all of them.
+    maxQueueSize: events.length + 1_000,
+    fetchRetryCount: 3,
+  });
+  for (const event of events) {
+    client.capture({
+      distinctId: event.distinctId,
+      event: event.event,
+      uuid: event.uuid,
+      timestamp: event.timestamp,
+      properties: {},
+    });
+  }
+  await client.shutdown(120_000);
+}
+
+/** The batch-export routes of the project the key's credentials name. */
+export class BatchExportsApi {
+  constructor(
+    private readonly managementUrl: string,
+    private readonly credentials: { personal_api_key: string; project_id: number },
+  ) {}
+
+  request(method: string, path: string, body?: unknown) {
+    return managementRequest(this.managementUrl, this.credentials.personal_api_key, method, path, body);
+  }
+
+  /** `/api/projects/:project_id/batch_exports/` plus `path`. */
+  path(path = ''): string {
+    return `/api/projects/${this.credentials.project_id}/batch_exports/${path}`;
+  }
+
+  /** Creates an HTTP export to `receiver` that sends `token`; fails unless answered 201. */
+  async createHttpExport(
+    receiver: BatchReceiver,
+    token: string,
+    fields: { interval: string; paused?: boolean; includeEvents?: string[] },
+  ): Promise<string> {
+    const { includeEvents, ...rest } = fields;
+    const created = await this.request('POST', this.path(), {
+      name: `to ${token}`,
+      ...rest,
+      destination: {
+        type: 'HTTP',
+        config: { url: receiver.url, token, ...(includeEvents ? { include_events: includeEvents } : {}) },
+      },
+    });
+    expect({ token, status: created.status }).toEqual({ token, status: 201 });
+    return created.body.id as string;
+  }
+
+  /** Every run of the export, newest first (one page: tests make fewer than 100). */
+  async runs(exportId: string): Promise<ExportRun[]> {
+    const listed = await this.request('GET', this.path(`${exportId}/runs/`));
+    expect(listed.status).toBe(200);
+    return listed.body.results as ExportRun[];
+  }
+
+  async backfill(exportId: string, backfillId: string): Promise<Record<string, any>> {
+    const found = await this.request('GET', this.path(`${exportId}/backfills/${backfillId}/`));
+    expect(found.status).toBe(200);
+    return found.body;
+  }
+
+  /** Events named `event` with a timestamp in `[from, to)`, as the event listing counts them. */
+  async countEvents(event: string, from: Date, to: Date): Promise<number> {
+    const query = new URLSearchParams({
+      event,
+      select: JSON.stringify(['count()']),
+      after: from.toISOString(),
+      before: to.toISOString(),
+    });
+    const listed = await this.request(
+      'GET',
+      `/api/projects/${this.credentials.project_id}/events/?${query.toString()}`,
+    );
+    if (listed.status !== 200) return -1;
+    return Number((listed.body.results as unknown[][])[0]?.[0] ?? 0);
+  }
+}
+
+/** A run as the runs listing shows it (the fields the tests read). */
+export interface ExportRun {
+  id: string;
+  status: string;
+  records_completed: number;
+  latest_error: string | null;
+  data_interval_start: string | null;
+  data_interval_end: string;
+  backfill: string | null;
+}
