@@ -134,6 +134,65 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
     expect(moved.body.destination.config).toMatchObject({ aws_access_key_id: 'AKIAEXAMPLE' });
   });
 
+  it('exports persons as JSONLines to S3 or to Postgres only: a 400 naming why for HTTP or Parquet, on create and on PATCH', async () => {
+    const created = await createExport({ model: 'persons' });
+    expect(created.model).toBe('persons');
+
+    const refusals = [
+      [
+        { type: 'HTTP', config: { url: 'https://example.com', token: 'phc_x' } },
+        'The persons model can only be exported as JSONLines to S3 or to Postgres, not to HTTP.',
+      ],
+      [
+        { type: 'S3', config: { ...S3_CONFIG, file_format: 'Parquet', compression: 'zstd' } },
+        'The persons model can only be exported as JSONLines to S3 or to Postgres, not as Parquet to S3.',
+      ],
+    ] as const;
+    for (const [destination, detail] of refusals) {
+      const refused = await api.post(orgPath(), {
+        name: 'persons',
+        interval: 'hour',
+        model: 'persons',
+        destination,
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({
+        type: 'validation_error',
+        code: 'invalid_input',
+        attr: 'model',
+        detail,
+      });
+      const patched = await api.patch(orgPath(`${created.id}/`), { destination });
+      expect(patched.status).toBe(400);
+      expect(patched.body).toEqual({
+        type: 'validation_error',
+        code: 'invalid_input',
+        attr: 'model',
+        detail,
+      });
+    }
+
+    // An events export to HTTP cannot become a persons export either.
+    const http = await createExport({
+      destination: { type: 'HTTP', config: { url: 'https://example.com', token: 'phc_x' } },
+    });
+    const switched = await api.patch(orgPath(`${http.id}/`), { model: 'persons' });
+    expect(switched.status).toBe(400);
+    expect(switched.body.detail).toBe(refusals[0][1]);
+
+    const toPostgres = await api.patch(orgPath(`${created.id}/`), {
+      destination: {
+        type: 'Postgres',
+        config: { host: 'db', database: 'warehouse', user: 'posthog', password: 'pw', table_name: 'persons' },
+      },
+    });
+    expect(toPostgres.status).toBe(200);
+    const row = await testApp.dataSource
+      .getRepository(BatchExport)
+      .findOneByOrFail({ id: created.id as string });
+    expect(row).toMatchObject({ model: 'persons', destinationType: 'Postgres' });
+  });
+
   it('lists the exports of the organization and of the project, newest first, in the pagination envelope', async () => {
     const created = await createExport({ name: 'listed' });
     for (const path of [orgPath(), projectPath()]) {

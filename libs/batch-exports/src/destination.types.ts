@@ -93,3 +93,23 @@ export interface ExportedEventRow {
   set: Record<string, unknown> | null;
   set_once: Record<string, unknown> | null;
 }
+
+/**
+ * The rows of the persons model (read from Postgres, JSONEachRow): PostHog's persons fields, one
+ * row per (team_id, distinct_id), timestamps as ISO 8601 strings in UTC.
+ */
+export interface ExportedPersonRow {
+  team_id: number;
+  distinct_id: string;
+  /** The person's UUID. */
+  person_id: string;
+  properties: Record<string, unknown>;
+  /** Bumped when the distinct id moves to another person (a merge). */
+  person_distinct_id_version: number;
+  /** Bumped on every change of the person. */
+  person_version: number;
+  created_at: string;
+  /** When the row last changed (the change that put it in its run). */
+  _inserted_at: string;
+  is_deleted: boolean;
+}

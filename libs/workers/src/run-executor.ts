@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import {
   NonRetryableExportError,
@@ -21,12 +23,22 @@ import {
   type RunSelection,
 } from './run-query';
 import type { LoadedRun, RunStore } from './run-store';
+import {
+  countPersonRows,
+  decodePersonsCursor,
+  encodePersonsCursor,
+  isPersonsCursor,
+  openPersonsChunk,
+  type PersonsSelection,
+} from './persons-query';
 
 /** "The whole interval in one chunk" (a single Parquet object). */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
 export interface RunExecutorDeps {
   store: RunStore;
+  /** The Postgres of persons (the management API's, which also holds the runs). */
+  pool: Pool;
   clickhouse: ClickHouseClient;
   database: string;
   secrets: SecretBox;
@@ -51,10 +63,11 @@ function eventNames(value: unknown): string[] | undefined {
 }
 
 /**
- * Executes one run: reads its interval from ClickHouse in chunks and hands them to the
- * destination, saving the cursor after each chunk the destination took. A destination that cannot
- * resume starts the interval again (its objects are rewritten whole). Throws on a failure worth
- * retrying (the job engine retries with back-off); a NonRetryableExportError ends the run Failed.
+ * Executes one run: reads its interval in chunks (events from ClickHouse, persons from Postgres)
+ * and hands them to the destination, saving the cursor after each chunk the destination took. A
+ * destination that cannot resume starts the interval again (its objects are rewritten whole).
+ * Throws on a failure worth retrying (the job engine retries with back-off); a
+ * NonRetryableExportError ends the run Failed.
  */
 export async function executeRun(
   runId: string,
@@ -70,51 +83,37 @@ export async function executeRun(
   try {
     const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
     writer = openWriter(run, config, deps);
-    const selection: RunSelection = {
-      database: deps.database,
-      teamId: run.export.teamId,
-      start: run.dataIntervalStart,
-      end: run.dataIntervalEnd,
-      lateSince: run.export.createdAt,
-      lagSeconds: deps.lagSeconds,
-      includeEvents: eventNames(config.include_events),
-      excludeEvents: eventNames(config.exclude_events),
-    };
-    const custom = await customColumns(run);
-    const fields = run.export.destinationType === 'S3' ? S3_DEFAULT_FIELDS : ROW_FIELDS;
-    let after: RunCursor | undefined = writer.resumable ? decodeCursor(run.cursor) : undefined;
+    const source =
+      run.export.model === 'persons'
+        ? personsSource(run, writer, deps)
+        : await eventsSource(run, config, writer, deps, signal);
+    // A cursor of the other model (the export's model changed between attempts) starts over.
+    const resumeFrom = writer.resumable && source.owns(run.cursor) ? (run.cursor ?? undefined) : undefined;
+    let after = resumeFrom;
     let records = after ? run.recordsCompleted : 0;
     let bytes = after ? run.bytesExported : 0;
-    const total = await scalar<{ rows: string }>(deps, countQuery(selection));
-    await store.setTotal(run.id, Number(total.rows));
+    await store.setTotal(run.id, await source.count());
     const maxRows = writer.maxChunkRows ?? UNBOUNDED;
 
     for (;;) {
       signal.throwIfAborted();
-      const bounds = await scalar<{ rows: string; last_timestamp: string; last_uuid: string }>(
-        deps,
-        chunkBoundsQuery(selection, after, maxRows),
-      );
-      const rows = Number(bounds.rows);
-      if (rows === 0) break;
-      const until = { timestamp: bounds.last_timestamp, uuid: bounds.last_uuid };
-      const built = chunkRowsQuery(selection, { after, until }, { format: writer.format, fields, custom });
-      const { stream } = await deps.clickhouse.exec({
-        query: built.query,
-        query_params: built.params,
-        clickhouse_settings: { ...writer.clickHouseSettings },
-        abort_signal: signal,
-      });
-      const written = await writer.write(
-        { body: stream, records: rows, cursor: encodeCursor(until) },
-        signal,
-      );
-      after = until;
-      records += rows;
+      const chunk = await source.next(after, maxRows);
+      if (!chunk) break;
+      let written: { bytes: number };
+      try {
+        written = await writer.write(
+          { body: chunk.body, records: chunk.records, cursor: chunk.cursor },
+          signal,
+        );
+      } finally {
+        await chunk.close?.();
+      }
+      after = chunk.cursor;
+      records += chunk.records;
       bytes += written.bytes;
       if (
         !(await store.saveProgress(run.id, {
-          cursor: encodeCursor(until),
+          cursor: chunk.cursor,
           recordsCompleted: records,
           bytesExported: bytes,
         }))
@@ -150,6 +149,105 @@ export async function executeRun(
     await store.log(run.batchExportId, run.id, 'warn', `Run failed, will retry: ${messageOf(error)}`);
     throw error;
   }
+}
+
+/** One chunk of a run's rows, in the destination's format. */
+interface SourceChunk {
+  body: Readable;
+  records: number;
+  /** The run's cursor after this chunk. */
+  cursor: string;
+  /** Frees what the chunk holds on its engine, read to the end or not. */
+  close?: () => Promise<void>;
+}
+
+/** Where a run's rows come from: events from ClickHouse, persons from Postgres. */
+interface RunSource {
+  /** The run's `records_total_count`. */
+  count(): Promise<number>;
+  /** The chunk after `after` (a cursor of this source), at most `maxRows` rows; undefined once done. */
+  next(after: string | undefined, maxRows: number): Promise<SourceChunk | undefined>;
+  /** Whether a stored cursor is one of this source's. */
+  owns(cursor: string | null): boolean;
+}
+
+async function eventsSource(
+  run: LoadedRun,
+  config: Record<string, unknown>,
+  writer: DestinationWriter,
+  deps: RunExecutorDeps,
+  signal: AbortSignal,
+): Promise<RunSource> {
+  const selection: RunSelection = {
+    database: deps.database,
+    teamId: run.export.teamId,
+    start: run.dataIntervalStart,
+    end: run.dataIntervalEnd,
+    lateSince: run.export.createdAt,
+    lagSeconds: deps.lagSeconds,
+    includeEvents: eventNames(config.include_events),
+    excludeEvents: eventNames(config.exclude_events),
+  };
+  const custom = await customColumns(run);
+  const fields = run.export.destinationType === 'S3' ? S3_DEFAULT_FIELDS : ROW_FIELDS;
+  return {
+    count: async () => Number((await scalar<{ rows: string }>(deps, countQuery(selection))).rows),
+    owns: (cursor) => cursor !== null && !isPersonsCursor(cursor),
+    async next(afterText, maxRows) {
+      const after: RunCursor | undefined = decodeCursor(afterText ?? null);
+      const bounds = await scalar<{ rows: string; last_timestamp: string; last_uuid: string }>(
+        deps,
+        chunkBoundsQuery(selection, after, maxRows),
+      );
+      const rows = Number(bounds.rows);
+      if (rows === 0) return undefined;
+      const until = { timestamp: bounds.last_timestamp, uuid: bounds.last_uuid };
+      const built = chunkRowsQuery(selection, { after, until }, { format: writer.format, fields, custom });
+      const { stream } = await deps.clickhouse.exec({
+        query: built.query,
+        query_params: built.params,
+        clickhouse_settings: { ...writer.clickHouseSettings },
+        abort_signal: signal,
+      });
+      return { body: stream, records: rows, cursor: encodeCursor(until) };
+    },
+  };
+}
+
+/**
+ * Persons live in Postgres only: read there, JSON lines built by Postgres (the persons model has
+ * no Parquet shape and no HogQL columns; the management API refuses both for it).
+ */
+function personsSource(run: LoadedRun, writer: DestinationWriter, deps: RunExecutorDeps): RunSource {
+  if (writer.format !== 'JSONEachRow') {
+    throw new NonRetryableExportError(
+      `The persons model can only be exported as JSON lines, not ${writer.format}`,
+    );
+  }
+  const selection: PersonsSelection = {
+    teamId: run.export.teamId,
+    start: run.dataIntervalStart,
+    end: run.dataIntervalEnd,
+  };
+  return {
+    count: () => countPersonRows(deps.pool, selection),
+    owns: isPersonsCursor,
+    async next(afterText, maxRows) {
+      const chunk = await openPersonsChunk(
+        deps.pool,
+        selection,
+        decodePersonsCursor(afterText ?? null),
+        maxRows,
+      );
+      if (!chunk) return undefined;
+      return {
+        body: chunk.body,
+        records: chunk.records,
+        cursor: encodePersonsCursor(chunk.until),
+        close: () => chunk.close(),
+      };
+    },
+  };
 }
 
 function openWriter(

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { NonRetryableExportError, type ExportedEventRow } from '../destination.types';
+import { NonRetryableExportError, type ExportedEventRow, type ExportedPersonRow } from '../destination.types';
 
 const NEWLINE = 0x0a;
 
@@ -9,16 +9,20 @@ const NEWLINE = 0x0a;
  * Lines are split on bytes and decoded whole, so a multi-byte character cut across two stream
  * chunks decodes correctly.
  */
-export class JsonLinesReader {
+export class JsonLinesReader<Row extends object = ExportedEventRow> {
   /** Bytes read from the body so far. */
   bytesRead = 0;
   /** Rows yielded so far. */
   rowsRead = 0;
 
-  constructor(private readonly body: Readable) {}
+  /** `rowKind` checks each row: the events model's by default (an object with a uuid). */
+  constructor(
+    private readonly body: Readable,
+    private readonly rowKind: RowKind<Row> = EVENT_ROWS as unknown as RowKind<Row>,
+  ) {}
 
   /** Yields each row; leaving the loop early (or throwing) destroys the body stream. */
-  async *rows(): AsyncGenerator<ExportedEventRow> {
+  async *rows(): AsyncGenerator<Row> {
     let pending: Buffer[] = [];
     for await (const data of this.body as AsyncIterable<Buffer | Uint8Array | string>) {
       const buffer = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
@@ -44,7 +48,7 @@ export class JsonLinesReader {
     }
   }
 
-  private parse(line: Buffer): ExportedEventRow | undefined {
+  private parse(line: Buffer): Row | undefined {
     const text = line.toString('utf8').trim();
     if (text === '') return undefined;
     let value: unknown;
@@ -57,19 +61,37 @@ export class JsonLinesReader {
         cause: error,
       });
     }
-    if (
-      value === null ||
-      typeof value !== 'object' ||
-      typeof (value as { uuid?: unknown }).uuid !== 'string'
-    ) {
-      throw new NonRetryableExportError(
-        `Row ${this.rowsRead + 1} of the chunk is not an exported event (an object with a uuid)`,
-      );
+    if (value === null || typeof value !== 'object' || !this.rowKind.accepts(value)) {
+      throw new NonRetryableExportError(`Row ${this.rowsRead + 1} of the chunk is not ${this.rowKind.name}`);
     }
     this.rowsRead += 1;
-    return value as ExportedEventRow;
+    return value;
   }
 }
+
+/** What a chunk's rows must look like: a check and its name for the error. */
+export interface RowKind<Row extends object> {
+  name: string;
+  accepts(value: object): value is Row;
+}
+
+export const EVENT_ROWS: RowKind<ExportedEventRow> = {
+  name: 'an exported event (an object with a uuid)',
+  accepts: (value): value is ExportedEventRow => typeof (value as { uuid?: unknown }).uuid === 'string',
+};
+
+export const PERSON_ROWS: RowKind<ExportedPersonRow> = {
+  name: 'an exported person (an object with a team_id, a distinct_id and their versions)',
+  accepts: (value): value is ExportedPersonRow => {
+    const row = value as Partial<Record<keyof ExportedPersonRow, unknown>>;
+    return (
+      typeof row.team_id === 'number' &&
+      typeof row.distinct_id === 'string' &&
+      typeof row.person_version === 'number' &&
+      typeof row.person_distinct_id_version === 'number'
+    );
+  },
+};
 
 /** Reads one key of a destination config, refusing a wrong type with a NonRetryableExportError. */
 export class DestinationConfigReader {

@@ -1,5 +1,11 @@
-import type { DestinationFactory, DestinationWriter, ExportChunk, WriteResult } from '../destination.types';
-import { DestinationConfigReader, JsonLinesReader } from './destination.util';
+import type {
+  DestinationFactory,
+  DestinationWriter,
+  ExportChunk,
+  ExportRunInfo,
+  WriteResult,
+} from '../destination.types';
+import { DestinationConfigReader, EVENT_ROWS, JsonLinesReader, PERSON_ROWS } from './destination.util';
 
 const DEFAULT_MAX_CHUNK_ROWS = 10_000;
 
@@ -19,7 +25,10 @@ export class NoOpDestinationWriter implements DestinationWriter {
   finished = false;
   aborted = false;
 
-  constructor(config: Record<string, unknown>) {
+  constructor(
+    config: Record<string, unknown>,
+    private readonly model: ExportRunInfo['model'] = 'events',
+  ) {
     this.maxChunkRows = new DestinationConfigReader('NoOp', config).positiveInteger(
       'max_chunk_rows',
       DEFAULT_MAX_CHUNK_ROWS,
@@ -28,7 +37,10 @@ export class NoOpDestinationWriter implements DestinationWriter {
 
   async write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult> {
     signal.throwIfAborted();
-    const reader = new JsonLinesReader(chunk.body);
+    const reader =
+      this.model === 'persons'
+        ? new JsonLinesReader(chunk.body, PERSON_ROWS)
+        : new JsonLinesReader(chunk.body, EVENT_ROWS);
     for await (const _row of reader.rows()) {
       signal.throwIfAborted();
     }
@@ -54,4 +66,5 @@ export class NoOpDestinationWriter implements DestinationWriter {
   }
 }
 
-export const createNoOpDestination: DestinationFactory = (config) => new NoOpDestinationWriter(config);
+export const createNoOpDestination: DestinationFactory = (config, run) =>
+  new NoOpDestinationWriter(config, run.model);

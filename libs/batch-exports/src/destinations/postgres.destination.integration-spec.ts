@@ -9,6 +9,7 @@ import {
   type ExportChunk,
   type ExportRunInfo,
   type ExportedEventRow,
+  type ExportedPersonRow,
 } from '../destination.types';
 import { createPostgresDestination } from './postgres.destination';
 
@@ -45,8 +46,23 @@ function eventRow(index: number, overrides: Partial<ExportedEventRow> = {}): Exp
   };
 }
 
+function personRow(distinctId: string, overrides: Partial<ExportedPersonRow> = {}): ExportedPersonRow {
+  return {
+    team_id: 7,
+    distinct_id: distinctId,
+    person_id: '0190f000-0000-7000-8000-000000000001',
+    properties: { email: `${distinctId}@example.com`, text: 'héllo ✓' },
+    person_distinct_id_version: 0,
+    person_version: 1,
+    created_at: '2024-03-01T09:00:00.000001Z',
+    _inserted_at: '2024-03-01T10:30:00.000000Z',
+    is_deleted: false,
+    ...overrides,
+  };
+}
+
 /** A JSONEachRow body cut into 7-byte pieces, so lines (and characters) straddle stream chunks. */
-function chunkOf(rows: ExportedEventRow[], cursor = 'cursor'): ExportChunk {
+function chunkOf(rows: object[], cursor = 'cursor'): ExportChunk {
   const bytes = Buffer.from(rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
   const pieces: Buffer[] = [];
   for (let offset = 0; offset < bytes.length; offset += 7) pieces.push(bytes.subarray(offset, offset + 7));
@@ -290,6 +306,132 @@ describe('Postgres destination', () => {
     await writer.finish(new AbortController().signal);
     const table = await admin.query(`SELECT to_regclass('exports.events_export') AS table`);
     expect(table.rows).toEqual([{ table: null }]);
+  });
+
+  describe('persons model', () => {
+    const personsRun = (): ExportRunInfo => ({ ...runInfo(), model: 'persons' });
+    const personsWriter = (run = personsRun()) => openWriter({ table_name: 'persons_export' }, run);
+
+    async function personsTable(): Promise<Record<string, unknown>[]> {
+      const result = await admin.query<Record<string, unknown>>(
+        'SELECT * FROM exports.persons_export ORDER BY team_id, distinct_id',
+      );
+      return result.rows;
+    }
+
+    it("creates PostHog's persons table keyed by (team_id, distinct_id) and writes one row per distinct id", async () => {
+      const writer = personsWriter();
+      await writer.write(chunkOf([personRow('alice'), personRow('bob')]), new AbortController().signal);
+      await writer.finish(new AbortController().signal);
+
+      const columns = await admin.query<{ column_name: string; data_type: string }>(
+        `SELECT column_name, data_type FROM information_schema.columns
+         WHERE table_schema = 'exports' AND table_name = 'persons_export' ORDER BY ordinal_position`,
+      );
+      expect(columns.rows.map((column) => [column.column_name, column.data_type])).toEqual([
+        ['team_id', 'integer'],
+        ['distinct_id', 'text'],
+        ['person_id', 'text'],
+        ['properties', 'jsonb'],
+        ['person_distinct_id_version', 'bigint'],
+        ['person_version', 'bigint'],
+        ['created_at', 'timestamp with time zone'],
+        ['is_deleted', 'boolean'],
+      ]);
+      const indexes = await admin.query<{ indexdef: string }>(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = 'exports' AND tablename = 'persons_export'`,
+      );
+      expect(indexes.rows.map((index) => index.indexdef)).toEqual([
+        expect.stringMatching(
+          /^CREATE UNIQUE INDEX \S+ ON exports\.persons_export USING btree \(team_id, distinct_id\)$/,
+        ),
+      ]);
+      expect(await personsTable()).toEqual([
+        {
+          team_id: 7,
+          distinct_id: 'alice',
+          person_id: '0190f000-0000-7000-8000-000000000001',
+          properties: { email: 'alice@example.com', text: 'héllo ✓' },
+          person_distinct_id_version: '0',
+          person_version: '1',
+          created_at: new Date('2024-03-01T09:00:00.000Z'),
+          is_deleted: false,
+        },
+        expect.objectContaining({ distinct_id: 'bob' }),
+      ]);
+    });
+
+    it('keeps the newer row: a retried chunk leaves one row per distinct id, an older one changes nothing', async () => {
+      const signal = new AbortController().signal;
+      const first = personsWriter();
+      await first.write(chunkOf([personRow('alice', { person_version: 3 }), personRow('bob')]), signal);
+      // A retry of the same run, and an older run written after a newer one.
+      await first.write(chunkOf([personRow('alice', { person_version: 3 })]), signal);
+      await first.write(
+        chunkOf([personRow('alice', { person_version: 2, properties: { stale: true } })]),
+        signal,
+      );
+      expect(
+        (await personsTable()).map((row) => [row.distinct_id, row.person_version, row.properties]),
+      ).toEqual([
+        ['alice', '3', { email: 'alice@example.com', text: 'héllo ✓' }],
+        ['bob', '1', { email: 'bob@example.com', text: 'héllo ✓' }],
+      ]);
+
+      // A newer version of the person replaces its row; a merge moves bob to another person whose
+      // version is lower, but the mapping's version is newer: it replaces too.
+      const later = personsWriter();
+      await later.write(
+        chunkOf([
+          personRow('alice', { person_version: 4, properties: { plan: 'pro' } }),
+          personRow('bob', {
+            person_id: '0190f000-0000-7000-8000-000000000002',
+            person_distinct_id_version: 1,
+            person_version: 0,
+          }),
+        ]),
+        signal,
+      );
+      // The person bob left, at a higher version, no longer owns him.
+      await later.write(chunkOf([personRow('bob', { person_version: 9 })]), signal);
+      await later.finish(signal);
+      expect(
+        (await personsTable()).map((row) => [
+          row.distinct_id,
+          row.person_id,
+          row.person_version,
+          row.properties,
+        ]),
+      ).toEqual([
+        ['alice', '0190f000-0000-7000-8000-000000000001', '4', { plan: 'pro' }],
+        ['bob', '0190f000-0000-7000-8000-000000000002', '0', { email: 'bob@example.com', text: 'héllo ✓' }],
+      ]);
+    });
+
+    it('writes the columns an existing table has, and adds the unique index it lacks', async () => {
+      await admin.query(
+        `CREATE TABLE exports.persons_export (team_id INTEGER, distinct_id TEXT, person_id TEXT,
+         properties JSONB, person_distinct_id_version INTEGER, person_version INTEGER, created_at TIMESTAMPTZ)`,
+      );
+      const writer = personsWriter();
+      await writer.write(
+        chunkOf([personRow('alice'), personRow('alice', { person_version: 2 })]),
+        new AbortController().signal,
+      );
+      expect(await personsTable()).toEqual([
+        expect.objectContaining({ distinct_id: 'alice', person_version: 2 }),
+      ]);
+      const indexes = await admin.query<{ indexdef: string }>(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = 'exports' AND tablename = 'persons_export'`,
+      );
+      expect(indexes.rows).toHaveLength(1);
+    });
+
+    it('refuses rows that are not persons, without retry', async () => {
+      const failure = personsWriter().write(chunkOf(rowsFrom(1, 1)), new AbortController().signal);
+      await expect(failure).rejects.toThrow(NonRetryableExportError);
+      await expect(failure).rejects.toThrow('not an exported person');
+    });
   });
 
   it('refuses a config without a table name', () => {

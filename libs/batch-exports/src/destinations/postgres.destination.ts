@@ -6,9 +6,16 @@ import {
   type ExportChunk,
   type ExportRunInfo,
   type ExportedEventRow,
+  type ExportedPersonRow,
   type WriteResult,
 } from '../destination.types';
-import { DestinationConfigReader, JsonLinesReader } from './destination.util';
+import {
+  DestinationConfigReader,
+  EVENT_ROWS,
+  JsonLinesReader,
+  PERSON_ROWS,
+  type RowKind,
+} from './destination.util';
 
 export interface PostgresDestinationConfig {
   host: string;
@@ -39,7 +46,85 @@ const EVENT_COLUMNS = [
   ['timestamp', 'TIMESTAMP WITH TIME ZONE', 'timestamptz'],
 ] as const;
 
-type ColumnValues = (string | number | null)[][];
+/**
+ * PostHog's persons table for Postgres (persons model): one row per (team_id, distinct_id), its
+ * primary key. Versions are BIGINT as PostHog's export creates them (its documentation says
+ * INTEGER); `_inserted_at` is not a column, as in PostHog.
+ */
+const PERSON_COLUMNS = [
+  ['team_id', 'INTEGER', 'integer'],
+  ['distinct_id', 'TEXT', 'text'],
+  ['person_id', 'TEXT', 'text'],
+  ['properties', 'JSONB', 'jsonb'],
+  ['person_distinct_id_version', 'BIGINT', 'bigint'],
+  ['person_version', 'BIGINT', 'bigint'],
+  ['created_at', 'TIMESTAMP WITH TIME ZONE', 'timestamptz'],
+  ['is_deleted', 'BOOLEAN', 'boolean'],
+] as const;
+
+type ColumnValue = string | number | boolean | null;
+type ColumnValues = ColumnValue[][];
+type Column = readonly [name: string, type: string, arrayType: string];
+
+/** How one model's rows land in their table. */
+interface TableModel<Row extends object> {
+  columns: readonly Column[];
+  /** The upsert's conflict key: a unique index on exactly these columns. */
+  key: readonly string[];
+  /** Create the table with the key as its primary key (else the index is added after). */
+  keyIsPrimary: boolean;
+  /** Write only the columns an existing table has (PostHog adds model fields over time). */
+  onlyExistingColumns: boolean;
+  rows: RowKind<Row>;
+  keyOf(row: Row): string;
+  /** The row's values, in `columns` order. */
+  values(row: Row): ColumnValue[];
+  /** When a row already there is replaced; undefined: always (the last write wins). */
+  replaceWhen?(present: ReadonlySet<string>): string | undefined;
+}
+
+const EVENTS_TABLE: TableModel<ExportedEventRow> = {
+  columns: EVENT_COLUMNS,
+  key: ['uuid'],
+  keyIsPrimary: false,
+  onlyExistingColumns: false,
+  rows: EVENT_ROWS,
+  keyOf: (row) => row.uuid,
+  values: (row) => toColumnValues(row),
+};
+
+/**
+ * A persons row replaces the one there only when it is newer: a later mapping of the distinct id
+ * (a merge moved it), or a later version of the same person. So a retried or older run never
+ * brings back what a newer one wrote, and a chunk written twice leaves one row per distinct id.
+ */
+const PERSONS_TABLE: TableModel<ExportedPersonRow> = {
+  columns: PERSON_COLUMNS,
+  key: ['team_id', 'distinct_id'],
+  keyIsPrimary: true,
+  onlyExistingColumns: true,
+  rows: PERSON_ROWS,
+  keyOf: (row) => `${row.team_id}:${row.distinct_id}`,
+  values: (row) => [
+    row.team_id,
+    withoutNul(row.distinct_id),
+    row.person_id,
+    jsonb(row.properties ?? {}),
+    row.person_distinct_id_version,
+    row.person_version,
+    row.created_at,
+    row.is_deleted ?? false,
+  ],
+  replaceWhen(present) {
+    // NOTE: PostHog replaces when either version is greater; the mapping's version comes first
+    // here, since after a merge the person's version is another person's and not comparable.
+    const versions = ['person_distinct_id_version', 'person_version'].filter((name) => present.has(name));
+    if (versions.length === 0) return undefined;
+    const side = (table: string) =>
+      `(${versions.map((name) => `coalesce(${table}.${escapeIdentifier(name)}, -1)`).join(', ')})`;
+    return `${side('EXCLUDED')} > ${side('final')}`;
+  },
+};
 
 /** Rows per INSERT statement (a chunk is several statements in one transaction). */
 const STATEMENT_MAX_ROWS = 1_000;
@@ -57,7 +142,7 @@ const NON_RETRYABLE_SQLSTATES: Record<string, string> = {
   '42P01': 'the table does not exist',
   '42703': 'the table lacks a column the export writes',
   '42804': 'a column of the table has another type than the export writes',
-  '42P10': 'the table has no unique index on uuid',
+  '42P10': 'the table has no unique index on the columns the export upserts by',
   '22001': 'a value is too long for its column',
   '23502': 'a column of the table refuses NULL',
   '53100': 'the disk is full',
@@ -88,47 +173,47 @@ export function parsePostgresDestinationConfig(config: Record<string, unknown>):
 }
 
 /**
- * Upserts the events of a run into a Postgres table, one transaction per chunk, so a chunk written
- * twice (a resumed or retried run) leaves one row per event.
+ * Upserts the rows of a run into a Postgres table, one transaction per chunk, so a chunk written
+ * twice (a resumed or retried run) leaves one row per event (by uuid) or per distinct id (persons).
  */
-export class PostgresDestinationWriter implements DestinationWriter {
+export class PostgresDestinationWriter<Row extends object> implements DestinationWriter {
   readonly format = 'JSONEachRow';
   readonly resumable = true;
   readonly maxChunkRows = 10_000;
 
   private client: Client | undefined;
-  private tableReady = false;
+  /** The upsert, once the table is there: the columns it writes and its SQL. */
+  private upsert: { columns: number[]; sql: string } | undefined;
   private readonly qualifiedTable: string;
-  private readonly insertSql: string;
 
   constructor(
     private readonly config: PostgresDestinationConfig,
     private readonly run: ExportRunInfo,
+    private readonly model: TableModel<Row>,
   ) {
     this.qualifiedTable = `${escapeIdentifier(config.schema)}.${escapeIdentifier(config.tableName)}`;
-    this.insertSql = buildUpsertSql(this.qualifiedTable);
   }
 
   async write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult> {
     signal.throwIfAborted();
     const client = await this.connect();
-    const reader = new JsonLinesReader(chunk.body);
+    const reader = new JsonLinesReader(chunk.body, this.model.rows);
     let inTransaction = false;
     try {
-      await this.ensureTable(client);
+      const upsert = await this.ensureTable(client);
       await client.query('BEGIN');
       inTransaction = true;
-      let batch = new StatementBatch();
+      let batch = new StatementBatch(this.model, upsert.columns);
       for await (const row of reader.rows()) {
         batch.add(row);
         if (batch.size >= STATEMENT_MAX_ROWS || batch.bytes >= STATEMENT_MAX_BYTES) {
           signal.throwIfAborted();
-          await client.query(this.insertSql, batch.columns());
-          batch = new StatementBatch();
+          await client.query(upsert.sql, batch.columns());
+          batch = new StatementBatch(this.model, upsert.columns);
         }
       }
       signal.throwIfAborted();
-      if (batch.size > 0) await client.query(this.insertSql, batch.columns());
+      if (batch.size > 0) await client.query(upsert.sql, batch.columns());
       await client.query('COMMIT');
       inTransaction = false;
       return { bytes: reader.bytesRead };
@@ -190,12 +275,13 @@ export class PostgresDestinationWriter implements DestinationWriter {
   }
 
   /**
-   * Creates the table when missing, and makes sure it has the unique index on uuid the upsert needs
-   * (PostHog's table has none). Serialized by an advisory lock: two runs writing the same table may
-   * start together.
+   * Creates the table when missing, and makes sure it has the unique index the upsert needs
+   * (PostHog's events table has none). Serialized by an advisory lock: two runs writing the same
+   * table may start together.
    */
-  private async ensureTable(client: Client): Promise<void> {
-    if (this.tableReady) return;
+  private async ensureTable(client: Client): Promise<{ columns: number[]; sql: string }> {
+    if (this.upsert) return this.upsert;
+    const { columns, key, keyIsPrimary } = this.model;
     await client.query('BEGIN');
     try {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.qualifiedTable]);
@@ -204,29 +290,74 @@ export class PostgresDestinationWriter implements DestinationWriter {
         [this.qualifiedTable],
       );
       if (!existing.rows[0]?.exists) {
-        const columns = EVENT_COLUMNS.map(([name, type]) => `${escapeIdentifier(name)} ${type}`).join(', ');
-        await client.query(`CREATE TABLE ${this.qualifiedTable} (${columns})`);
+        const definitions = columns.map(([name, type]) => `${escapeIdentifier(name)} ${type}`);
+        if (keyIsPrimary) definitions.push(`PRIMARY KEY (${key.map(escapeIdentifier).join(', ')})`);
+        await client.query(`CREATE TABLE ${this.qualifiedTable} (${definitions.join(', ')})`);
+      }
+      const present = await this.columnsOf(client);
+      const written = columns
+        .map(([name], index) => ({ name, index }))
+        .filter(({ name }) => !this.model.onlyExistingColumns || present.has(name));
+      const missingKey = key.filter((name) => !present.has(name));
+      if (this.model.onlyExistingColumns && missingKey.length > 0) {
+        throw new NonRetryableExportError(
+          `Postgres table ${this.qualifiedTable} lacks the column(s) ${missingKey.join(', ')} the export upserts by`,
+        );
       }
       const index = await client.query<{ exists: boolean }>(
         `SELECT EXISTS (
            SELECT 1 FROM pg_index i
-           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
            WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indimmediate AND i.indisvalid
-             AND i.indnkeyatts = 1 AND i.indpred IS NULL AND i.indexprs IS NULL AND a.attname = 'uuid'
+             AND i.indnatts = cardinality($2::text[]) AND i.indpred IS NULL AND i.indexprs IS NULL
+             AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) FROM pg_attribute a
+                   WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey::int2[]))
+               = (SELECT array_agg(name ORDER BY name) FROM unnest($2::text[]) AS name)
          ) AS exists`,
-        [this.qualifiedTable],
+        [this.qualifiedTable, key],
       );
-      if (!index.rows[0]?.exists) await this.createUuidIndex(client);
+      if (!index.rows[0]?.exists) await this.createKeyIndex(client);
       await client.query('COMMIT');
-      this.tableReady = true;
+      this.upsert = {
+        columns: written.map(({ index: position }) => position),
+        sql: this.upsertSql(
+          written.map(({ index: position }) => position),
+          present,
+        ),
+      };
+      return this.upsert;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     }
   }
 
-  private async createUuidIndex(client: Client): Promise<void> {
-    const statement = `CREATE UNIQUE INDEX ON ${this.qualifiedTable} (${escapeIdentifier('uuid')})`;
+  private async columnsOf(client: Client): Promise<Set<string>> {
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT attname::text AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
+      [this.qualifiedTable],
+    );
+    return new Set(rows.map((row) => row.name));
+  }
+
+  /** INSERT … SELECT FROM unnest(one array per column) … ON CONFLICT (key) DO UPDATE. */
+  private upsertSql(positions: number[], present: ReadonlySet<string>): string {
+    const columns = positions.map((position) => this.model.columns[position]);
+    const names = columns.map(([name]) => escapeIdentifier(name));
+    const arrays = columns.map(([, , arrayType], index) => `$${index + 1}::${arrayType}[]`);
+    const key = this.model.key.map(escapeIdentifier);
+    const updates = names.filter((name) => !key.includes(name)).map((name) => `${name} = EXCLUDED.${name}`);
+    const when = this.model.replaceWhen?.(present);
+    return (
+      `INSERT INTO ${this.qualifiedTable} AS final (${names.join(', ')}) ` +
+      `SELECT * FROM unnest(${arrays.join(', ')}) ` +
+      `ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${updates.join(', ')}` +
+      (when ? ` WHERE ${when}` : '')
+    );
+  }
+
+  private async createKeyIndex(client: Client): Promise<void> {
+    const key = this.model.key;
+    const statement = `CREATE UNIQUE INDEX ON ${this.qualifiedTable} (${key.map(escapeIdentifier).join(', ')})`;
     try {
       // NOTE: on a large existing table this blocks other writers while the index builds, once.
       await client.query(statement);
@@ -234,16 +365,16 @@ export class PostgresDestinationWriter implements DestinationWriter {
       const code = sqlState(error);
       const reason =
         code === '23505'
-          ? 'it holds several rows with the same uuid'
+          ? `it holds several rows with the same ${key.join(', ')}`
           : code === '42501'
             ? `user "${this.config.user}" may not create it (only the table's owner may)`
             : code === '42703'
-              ? 'the table has no uuid column'
+              ? `the table has no ${key.join(', ')} column`
               : undefined;
       if (reason === undefined) throw error;
       throw new NonRetryableExportError(
-        `Postgres table ${this.qualifiedTable} has no unique index on uuid, which the export needs to ` +
-          `write each event once, and it cannot be created: ${reason}. Create it with: ${statement}`,
+        `Postgres table ${this.qualifiedTable} has no unique index on ${key.join(', ')}, which the export needs to ` +
+          `write each row once, and it cannot be created: ${reason}. Create it with: ${statement}`,
         { cause: error },
       );
     }
@@ -281,46 +412,40 @@ export class PostgresDestinationWriter implements DestinationWriter {
 }
 
 /** One INSERT's rows, held as one array per column (bound as arrays and unnested by the server). */
-class StatementBatch {
-  private readonly byUuid = new Map<string, (string | number | null)[]>();
+class StatementBatch<Row extends object> {
+  private readonly byKey = new Map<string, ColumnValue[]>();
   bytes = 0;
 
+  constructor(
+    private readonly model: TableModel<Row>,
+    /** Positions in `model.columns` of the columns the statement writes. */
+    private readonly positions: readonly number[],
+  ) {}
+
   get size(): number {
-    return this.byUuid.size;
+    return this.byKey.size;
   }
 
-  add(row: ExportedEventRow): void {
-    const values = toColumnValues(row);
+  add(row: Row): void {
+    const values = this.model.values(row);
     for (const value of values) if (typeof value === 'string') this.bytes += value.length;
-    // ON CONFLICT refuses to touch a row twice in one statement: the last copy of a uuid wins.
-    this.byUuid.delete(row.uuid);
-    this.byUuid.set(row.uuid, values);
+    // ON CONFLICT refuses to touch a row twice in one statement: the last copy of a key wins.
+    const key = this.model.keyOf(row);
+    this.byKey.delete(key);
+    this.byKey.set(key, values);
   }
 
   columns(): ColumnValues {
-    const columns: ColumnValues = EVENT_COLUMNS.map(() => []);
-    for (const values of this.byUuid.values()) {
-      values.forEach((value, index) => columns[index]?.push(value));
+    const columns: ColumnValues = this.positions.map(() => []);
+    for (const values of this.byKey.values()) {
+      this.positions.forEach((position, index) => columns[index]?.push(values[position] ?? null));
     }
     return columns;
   }
 }
 
-function buildUpsertSql(qualifiedTable: string): string {
-  const names = EVENT_COLUMNS.map(([name]) => escapeIdentifier(name));
-  const arrays = EVENT_COLUMNS.map(([, , arrayType], index) => `$${index + 1}::${arrayType}[]`);
-  const updates = names
-    .filter((name) => name !== escapeIdentifier('uuid'))
-    .map((name) => `${name} = EXCLUDED.${name}`);
-  return (
-    `INSERT INTO ${qualifiedTable} (${names.join(', ')}) ` +
-    `SELECT * FROM unnest(${arrays.join(', ')}) ` +
-    `ON CONFLICT (${escapeIdentifier('uuid')}) DO UPDATE SET ${updates.join(', ')}`
-  );
-}
-
 /** The row as PostHog's Postgres export writes it, in EVENT_COLUMNS order. */
-export function toColumnValues(row: ExportedEventRow): (string | number | null)[] {
+export function toColumnValues(row: ExportedEventRow): ColumnValue[] {
   const properties = row.properties ?? {};
   const ip = properties.$ip;
   const set = row.set ?? asObject(properties.$set);
@@ -367,10 +492,11 @@ function sqlState(error: unknown): string | undefined {
 }
 
 export const createPostgresDestination: DestinationFactory = (config, run) => {
-  if (run.model !== 'events') {
-    throw new NonRetryableExportError(
-      `Postgres destination: the ${run.model} model is not supported, only events`,
-    );
+  const parsed = parsePostgresDestinationConfig(config);
+  switch (run.model) {
+    case 'events':
+      return new PostgresDestinationWriter(parsed, run, EVENTS_TABLE);
+    case 'persons':
+      return new PostgresDestinationWriter(parsed, run, PERSONS_TABLE);
   }
-  return new PostgresDestinationWriter(parsePostgresDestinationConfig(config), run);
 };

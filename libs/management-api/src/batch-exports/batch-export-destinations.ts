@@ -115,6 +115,30 @@ export function validateDestinationConfig(
   return checked;
 }
 
+/**
+ * Persons are read from Postgres as JSON lines, in the persons model's fixed shape: S3 with
+ * JSONLines and Postgres (which upserts by distinct id) take them; the HTTP destination sends
+ * events (`/batch/` bodies), and Parquet and HogQL columns are built by the events query only.
+ */
+export function validateModelDestination(
+  model: string,
+  type: DestinationType,
+  config: Record<string, unknown>,
+  hogqlQuery: string | null,
+): void {
+  if (model !== 'persons') return;
+  const jsonLines = (config.file_format ?? 'JSONLines') === 'JSONLines';
+  if (!(type === 'Postgres' || type === 'NoOp' || (type === 'S3' && jsonLines))) {
+    throw validationError(
+      `The persons model can only be exported as JSONLines to S3 or to Postgres, not ${type === 'S3' ? `as ${String(config.file_format)} to S3` : `to ${type}`}.`,
+      'model',
+    );
+  }
+  if (hogqlQuery !== null) {
+    throw validationError('A hogql_query applies to the events model only.', 'hogql_query');
+  }
+}
+
 function checkUrl(value: unknown, key: string): void {
   let url: URL | undefined;
   try {

@@ -8,7 +8,11 @@ import type { ResolvedOrganization, ResolvedProject } from '../auth/access-conte
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
-import { destinationType, validateDestinationConfig } from './batch-export-destinations';
+import {
+  destinationType,
+  validateDestinationConfig,
+  validateModelDestination,
+} from './batch-export-destinations';
 import { BatchExportSecrets } from './batch-export-secrets.service';
 import type { CreateBatchExportDto, UpdateBatchExportDto } from './batch-export.dto';
 import { presentBatchExport, type BatchExportResponse } from './batch-export.presenter';
@@ -90,6 +94,7 @@ export class BatchExportService {
     const teamId = await this.targetTeam(scope, dto.team_id);
     const type = destinationType(dto.destination.type);
     const config = validateDestinationConfig(type, dto.destination.config ?? {});
+    validateModelDestination(dto.model ?? 'events', type, config, dto.hogql_query ?? null);
     const now = new Date();
     const { startAt, endAt } = this.range(dto.start_at ?? null, dto.end_at ?? null);
     const paused = dto.paused ?? false;
@@ -154,6 +159,12 @@ export class BatchExportService {
         batchExport.hogqlQuery = dto.hogql_query;
       }
       if (dto.filters !== undefined) batchExport.filters = dto.filters;
+      validateModelDestination(
+        batchExport.model,
+        destinationType(batchExport.destinationType),
+        config,
+        batchExport.hogqlQuery,
+      );
       if (dto.paused !== undefined && dto.paused !== batchExport.paused)
         this.setPaused(batchExport, dto.paused, false);
       batchExport.lastUpdatedAt = new Date();

@@ -20,4 +20,8 @@ export class PersonDistinctId {
   /** Bumped each time the id moves to another person (merges). */
   @Column('bigint', { default: 0 })
   version!: string;
+
+  /** When the row last changed: set by a trigger on every write (persons batch exports select by it). */
+  @Column('timestamptz', { name: 'updated_at', default: () => 'now()' })
+  updatedAt!: Date;
 }

@@ -43,4 +43,8 @@ export class Person {
   /** Bumped on every write; ClickHouse copies keep the highest. */
   @Column('bigint', { default: 0 })
   version!: string;
+
+  /** When the row last changed: set by a trigger on every write (persons batch exports select by it). */
+  @Column('timestamptz', { name: 'updated_at', default: () => 'now()' })
+  updatedAt!: Date;
 }

@@ -2,6 +2,7 @@ import { CreateManagementCore1763790000000 } from './1763790000000-CreateManagem
 import { CreatePersonsAndGroups1763800000000 } from './1763800000000-CreatePersonsAndGroups';
 import { CreateFeatureFlags1763900000000 } from './1763900000000-CreateFeatureFlags';
 import { CreateBatchExports1764000000000 } from './1764000000000-CreateBatchExports';
+import { AddPersonsUpdatedAt1764100000000 } from './1764100000000-AddPersonsUpdatedAt';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   CreatePersonsAndGroups1763800000000,
   CreateFeatureFlags1763900000000,
   CreateBatchExports1764000000000,
+  AddPersonsUpdatedAt1764100000000,
 ];
