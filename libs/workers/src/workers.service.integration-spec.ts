@@ -7,7 +7,8 @@ import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/t
 import { loadWorkersConfig, SecretBox } from '@hogbase/config';
 import { EVENTS_TOPIC } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
-import { InProcessBus, type IngestionProgress } from '@hogbase/queue';
+import { Kafka, logLevel } from 'kafkajs';
+import { ensureTopics, InProcessBus, KafkaIngestionProgress, type IngestionProgress } from '@hogbase/queue';
 import type { RunningService } from '@hogbase/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { startWorkersService } from './workers.service';
@@ -226,5 +227,62 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
     );
     expect((await runsOf(exportId))[0].records_completed).toBe(perHour[2] + 1);
     await busy.stop();
+  });
+
+  it("holds a run until ingestion's Kafka consumer group has committed past its interval", async () => {
+    const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+    if (brokers.length === 0) throw new Error('KAFKA_BROKERS is not set: run through `npm test`');
+    const topic = `gate-${randomBytes(4).toString('hex')}`;
+    const groupId = `gate-group-${randomBytes(4).toString('hex')}`;
+    await ensureTopics(brokers, [{ name: topic, partitions: 2, replicationFactor: 1 }]);
+    const kafka = new Kafka({ brokers, clientId: 'workers-test', logLevel: logLevel.NOTHING });
+    // The run's interval ended a little while ago; capture appended three events of it, which
+    // ingestion (the group) has not processed yet.
+    const end = new Date(Date.now() - 5_000);
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({
+      topic,
+      messages: [0, 1, 2].map((i) => ({
+        key: `k${i}`,
+        value: '{}',
+        partition: 0,
+        timestamp: String(end.getTime() - 1_000),
+      })),
+    });
+    await producer.disconnect();
+    const progress = new KafkaIngestionProgress({ kafka, groupId, topics: [topic], appendBoundMs: 1_000 });
+    try {
+      const exportId = await createExport(new Date(lastHour + HOUR));
+      await pool.query(
+        `INSERT INTO batch_export_runs (id, batch_export_id, data_interval_start, data_interval_end)
+         VALUES ($1, $2, $3, $4)`,
+        // Two seconds long: clear of the event beforeAll wrote "now".
+        [randomUUID(), exportId, new Date(end.getTime() - 2_000), end],
+      );
+      workers = await start(progress);
+      // (A new group's coordinator may need a moment: the gate, like this wait, asks again.)
+      await waitFor('the gate to see the group behind', async () =>
+        String(await progress.processedUntil(end).catch(() => '')).includes('has up to 3 messages left'),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // several polls of the gate
+      expect((await runsOf(exportId)).map((run) => run.status)).toEqual(['Starting']);
+
+      // Ingestion writes the events, then commits their offsets.
+      const late = [0, 1, 2].map((i) => eventAt(new Date(end.getTime() - 1_000 + i)));
+      await insertEvents(clickhouse.client, clickhouse.database, late);
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] });
+      await admin.disconnect();
+      await waitFor('the run to complete', async () =>
+        (await runsOf(exportId)).every((run) => run.status === 'Completed'),
+      );
+      expect((await runsOf(exportId))[0].records_completed).toBe(3);
+    } finally {
+      await workers?.stop();
+      workers = undefined;
+      await progress.close();
+    }
   });
 });
