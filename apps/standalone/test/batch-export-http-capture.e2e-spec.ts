@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { startStandaloneForTest, type StandaloneForTest } from './app-process';
+import { startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
+import { BatchExportsApi, captureEvents, eventsAroundRange } from './batch-export-test.util';
 import { managementRequest } from './management-request';
 
 const HOUR = 3_600_000;
@@ -57,19 +56,15 @@ describe('npm start: an HTTP export into our own capture copies a project into a
   }
 
   /** Waits until the backfill is Completed and answers its runs (they must all be Completed). */
-  async function completed(exportPath: string, backfillId: string) {
-    const backfillPath = `${exportPath}backfills/${backfillId}/`;
+  async function completed(exportId: string, backfillId: string) {
+    const exports = new BatchExportsApi(standalone.managementUrl, standalone.credentials);
     await waitFor(
+      standalone.server,
       `backfill ${backfillId} to complete`,
-      async () => {
-        const { body } = await api('GET', backfillPath);
-        if (body.status === 'Failed') throw new Error(`backfill failed: ${JSON.stringify(body)}`);
-        return body.status === 'Completed';
-      },
+      () => exports.backfillCompleted(exportId, backfillId),
       120_000,
     );
-    const runs = await api('GET', `${exportPath}runs/`);
-    const mine = (runs.body.results as Record<string, any>[]).filter((run) => run.backfill === backfillId);
+    const mine = (await exports.runs(exportId)).filter((run) => run.backfill === backfillId);
     for (const run of mine) {
       expect({ status: run.status, error: run.latest_error }).toEqual({ status: 'Completed', error: null });
     }
@@ -85,46 +80,24 @@ describe('npm start: an HTTP export into our own capture copies a project into a
     const target = created.body as { id: number; api_token: string };
     expect(target.id).not.toBe(credentials.project_id);
 
-    const { PostHog } = await import('posthog-node');
-    const client = new PostHog(credentials.project_api_key, {
-      host: standalone.captureUrl,
-      flushAt: 20,
-      fetchRetryCount: 3,
-    });
-    const inside = new Set<string>();
-    for (let i = 0; i < 30; i++) {
-      const uuid = randomUUID();
-      // A minute clear of the hours' edges: capture corrects timestamps by the SDK's clock skew.
-      const timestamp = rangeStart + 60_000 + Math.floor((i * 2 * HOUR) / 30);
-      inside.add(uuid);
-      client.capture({
-        distinctId: `user-${i % 4}`,
-        event: i % 3 === 0 ? '$pageview' : 'order placed',
-        uuid,
-        timestamp: new Date(timestamp),
-        properties: {
-          i,
-          amount: i * 1.5,
-          nested: { ok: true, list: [1, 'two', null] },
-          text: `line one\nline "two" ${i} é`,
-          ...(i % 5 === 0 ? { $set: { plan: `plan-${i}` } } : {}),
-        },
-      });
-    }
-    for (const outside of [rangeStart - 5 * 60_000, rangeEnd + 5 * 60_000, rangeEnd + HOUR]) {
-      client.capture({
-        distinctId: 'user-x',
-        event: 'outside',
-        timestamp: new Date(outside),
-        properties: {},
-      });
-    }
-    await client.shutdown();
+    const { inside, outside } = eventsAroundRange({ start: rangeStart, end: rangeEnd }, 30, (i) => ({
+      distinctId: `user-${i % 4}`,
+      event: i % 3 === 0 ? '$pageview' : 'order placed',
+      properties: {
+        i,
+        amount: i * 1.5,
+        nested: { ok: true, list: [1, 'two', null] },
+        text: `line one\nline "two" ${i} é`,
+        ...(i % 5 === 0 ? { $set: { plan: `plan-${i}` } } : {}),
+      },
+    }));
+    await captureEvents(standalone.captureUrl, credentials.project_api_key, [...inside, ...outside]);
 
     // npm start answers capture once the events are stored: project A lists them all at once.
     const source = await listEvents(credentials.project_id);
     expect(source).toHaveLength(33);
-    const expected = source.filter((event) => inside.has(event.id));
+    const insideIds = new Set(inside.map((event) => event.uuid));
+    const expected = source.filter((event) => insideIds.has(event.id));
     expect(expected).toHaveLength(30);
     expect(await listEvents(target.id)).toEqual([]);
 
@@ -138,15 +111,11 @@ describe('npm start: an HTTP export into our own capture copies a project into a
       },
     });
     expect(createdExport.status).toBe(201);
-    const thisExport = `${exportPath}${createdExport.body.id as string}/`;
+    const exportId = createdExport.body.id as string;
 
-    const backfill = await api('POST', `${thisExport}backfills/`, {
-      start_at: new Date(rangeStart).toISOString(),
-      end_at: new Date(rangeEnd).toISOString(),
-    });
-    expect(backfill.status).toBe(201);
-    const runs = await completed(thisExport, backfill.body.backfill_id as string);
-    expect(runs.map((run) => run.records_completed as number).sort()).toEqual([15, 15]);
+    const exports = new BatchExportsApi(standalone.managementUrl, credentials);
+    const runs = await completed(exportId, await exports.createBackfill(exportId, rangeStart, rangeEnd));
+    expect(runs.map((run) => run.records_completed).sort()).toEqual([15, 15]);
 
     // Each event once, as project A has it. The export marks every event `$geoip_disable` (they
     // were located when first ingested), which is the one property the copy adds.
@@ -158,9 +127,9 @@ describe('npm start: an HTTP export into our own capture copies a project into a
     // The same interval delivered again: the receiver keeps one row per uuid.
     const firstHour = runs.find((run) => run.data_interval_start === new Date(rangeStart).toISOString());
     expect(firstHour).toBeDefined();
-    const retry = await api('POST', `${thisExport}runs/${firstHour!.id as string}/retry/`);
+    const retry = await api('POST', `${exportPath}${exportId}/runs/${firstHour!.id}/retry/`);
     expect(retry.status).toBe(200);
-    const [retried] = await completed(thisExport, retry.body.backfill_id as string);
+    const [retried] = await completed(exportId, retry.body.backfill_id as string);
     expect(retried.records_completed).toBe(15);
     expect(await listEvents(target.id)).toEqual(copied);
     const counted = await api(
@@ -171,11 +140,3 @@ describe('npm start: an HTTP export into our own capture copies a project into a
     expect((counted.body.results as unknown[][]).map(([count]) => Number(count))).toEqual([30]);
   }, 240_000);
 });
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(500);
-  }
-}

@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { testS3Endpoint } from '@hogbase/test-support';
 import { managementRequest } from './management-request';
 
 /** One event of a `/batch/` body as the HTTP destination sends it. */
@@ -106,6 +111,34 @@ export interface TestEvent {
   event: string;
   distinctId: string;
   timestamp: Date;
+  /** `{}` unless set. */
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * `count` events spread over `[start, end)`, each a minute clear of the hours' edges (capture
+ * corrects timestamps by the SDK's clock skew), and three `outside` events just before and after.
+ * `inside` names the fields of the event at an index.
+ */
+export function eventsAroundRange(
+  range: { start: number; end: number },
+  count: number,
+  inside: (index: number) => Pick<TestEvent, 'event' | 'distinctId' | 'properties'>,
+): { inside: TestEvent[]; outside: TestEvent[] } {
+  const span = range.end - range.start;
+  return {
+    inside: Array.from({ length: count }, (_, index) => ({
+      uuid: randomUUID(),
+      timestamp: new Date(range.start + 60_000 + Math.floor((index * span) / count)),
+      ...inside(index),
+    })),
+    outside: [range.start - 5 * 60_000, range.end + 5 * 60_000, range.end + 3_600_000].map((time) => ({
+      uuid: randomUUID(),
+      event: 'outside',
+      distinctId: 'user-outside',
+      timestamp: new Date(time),
+    })),
+  };
 }
 
 /** Sends the events through capture with the real SDK and waits for its last flush. */
@@ -129,10 +162,37 @@ export async function captureEvents(
       event: event.event,
       uuid: event.uuid,
       timestamp: event.timestamp,
-      properties: {},
+      properties: event.properties ?? {},
     });
   }
   await client.shutdown(120_000);
+}
+
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * Every object of the bucket, sorted by key, and the JSON-lines rows they hold in that order (a
+ * `.gz` key is gunzipped first), as an S3 batch export wrote them.
+ */
+export async function readS3Rows(
+  s3: S3Client,
+  bucket: string,
+): Promise<{ keys: string[]; rows: Record<string, unknown>[] }> {
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+  const keys = (listed.Contents ?? []).map((object) => object.Key ?? '').sort();
+  const rows: Record<string, unknown>[] = [];
+  for (const key of keys) {
+    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const bytes = Buffer.from(await object.Body!.transformToByteArray());
+    const text = (key.endsWith('.gz') ? await gunzipAsync(bytes) : bytes).toString('utf8');
+    rows.push(
+      ...text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    );
+  }
+  return { keys, rows };
 }
 
 /** The batch-export routes of the project the key's credentials name. */
@@ -168,6 +228,47 @@ export class BatchExportsApi {
     });
     expect({ token, status: created.status }).toEqual({ token, status: 201 });
     return created.body.id as string;
+  }
+
+  /**
+   * Creates an hourly S3 export to `bucket` on the S3Mock of `npm test`, with `config` added to the
+   * destination's; fails unless answered 201.
+   */
+  async createS3Export(bucket: string, config: Record<string, unknown>): Promise<string> {
+    const created = await this.request('POST', this.path(), {
+      name: `to ${bucket}`,
+      interval: 'hour',
+      destination: {
+        type: 'S3',
+        config: {
+          bucket_name: bucket,
+          region: 'us-east-1',
+          endpoint_url: testS3Endpoint(),
+          aws_access_key_id: 'test',
+          aws_secret_access_key: 'test',
+          ...config,
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    return created.body.id as string;
+  }
+
+  /** Backfills `[start, end)`; the backfill's id. */
+  async createBackfill(exportId: string, start: number, end: number): Promise<string> {
+    const backfill = await this.request('POST', this.path(`${exportId}/backfills/`), {
+      start_at: new Date(start).toISOString(),
+      end_at: new Date(end).toISOString(),
+    });
+    expect(backfill.status).toBe(201);
+    return backfill.body.backfill_id as string;
+  }
+
+  /** Whether the backfill has Completed; throws once it has Failed, which no waiting will change. */
+  async backfillCompleted(exportId: string, backfillId: string): Promise<boolean> {
+    const backfill = await this.backfill(exportId, backfillId);
+    if (backfill.status === 'Failed') throw new Error(`backfill failed: ${JSON.stringify(backfill)}`);
+    return backfill.status === 'Completed';
   }
 
   /** Every run of the export, newest first (one page: tests make fewer than 100). */
