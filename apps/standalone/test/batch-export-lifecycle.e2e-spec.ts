@@ -208,15 +208,15 @@ describe('npm start: the batch-export lifecycle', () => {
 
         const [after] = await api.runs(exportId);
         expect(after).toMatchObject({ id: run!.id, status: 'Cancelled' });
+        // Its only run cancelled, the backfill is Cancelled too.
+        const backfillState = await api.request(
+          'GET',
+          api.path(`${exportId}/backfills/${backfill.body.backfill_id as string}/`),
+        );
+        expect(backfillState.body.status).toBe('Cancelled');
       },
       5 * MINUTE,
     );
-
-    // TODO: fails today, the backfill stays Running (progress 1 of 1): neither the API's cancel
-    // nor the worker that notices it brings the backfill's status up to date (RunStore.touchBackfill
-    // runs only on claim and finish). Write it once fixed: cancel as above, then expect the backfill
-    // Cancelled.
-    it.todo('a backfill whose only run was cancelled ends Cancelled');
 
     it(
       'retries a failed run: the retry exports the interval, each event once',
@@ -373,12 +373,23 @@ describe('npm start: the batch-export lifecycle', () => {
       8 * MINUTE,
     );
 
-    // TODO: fails today, no run is created: an export the scheduler never saw unpaused (created
-    // paused, or paused within a tick of its creation) has no scheduled_until, and unpause with
-    // backfill keeps that null, which the scheduler reads as "start with the interval in progress".
-    // PostHog backfills the gap since last_paused_at. Write it once fixed with the export
-    // `created-paused` of the set-up: unpause with backfill past the boundary, expect a run of
-    // the interval that ends there.
-    it.todo('unpause with backfill of an export created paused runs the intervals since it was created');
+    it(
+      'unpause with backfill of an export created paused runs the intervals since it was created',
+      async () => {
+        await pastBoundary();
+        // The scheduler never saw it running: the gap starts with the interval it was created in.
+        const unpaused = await api.request('POST', api.path(`${paused.createdPaused}/unpause/`), {
+          backfill: true,
+        });
+        expect(unpaused.body.paused).toBe(false);
+        await wait(
+          'the run of the paused interval to complete',
+          async () => (await runOf(paused.createdPaused, boundary))?.status === 'Completed',
+        );
+        expect(await api.runs(paused.createdPaused)).toHaveLength(1);
+        expect(sorted(uuidsOf(receiver.events('created-paused')))).toEqual(sorted(uuidsOf(continuous.newer)));
+      },
+      8 * MINUTE,
+    );
   });
 });

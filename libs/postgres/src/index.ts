@@ -3,3 +3,4 @@ export * from './entities';
 export * from './migrations';
 export * from './tokens.util';
 export * from './embedded-postgres';
+export * from './batch-export-backfill-status';

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { refreshBackfillStatus } from '@hogbase/postgres';
 
 /** A run with what executing it needs of its export and project. */
 export interface LoadedRun {
@@ -164,24 +165,7 @@ export class RunStore {
     );
   }
 
-  /** A backfill's status from its runs: Running while some run, then Completed, Failed or Cancelled. */
   private async touchBackfill(backfillId: string | null): Promise<void> {
-    if (!backfillId) return;
-    await this.pool.query(
-      `UPDATE batch_export_backfills AS backfill
-          SET status = summary.status,
-              finished_at = CASE WHEN summary.status IN ('Completed', 'Failed', 'Cancelled') THEN coalesce(backfill.finished_at, now()) END,
-              last_updated_at = now()
-         FROM (SELECT CASE
-                        WHEN count(*) FILTER (WHERE status IN ('Starting', 'Running', 'FailedRetryable')) > 0
-                          THEN CASE WHEN count(*) FILTER (WHERE status <> 'Starting') > 0 THEN 'Running' ELSE 'Starting' END
-                        WHEN count(*) FILTER (WHERE status = 'Failed') > 0 THEN 'Failed'
-                        WHEN count(*) FILTER (WHERE status = 'Completed') = 0 THEN 'Cancelled'
-                        ELSE 'Completed'
-                      END AS status
-                 FROM batch_export_runs WHERE backfill_id = $1) AS summary
-        WHERE backfill.id = $1`,
-      [backfillId],
-    );
+    if (backfillId) await refreshBackfillStatus((sql, params) => this.pool.query(sql, params), backfillId);
   }
 }

@@ -8,6 +8,7 @@ import {
   BatchExportBackfill,
   BatchExportLogEntry,
   BatchExportRun,
+  refreshBackfillStatus,
   Team,
 } from '@hogbase/postgres';
 import { ApiError, notFound, validationError } from '../common/api-error';
@@ -238,6 +239,9 @@ export class BatchExportRunsService {
       throw validationError(`Cannot cancel a run that is in '${current.status}' status`);
     }
     await this.log(this.dataSource.manager, run.batchExportId, run.id, 'info', 'Cancel requested');
+    if (run.backfillId) {
+      await refreshBackfillStatus((sql, params) => this.dataSource.query(sql, params), run.backfillId);
+    }
     return { cancelled: true };
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { intervalStart, type BatchExportInterval } from '@hogbase/batch-exports';
 import { compileBatchExportQuery, HogQLError, sharedHogQLParser } from '@hogbase/hogql';
 import { BatchExport, BatchExportRun, Team, type PersonalApiKey } from '@hogbase/postgres';
 import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
@@ -202,6 +203,16 @@ export class BatchExportService {
       const batchExport = await this.find(manager, scope, id, true);
       if (batchExport.paused !== paused) {
         this.setPaused(batchExport, paused, backfill);
+        if (!paused && backfill && batchExport.scheduledUntil === null && batchExport.lastPausedAt) {
+          // Paused before the scheduler ever saw it running (created paused, or paused at once):
+          // the gap starts with the interval the pause fell in.
+          const team = await manager.getRepository(Team).findOneByOrFail({ id: batchExport.teamId });
+          batchExport.scheduledUntil = intervalStart(
+            batchExport.interval as BatchExportInterval,
+            team.timezone,
+            batchExport.lastPausedAt,
+          );
+        }
         batchExport.lastUpdatedAt = new Date();
         await manager.getRepository(BatchExport).save(batchExport);
       }
