@@ -31,8 +31,12 @@ const MIB = 1024 * 1024;
 /** S3's smallest multipart part. With QUEUE_SIZE parts in flight an object holds ~15 MiB at most. */
 const PART_SIZE = 5 * MIB;
 const QUEUE_SIZE = 2;
-/** Rows per JSONLines chunk: only progress granularity, since objects are streamed whatever the chunk size. */
-const JSONLINES_CHUNK_ROWS = 100_000;
+/**
+ * Rows per JSONLines chunk: the run's progress granularity, and the most the ClickHouse side holds
+ * at once. A ClickHouse server streams a chunk, but the embedded chDB hands over a query's whole
+ * result (~25 MB of JSON here) before the stream starts; `npm run bench -- exports` shows peak memory.
+ */
+const JSONLINES_CHUNK_ROWS = 20_000;
 /**
  * Parquet chunks are whole objects, so with `max_file_size_mb` a chunk's row count sets the object
  * size. Estimate: an event row (properties JSON, person properties, uuids, timestamps) is 1–2 KB
