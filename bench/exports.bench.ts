@@ -256,9 +256,7 @@ export async function runExportsBench(
     if (result.type !== 'measured') return result;
     const objects = await listObjects(s3, `round-${round + 1}/`);
     const stored = objects.reduce((sum, object) => sum + object.size, 0);
-    // NOTE: the run's byte count stops at the last chunk's flush; the compressor's end (gzip's
-    // 10-byte trailer) is written when the object is completed. The figure reported is S3's.
-    if (objects.length === 0 || stored < result.bytes || stored > result.bytes + 64 * objects.length) {
+    if (objects.length === 0 || stored !== result.bytes) {
       throw new Error(
         `S3 holds ${objects.length} objects of ${stored} bytes; the run reported ${result.bytes}`,
       );
@@ -269,7 +267,6 @@ export async function runExportsBench(
       if (lines !== result.rows)
         throw new Error(`the JSONLines objects hold ${lines} lines of ${result.rows}`);
     }
-    result.bytes = stored;
     await s3.send(
       new DeleteObjectsCommand({
         Bucket: BUCKET,

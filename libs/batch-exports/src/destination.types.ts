@@ -52,8 +52,11 @@ export interface DestinationWriter {
   readonly maxChunkRows: number | undefined;
   /** Resolves once the destination has the chunk durably (or as durably as it will ever have it). */
   write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult>;
-  /** After the last chunk (also after none: an empty interval): completes objects, manifests. */
-  finish(signal: AbortSignal): Promise<void>;
+  /**
+   * After the last chunk (also after none: an empty interval): completes objects, manifests.
+   * Its bytes are what completing added (a compressor's trailer).
+   */
+  finish(signal: AbortSignal): Promise<WriteResult>;
   /** The run failed or was cancelled: drop what is incomplete (multipart uploads). Never throws. */
   abort(): Promise<void>;
 }

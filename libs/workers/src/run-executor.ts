@@ -123,11 +123,11 @@ export async function executeRun(
         return { status: 'Cancelled', records };
       }
     }
-    await writer.finish(signal);
+    bytes += (await writer.finish(signal)).bytes;
     if (!(await store.stillRunning(run.id))) {
       return { status: 'Cancelled', records };
     }
-    await store.finish(run.id, { status: 'Completed' });
+    await store.finish(run.id, { status: 'Completed', bytesExported: bytes });
     const durationMs = Date.now() - started;
     await store.log(
       run.batchExportId,

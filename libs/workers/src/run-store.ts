@@ -139,16 +139,21 @@ export class RunStore {
   /** Ends (or, FailedRetryable, pauses) a Running run, and brings its backfill's status up to date. */
   async finish(
     runId: string,
-    outcome: { status: 'Completed' | 'Failed' | 'FailedRetryable'; error?: string },
+    outcome: {
+      status: 'Completed' | 'Failed' | 'FailedRetryable';
+      error?: string;
+      /** The run's final byte count (completing objects adds their trailers). */
+      bytesExported?: number;
+    },
   ): Promise<void> {
     const ended = outcome.status !== 'FailedRetryable';
     const { rows } = await this.pool.query<{ backfill_id: string | null }>(
       `UPDATE batch_export_runs
           SET status = $2, latest_error = $3, finished_at = CASE WHEN $4 THEN now() ELSE finished_at END,
-              last_updated_at = now()
+              bytes_exported = coalesce($5, bytes_exported), last_updated_at = now()
         WHERE id = $1 AND status IN ('Running', 'FailedRetryable')
         RETURNING backfill_id`,
-      [runId, outcome.status, outcome.error ?? null, ended],
+      [runId, outcome.status, outcome.error ?? null, ended, outcome.bytesExported ?? null],
     );
     await this.touchBackfill(rows[0]?.backfill_id ?? null);
   }

@@ -121,9 +121,9 @@ export class HttpDestinationWriter implements DestinationWriter {
     return { bytes: sentBytes };
   }
 
-  finish(signal: AbortSignal): Promise<void> {
+  finish(signal: AbortSignal): Promise<WriteResult> {
     signal.throwIfAborted();
-    return Promise.resolve();
+    return Promise.resolve({ bytes: 0 });
   }
 
   abort(): Promise<void> {

@@ -54,10 +54,10 @@ export class NoOpDestinationWriter implements DestinationWriter {
     return { bytes: reader.bytesRead };
   }
 
-  finish(signal: AbortSignal): Promise<void> {
+  finish(signal: AbortSignal): Promise<WriteResult> {
     signal.throwIfAborted();
     this.finished = true;
-    return Promise.resolve();
+    return Promise.resolve({ bytes: 0 });
   }
 
   abort(): Promise<void> {

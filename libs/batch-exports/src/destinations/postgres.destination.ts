@@ -230,9 +230,10 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
     }
   }
 
-  async finish(signal: AbortSignal): Promise<void> {
+  async finish(signal: AbortSignal): Promise<WriteResult> {
     signal.throwIfAborted();
     await this.close();
+    return { bytes: 0 };
   }
 
   async abort(): Promise<void> {

@@ -218,7 +218,7 @@ class FailedWriter implements S3DestinationWriter {
     return Promise.reject(this.failure);
   }
 
-  finish(): Promise<void> {
+  finish(): Promise<WriteResult> {
     return Promise.reject(this.failure);
   }
 
@@ -277,7 +277,8 @@ class S3Writer implements S3DestinationWriter {
     }
   }
 
-  async finish(signal: AbortSignal): Promise<void> {
+  async finish(signal: AbortSignal): Promise<WriteResult> {
+    const before = this.compressedBytesSoFar();
     try {
       signal.throwIfAborted();
       if (this.partialLine !== null) {
@@ -285,6 +286,7 @@ class S3Writer implements S3DestinationWriter {
         this.partialLine = null;
       }
       await this.completeCurrent(signal);
+      const bytes = this.compressedBytesSoFar() - before;
       // An empty interval writes nothing, no manifest either: PostHog returns before opening any
       // upload when ClickHouse has no rows for the interval.
       if (this.config.maxFileSizeBytes !== null && this.filesUploaded.length > 0) {
@@ -299,6 +301,7 @@ class S3Writer implements S3DestinationWriter {
       }
       this.closed = true;
       this.client.destroy();
+      return { bytes };
     } catch (error) {
       throw classifyS3Error(error, 'completing the upload');
     }
