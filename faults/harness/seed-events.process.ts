@@ -11,84 +11,64 @@
 //
 // usage: node -r @swc-node/register faults/harness/seed-events.process.ts \
 //          <dataPath> <database> <teamId> <hourStartMs>:<events>...
-import { closeClickHouse, createClickHouse, EVENTS_TABLE } from '@hogbase/clickhouse';
+import { runChDbProcess } from './chdb-process';
 
 /** Events on each side of each bound of an hour: the first and last microsecond in, the next ones out. */
 const AT_BOUNDS = 100;
 const REDELIVERED = 1_000;
 
-async function main(): Promise<void> {
-  const [dataPath, database, teamId, ...hours] = process.argv.slice(2);
-  const client = createClickHouse({ dataPath, database });
-  try {
-    const table = `${database}.${EVENTS_TABLE}`;
-    const insert = async (count: number, timestampSql: string, params: Record<string, unknown>) => {
-      await client.command({
-        query: `INSERT INTO ${table} (uuid, event, properties, timestamp, team_id, distinct_id, created_at, person_id)
+runChDbProcess(async ({ client, table, teamId, args: hours }) => {
+  const insert = async (count: number, timestampSql: string, params: Record<string, unknown>) => {
+    await client.command({
+      query: `INSERT INTO ${table} (uuid, event, properties, timestamp, team_id, distinct_id, created_at, person_id)
                 SELECT generateUUIDv4(number), if(number % 3 = 0, '$pageview', 'clicked'),
                        concat('{"$browser":"Firefox","$current_url":"https://example.com/pricing","n":', toString(number), '}'),
                        ${timestampSql}, {teamId:Int64}, concat('user-', toString(number % 1000)),
                        now64(6, 'UTC'), generateUUIDv4(number + 1)
                   FROM numbers({count:UInt64})`,
-        query_params: { ...params, teamId, count },
+      query_params: { ...params, teamId, count },
+    });
+  };
+  const counts: Record<string, number> = {};
+  for (const hour of hours) {
+    const [hourStartMs, perHour] = hour.split(':').map(Number);
+    const start = hourStartMs / 1_000;
+    const end = start + 3_600;
+    // 50 events a timestamp, spread over the hour (200,000 events: 900 ms apart).
+    const step = Math.floor((3_600_000 / Math.ceil(perHour / 50)) * 1_000);
+    await insert(
+      perHour,
+      `toDateTime64({start:Int64}, 6, 'UTC') + toIntervalMicrosecond(intDiv(number, 50) * {step:Int64})`,
+      { start, step },
+    );
+    for (const [at, offsetMicros] of [
+      [start, -1],
+      [start, 0],
+      [end, -1],
+      [end, 0],
+    ]) {
+      await insert(AT_BOUNDS, `toDateTime64({at:Int64}, 6, 'UTC') + toIntervalMicrosecond({offset:Int64})`, {
+        at,
+        offset: offsetMicros,
       });
-    };
-    const counts: Record<string, number> = {};
-    for (const hour of hours) {
-      const [hourStartMs, perHour] = hour.split(':').map(Number);
-      const start = hourStartMs / 1_000;
-      const end = start + 3_600;
-      // 50 events a timestamp, spread over the hour (200,000 events: 900 ms apart).
-      const step = Math.floor((3_600_000 / Math.ceil(perHour / 50)) * 1_000);
-      await insert(
-        perHour,
-        `toDateTime64({start:Int64}, 6, 'UTC') + toIntervalMicrosecond(intDiv(number, 50) * {step:Int64})`,
-        { start, step },
-      );
-      for (const [at, offsetMicros] of [
-        [start, -1],
-        [start, 0],
-        [end, -1],
-        [end, 0],
-      ]) {
-        await insert(
-          AT_BOUNDS,
-          `toDateTime64({at:Int64}, 6, 'UTC') + toIntervalMicrosecond({offset:Int64})`,
-          {
-            at,
-            offset: offsetMicros,
-          },
-        );
-      }
-      // A Kafka redelivery: the same events again, one more row each until ClickHouse merges them.
-      await client.command({
-        query: `INSERT INTO ${table} SELECT * FROM ${table}
+    }
+    // A Kafka redelivery: the same events again, one more row each until ClickHouse merges them.
+    await client.command({
+      query: `INSERT INTO ${table} SELECT * FROM ${table}
                  WHERE team_id = {teamId:Int64} AND timestamp >= toDateTime64({start:Int64}, 6, 'UTC')
                    AND timestamp < toDateTime64({end:Int64}, 6, 'UTC')
                  ORDER BY timestamp, uuid LIMIT {limit:UInt64}`,
-        query_params: { teamId, start, end, limit: REDELIVERED },
-      });
-      const result = await client.query({
-        query: `SELECT count() AS events FROM ${table} FINAL
+      query_params: { teamId, start, end, limit: REDELIVERED },
+    });
+    const result = await client.query({
+      query: `SELECT count() AS events FROM ${table} FINAL
                  WHERE team_id = {teamId:Int64} AND timestamp >= toDateTime64({start:Int64}, 6, 'UTC')
                    AND timestamp < toDateTime64({end:Int64}, 6, 'UTC')`,
-        query_params: { teamId, start, end },
-        format: 'JSONEachRow',
-      });
-      const [{ events }] = await result.json<{ events: string }>();
-      counts[String(hourStartMs)] = Number(events);
-    }
-    // Written in full before the exit below: stdout to a pipe is asynchronous.
-    await new Promise((resolve) => process.stdout.write(JSON.stringify(counts), resolve));
-  } finally {
-    await closeClickHouse(client);
+      query_params: { teamId, start, end },
+      format: 'JSONEachRow',
+    });
+    const [{ events }] = await result.json<{ events: string }>();
+    counts[String(hourStartMs)] = Number(events);
   }
-}
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+  return counts;
+});

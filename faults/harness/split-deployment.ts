@@ -1,123 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { EVENTS_TOPIC } from '@hogbase/event-contract';
 import { createKafkaClient } from '@hogbase/queue';
-import {
-  BIN_DIR,
-  freePort,
-  isRunning,
-  killApps,
-  READY_TIMEOUT_MS,
-  REPO_ROOT,
-  runProcess,
-  splitModeEnv,
-  startApp,
-  stopApp,
-  waitFor,
-  waitForReady,
-  type AppProcess,
-} from '@hogbase/test-support';
-import { startKafkaServer, type KafkaServer } from './kafka-server';
-import { startPostgresServer, type PostgresServer } from './postgres-server';
+import { freePort, isRunning } from '@hogbase/test-support';
+import { AppSlot, startFaultEngines, type FaultEngines } from './deployment';
 
-const CLICKHOUSE_DATABASE = 'hogbase';
 const DRAIN_TIMEOUT_MS = 180_000;
 
 export type ServiceName = 'capture' | 'ingestion';
-
-/** One service's process, restarted by the suite as often as a scenario needs. */
-class ServiceSlot {
-  app: AppProcess | undefined;
-  /** Exits the suite did not cause: what the fault suite exists to rule out. */
-  readonly unexpectedExits: string[] = [];
-  /** Everything each process of this slot printed, oldest first. */
-  private readonly outputs: string[] = [];
-
-  constructor(
-    readonly name: ServiceName,
-    readonly url: string,
-    private readonly env: NodeJS.ProcessEnv,
-  ) {}
-
-  async start(): Promise<void> {
-    const app = startApp(this.name, this.env);
-    this.app = app;
-    void app.exited.then((status) => {
-      if (this.app === app) {
-        this.unexpectedExits.push(
-          `${this.name} exited on its own (code ${String(status.code)}, signal ${String(status.signal)}):\n${app.output()}`,
-        );
-        this.app = undefined;
-      }
-      this.outputs.push(app.output());
-    });
-    await waitFor(app, 'its probe server', async () => {
-      try {
-        await fetch(`${this.url}/_health`);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-  }
-
-  async waitReady(): Promise<void> {
-    if (!this.app) throw new Error(`${this.name} is not running`);
-    await waitForReady(this.app, this.url);
-  }
-
-  /** SIGTERM, as Kubernetes stops a pod: the exit status (the app is gone after). */
-  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    const app = this.app;
-    if (!app) throw new Error(`${this.name} is not running`);
-    this.app = undefined;
-    return stopApp(app);
-  }
-
-  /** kill -9: no drain, no goodbye to the consumer group. */
-  async kill(): Promise<void> {
-    const app = this.app;
-    if (!app) throw new Error(`${this.name} is not running`);
-    this.app = undefined;
-    await killApps(app);
-  }
-
-  /** `/_ready`'s status code now (0: no answer). */
-  async readiness(): Promise<number> {
-    try {
-      return (await fetch(`${this.url}/_ready`, { signal: AbortSignal.timeout(5_000) })).status;
-    } catch {
-      return 0;
-    }
-  }
-
-  /** The current process's output since it started. */
-  output(): string {
-    return this.app?.output() ?? '';
-  }
-
-  /**
-   * The lines at warn level or above that every process of this slot printed (pino JSON), counted
-   * by message: what an operator reads during an outage.
-   */
-  warnings(): Record<string, number> {
-    const counts: Record<string, number> = {};
-    for (const line of [...this.outputs, this.output()].join('\n').split('\n')) {
-      if (!/"level":(40|50|60)\b/.test(line)) continue;
-      const message = (JSON.parse(line) as { msg?: string }).msg ?? line;
-      counts[message] = (counts[message] ?? 0) + 1;
-    }
-    return counts;
-  }
-
-  async destroy(): Promise<void> {
-    const app = this.app;
-    this.app = undefined;
-    await killApps(app);
-  }
-}
 
 export interface ListedEvents {
   /** The uuids the events listing reads (FINAL), with repeats if any. */
@@ -132,63 +20,40 @@ export interface ListedEvents {
  * `apps/<app>/src/main.ts`, on fixed ports so that a restarted one is where the sender expects it.
  */
 export class SplitDeployment {
-  readonly capture: ServiceSlot;
-  readonly ingestion: ServiceSlot;
+  readonly capture: AppSlot<ServiceName>;
+  readonly ingestion: AppSlot<ServiceName>;
+  readonly postgres: FaultEngines['postgres'];
+  readonly kafka: FaultEngines['kafka'];
 
   private constructor(
-    readonly postgres: PostgresServer,
-    readonly kafka: KafkaServer,
+    private readonly engines: FaultEngines,
     readonly project: { id: number; apiKey: string },
-    private readonly dataDir: string,
-    private readonly groupId: string,
-    env: NodeJS.ProcessEnv,
     ports: { capture: number; ingestion: number },
   ) {
-    this.capture = new ServiceSlot('capture', `http://127.0.0.1:${ports.capture}`, {
-      ...env,
-      CAPTURE_PORT: String(ports.capture),
-    });
-    this.ingestion = new ServiceSlot('ingestion', `http://127.0.0.1:${ports.ingestion}`, {
-      ...env,
-      INGESTION_PORT: String(ports.ingestion),
-    });
+    this.postgres = engines.postgres;
+    this.kafka = engines.kafka;
+    // Started when their probe server answers: a scenario starts them while a dependency is down.
+    this.capture = new AppSlot<ServiceName>(
+      'capture',
+      `http://127.0.0.1:${ports.capture}`,
+      { ...engines.env, CAPTURE_PORT: String(ports.capture) },
+      'listening',
+    );
+    this.ingestion = new AppSlot<ServiceName>(
+      'ingestion',
+      `http://127.0.0.1:${ports.ingestion}`,
+      { ...engines.env, INGESTION_PORT: String(ports.ingestion) },
+      'listening',
+    );
   }
 
   static async start(log: (message: string) => void): Promise<SplitDeployment> {
-    const run = randomBytes(4).toString('hex');
-    const postgres = await startPostgresServer();
-    let kafka: KafkaServer | undefined;
-    let dataDir: string | undefined;
+    const engines = await startFaultEngines(log);
     try {
-      kafka = await startKafkaServer(log);
-      dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-faults-'));
-      const groupId = `faults-${run}`;
-      const env = {
-        ...splitModeEnv({
-          databaseUrl: postgres.appUrl,
-          brokers: [kafka.brokers],
-          consumerGroup: groupId,
-          dataDir,
-        }),
-        CLICKHOUSE_DATABASE,
-      };
-
-      const bootstrap = await runProcess(
-        'npm',
-        ['run', '--silent', 'admin', '--', 'bootstrap', '--email', `owner-${run}@faults.test`],
-        { cwd: REPO_ROOT, env, timeoutMs: READY_TIMEOUT_MS },
-      );
-      if (bootstrap.code !== 0)
-        throw new Error(`admin bootstrap failed:\n${bootstrap.stdout}${bootstrap.stderr}`);
-      const credentials = JSON.parse(bootstrap.stdout) as { project_id: number; project_api_key: string };
-
+      const credentials = await engines.bootstrap(`owner-${engines.groupId}@faults.test`);
       const deployment = new SplitDeployment(
-        postgres,
-        kafka,
+        engines,
         { id: credentials.project_id, apiKey: credentials.project_api_key },
-        dataDir,
-        groupId,
-        env,
         { capture: await freePort(), ingestion: await freePort() },
       );
       // Ingestion first: it migrates ClickHouse and creates the topics capture publishes to.
@@ -198,9 +63,7 @@ export class SplitDeployment {
       await deployment.capture.waitReady();
       return deployment;
     } catch (error) {
-      await kafka?.destroy();
-      await postgres.destroy();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+      await engines.destroy();
       throw error;
     }
   }
@@ -222,7 +85,10 @@ export class SplitDeployment {
       const deadline = Date.now() + DRAIN_TIMEOUT_MS;
       for (;;) {
         const ends = await admin.fetchTopicOffsets(EVENTS_TOPIC);
-        const [committed] = await admin.fetchOffsets({ groupId: this.groupId, topics: [EVENTS_TOPIC] });
+        const [committed] = await admin.fetchOffsets({
+          groupId: this.engines.groupId,
+          topics: [EVENTS_TOPIC],
+        });
         const at = new Map(committed.partitions.map(({ partition, offset }) => [partition, BigInt(offset)]));
         const behind = ends.filter(
           ({ partition, high }) => BigInt(high) > 0n && (at.get(partition) ?? -1n) < BigInt(high),
@@ -249,24 +115,10 @@ export class SplitDeployment {
     const status = await this.ingestion.stop();
     if (status.code !== 0) throw new Error(`ingestion exited with ${JSON.stringify(status)} on SIGTERM`);
     try {
-      const result = await runProcess(
-        'node',
-        [
-          '-r',
-          '@swc-node/register',
-          'faults/harness/listed-events.process.ts',
-          path.join(this.dataDir, 'clickhouse'),
-          CLICKHOUSE_DATABASE,
-          String(this.project.id),
-        ],
-        {
-          cwd: REPO_ROOT,
-          env: { ...process.env, PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}` },
-          timeoutMs: READY_TIMEOUT_MS,
-        },
+      return await this.engines.chDbProcess<ListedEvents>(
+        'faults/harness/listed-events.process.ts',
+        this.project.id,
       );
-      if (result.code !== 0) throw new Error(`listing the events failed:\n${result.stderr}`);
-      return JSON.parse(result.stdout) as ListedEvents;
     } finally {
       await this.ingestion.start();
       await this.ingestion.waitReady();
@@ -286,9 +138,7 @@ export class SplitDeployment {
   async destroy(): Promise<void> {
     await this.capture.destroy();
     await this.ingestion.destroy();
-    await this.kafka.destroy();
-    await this.postgres.destroy();
-    await rm(this.dataDir, { recursive: true, force: true });
+    await this.engines.destroy();
   }
 }
 

@@ -1,27 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, chown, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Client } from 'pg';
-import {
-  BIN_DIR,
-  createTestS3Client,
-  freePort,
-  killApps,
-  REPO_ROOT,
-  runProcess,
-  startApp,
-  stopApp,
-  waitForReady,
-  type AppProcess,
-  type ExitStatus,
-} from '@hogbase/test-support';
-import { startKafkaServer, type KafkaServer } from './kafka-server';
-import { startPostgresServer, type PostgresServer } from './postgres-server';
+import { createTestS3Client, freePort, REPO_ROOT, runProcess } from '@hogbase/test-support';
+import { AppSlot, startFaultEngines, type FaultEngines } from './deployment';
+import type { PostgresServer } from './postgres-server';
 
-const CLICKHOUSE_DATABASE = 'hogbase';
 /** The database on the suite's server that the Postgres destination writes to (a customer's warehouse). */
 const DESTINATION_DATABASE = 'batch_export_destination';
 const COMMAND_TIMEOUT_MS = 120_000;
@@ -35,74 +21,6 @@ export interface RunRow {
   records_total_count: number | null;
   cursor: string | null;
   latest_error: string | null;
-}
-
-/** One app of the batch-export side (`apps/<name>/src/main.ts`), started and stopped by a scenario. */
-export class AppSlot {
-  app: AppProcess | undefined;
-  /** Exits the suite did not cause. */
-  readonly unexpectedExits: string[] = [];
-  private readonly outputs: string[] = [];
-
-  constructor(
-    readonly name: 'workers' | 'management',
-    readonly url: string,
-    private readonly env: NodeJS.ProcessEnv,
-  ) {}
-
-  /** Starts the app and waits for `/_ready`. */
-  async start(): Promise<void> {
-    const app = startApp(this.name, this.env);
-    this.app = app;
-    void app.exited.then((status) => {
-      if (this.app === app) {
-        this.unexpectedExits.push(
-          `${this.name} exited on its own (code ${String(status.code)}, signal ${String(status.signal)}):\n${app.output()}`,
-        );
-        this.app = undefined;
-      }
-      this.outputs.push(app.output());
-    });
-    await waitForReady(app, this.url);
-  }
-
-  /** SIGTERM; the exit status. Fails (after a SIGKILL) when the app outlives the 20 s bound. */
-  async stop(): Promise<ExitStatus> {
-    const app = this.app;
-    if (!app) throw new Error(`${this.name} is not running`);
-    this.app = undefined;
-    return stopApp(app);
-  }
-
-  /** kill -9: no drain, no goodbye to the job engine. */
-  async kill(): Promise<void> {
-    const app = this.app;
-    if (!app) throw new Error(`${this.name} is not running`);
-    this.app = undefined;
-    await killApps(app);
-  }
-
-  /** What every process of this slot printed, oldest first. */
-  output(): string {
-    return [...this.outputs, this.app?.output() ?? ''].join('\n');
-  }
-
-  /** Lines at warn level or above (pino JSON), counted by message. */
-  warnings(): Record<string, number> {
-    const counts: Record<string, number> = {};
-    for (const line of this.output().split('\n')) {
-      if (!/"level":(40|50|60)\b/.test(line)) continue;
-      const message = (JSON.parse(line) as { msg?: string }).msg ?? line;
-      counts[message] = (counts[message] ?? 0) + 1;
-    }
-    return counts;
-  }
-
-  async destroy(): Promise<void> {
-    const app = this.app;
-    this.app = undefined;
-    await killApps(app);
-  }
 }
 
 /** What the S3 destination of a scenario needs: S3Mock from tools/s3-server.mjs, as `npm test` starts it. */
@@ -128,84 +46,56 @@ interface S3ServerModule {
  * management app creates the backfill, then the workers run it, in turn.
  */
 export class WorkersDeployment {
-  readonly workers: AppSlot;
-  readonly management: AppSlot;
+  readonly workers: AppSlot<'workers'>;
+  readonly management: AppSlot<'management'>;
+  readonly postgres: PostgresServer;
   private s3: { server: S3Server; stop(): Promise<void> } | undefined;
 
   private constructor(
-    readonly postgres: PostgresServer,
-    private readonly kafka: KafkaServer,
+    private readonly engines: FaultEngines,
     readonly project: { id: number; personalApiKey: string },
-    private readonly dataDir: string,
-    private readonly env: NodeJS.ProcessEnv,
     ports: { workers: number; management: number },
     private readonly log: (message: string) => void,
   ) {
+    this.postgres = engines.postgres;
     this.workers = new AppSlot('workers', `http://127.0.0.1:${ports.workers}`, {
-      ...env,
+      ...engines.env,
       WORKERS_PORT: String(ports.workers),
     });
     this.management = new AppSlot('management', `http://127.0.0.1:${ports.management}`, {
-      ...env,
+      ...engines.env,
       MANAGEMENT_PORT: String(ports.management),
     });
   }
 
   static async start(log: (message: string) => void): Promise<WorkersDeployment> {
-    const postgres = await startPostgresServer();
-    let kafka: KafkaServer | undefined;
-    let dataDir: string | undefined;
+    // Ingestion's Kafka, no ingestion: the workers alone ask its consumer group how far it got,
+    // and with no event captured there is nothing for a run to wait for.
+    const engines = await startFaultEngines(log, {
+      // What a platform team shares between the management app and the workers (a Secret).
+      ENCRYPTION_KEYS: randomBytes(32).toString('base64'),
+    });
+    // The destinations' S3 is the suite's own S3Mock (s3Server), never `npm test`'s.
+    delete engines.env.S3_ENDPOINT;
     try {
-      // Ingestion's Kafka, no ingestion: the workers alone ask its consumer group how far it got,
-      // and with no event captured there is nothing for a run to wait for.
-      kafka = await startKafkaServer(log);
-      dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-faults-'));
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
-        DATABASE_URL: postgres.appUrl,
-        DATA_DIR: dataDir,
-        CLICKHOUSE_DATA_PATH: path.join(dataDir, 'clickhouse'),
-        CLICKHOUSE_DATABASE,
-        KAFKA_BROKERS: kafka.brokers,
-        KAFKA_CONSUMER_GROUP: `faults-${randomBytes(4).toString('hex')}`,
-        // What a platform team shares between the management app and the workers (a Secret).
-        ENCRYPTION_KEYS: randomBytes(32).toString('base64'),
-        LOG_LEVEL: 'info',
-      };
-      // Jest's flags are not what an operator runs the apps with; chDB, not a ClickHouse server.
-      for (const name of ['NODE_OPTIONS', 'CLICKHOUSE_URL', 'S3_ENDPOINT']) delete env[name];
-
       // As an operator deploys: Postgres, ClickHouse (chDB under DATA_DIR) and the Kafka topics.
       const migrate = await runProcess('npm', ['run', '--silent', 'admin', '--', 'migrate'], {
         cwd: REPO_ROOT,
-        env,
+        env: engines.env,
         timeoutMs: COMMAND_TIMEOUT_MS,
       });
       if (migrate.code !== 0) throw new Error(`admin migrate failed:\n${migrate.stdout}${migrate.stderr}`);
-      const bootstrap = await runProcess(
-        'npm',
-        ['run', '--silent', 'admin', '--', 'bootstrap', '--email', 'owner@faults.test'],
-        { cwd: REPO_ROOT, env, timeoutMs: COMMAND_TIMEOUT_MS },
-      );
-      if (bootstrap.code !== 0)
-        throw new Error(`admin bootstrap failed:\n${bootstrap.stdout}${bootstrap.stderr}`);
-      const credentials = JSON.parse(bootstrap.stdout) as { project_id: number; personal_api_key: string };
-      await enableTls(postgres);
-      await postgres.superuser(`CREATE DATABASE ${DESTINATION_DATABASE} OWNER hogbase`);
+      const credentials = await engines.bootstrap('owner@faults.test');
+      await enableTls(engines.postgres);
+      await engines.postgres.superuser(`CREATE DATABASE ${DESTINATION_DATABASE} OWNER hogbase`);
       return new WorkersDeployment(
-        postgres,
-        kafka,
+        engines,
         { id: credentials.project_id, personalApiKey: credentials.personal_api_key },
-        dataDir,
-        env,
         { workers: await freePort(), management: await freePort() },
         log,
       );
     } catch (error) {
-      await kafka?.destroy();
-      await postgres.destroy();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+      await engines.destroy();
       throw error;
     }
   }
@@ -215,21 +105,11 @@ export class WorkersDeployment {
    * events each hour holds as a run reads it, by hour start (ms).
    */
   async seedEvents(hours: readonly { start: Date; events: number }[]): Promise<Map<number, number>> {
-    const result = await runProcess(
-      'node',
-      [
-        '-r',
-        '@swc-node/register',
-        'faults/harness/seed-events.process.ts',
-        path.join(this.dataDir, 'clickhouse'),
-        CLICKHOUSE_DATABASE,
-        String(this.project.id),
-        ...hours.map((hour) => `${hour.start.getTime()}:${hour.events}`),
-      ],
-      { cwd: REPO_ROOT, env: this.env, timeoutMs: COMMAND_TIMEOUT_MS },
+    const counts = await this.engines.chDbProcess<Record<string, number>>(
+      'faults/harness/seed-events.process.ts',
+      this.project.id,
+      hours.map((hour) => `${hour.start.getTime()}:${hour.events}`),
     );
-    if (result.code !== 0) throw new Error(`seeding the events failed:\n${result.stderr}`);
-    const counts = JSON.parse(result.stdout) as Record<string, number>;
     return new Map(Object.entries(counts).map(([start, count]) => [Number(start), count]));
   }
 
@@ -347,9 +227,7 @@ export class WorkersDeployment {
     await this.workers.destroy();
     await this.management.destroy();
     await this.s3?.stop();
-    await this.kafka.destroy();
-    await this.postgres.destroy();
-    await rm(this.dataDir, { recursive: true, force: true });
+    await this.engines.destroy();
   }
 
   private async api<T>(url: string, body: unknown): Promise<T> {

@@ -1,0 +1,37 @@
+import { closeClickHouse, createClickHouse, EVENTS_TABLE, type ClickHouseClient } from '@hogbase/clickhouse';
+
+/** What a chDB child process of the harness gets from its command line. */
+export interface ChDbProcessContext {
+  client: ClickHouseClient;
+  /** `<database>.events`. */
+  table: string;
+  teamId: string;
+  /** The arguments after `<dataPath> <database> <teamId>`. */
+  args: string[];
+}
+
+/**
+ * Runs a harness child process that opens chDB (one process at a time may open its data path):
+ * argv is `<dataPath> <database> <teamId> ...args`; what `work` returns is printed as JSON on
+ * stdout, chDB is closed, and the process exits 0 (1, with the error on stderr, if anything failed).
+ */
+export function runChDbProcess(work: (context: ChDbProcessContext) => Promise<unknown>): void {
+  const main = async (): Promise<void> => {
+    const [dataPath, database, teamId, ...args] = process.argv.slice(2);
+    const client = createClickHouse({ dataPath, database });
+    try {
+      const result = await work({ client, table: `${database}.${EVENTS_TABLE}`, teamId, args });
+      // Written in full before the exit below: stdout to a pipe is asynchronous.
+      await new Promise((resolve) => process.stdout.write(JSON.stringify(result), resolve));
+    } finally {
+      await closeClickHouse(client);
+    }
+  };
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  killApps,
+  REPO_ROOT,
+  runProcess,
+  splitModeEnv,
+  startApp,
+  stopApp,
+  waitFor,
+  waitForReady,
+  type AppProcess,
+  type ExitStatus,
+} from '@hogbase/test-support';
+import { startKafkaServer, type KafkaServer } from './kafka-server';
+import { startPostgresServer, type PostgresServer } from './postgres-server';
+
+const CLICKHOUSE_DATABASE = 'hogbase';
+const COMMAND_TIMEOUT_MS = 120_000;
+
+/**
+ * One app of a deployment (`apps/<name>/src/main.ts`), started, stopped and killed by a scenario as
+ * often as it needs, on a fixed port so that a restarted one is where its clients expect it.
+ */
+export class AppSlot<Name extends string = string> {
+  app: AppProcess | undefined;
+  /** Exits the suite did not cause: what the fault suite exists to rule out. */
+  readonly unexpectedExits: string[] = [];
+  /** What each finished process of this slot printed, oldest first. */
+  private readonly outputs: string[] = [];
+
+  /**
+   * `startedWhen`: `ready` waits in start() for `/_ready` to answer 200; `listening` for any answer
+   * of `/_health` (an app whose dependencies are down answers, not ready; see waitReady).
+   */
+  constructor(
+    readonly name: Name,
+    readonly url: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly startedWhen: 'ready' | 'listening' = 'ready',
+  ) {}
+
+  async start(): Promise<void> {
+    const app = startApp(this.name, this.env);
+    this.app = app;
+    void app.exited.then((status) => {
+      if (this.app === app) {
+        this.unexpectedExits.push(
+          `${this.name} exited on its own (code ${String(status.code)}, signal ${String(status.signal)}):\n${app.output()}`,
+        );
+        this.app = undefined;
+      }
+      this.outputs.push(app.output());
+    });
+    if (this.startedWhen === 'ready') {
+      await waitForReady(app, this.url);
+      return;
+    }
+    await waitFor(app, 'its probe server', async () => {
+      try {
+        await fetch(`${this.url}/_health`);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  async waitReady(): Promise<void> {
+    if (!this.app) throw new Error(`${this.name} is not running`);
+    await waitForReady(this.app, this.url);
+  }
+
+  /** SIGTERM, as Kubernetes stops a pod: the exit status. Fails (after a SIGKILL) past the 20 s bound. */
+  async stop(): Promise<ExitStatus> {
+    const app = this.app;
+    if (!app) throw new Error(`${this.name} is not running`);
+    this.app = undefined;
+    return stopApp(app);
+  }
+
+  /** kill -9: no drain, no goodbye to the consumer group or the job engine. */
+  async kill(): Promise<void> {
+    const app = this.app;
+    if (!app) throw new Error(`${this.name} is not running`);
+    this.app = undefined;
+    await killApps(app);
+  }
+
+  /** `/_ready`'s status code now (0: no answer). */
+  async readiness(): Promise<number> {
+    try {
+      return (await fetch(`${this.url}/_ready`, { signal: AbortSignal.timeout(5_000) })).status;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** What every process of this slot printed, oldest first. */
+  output(): string {
+    return [...this.outputs, this.app?.output() ?? ''].join('\n');
+  }
+
+  /** Lines at warn level or above (pino JSON), counted by message: what an operator reads during an outage. */
+  warnings(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const line of this.output().split('\n')) {
+      if (!/"level":(40|50|60)\b/.test(line)) continue;
+      const message = (JSON.parse(line) as { msg?: string }).msg ?? line;
+      counts[message] = (counts[message] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  async destroy(): Promise<void> {
+    const app = this.app;
+    this.app = undefined;
+    await killApps(app);
+  }
+}
+
+/**
+ * The engines of a deployment the suite controls: its own PostgreSQL server, its own Kafka broker,
+ * chDB under a temporary data folder, and the environment every app of it gets.
+ */
+export interface FaultEngines {
+  postgres: PostgresServer;
+  kafka: KafkaServer;
+  dataDir: string;
+  /** Ingestion's consumer group. */
+  groupId: string;
+  env: NodeJS.ProcessEnv;
+  /** `npm run admin -- bootstrap`: the first user and project, as an operator makes them. */
+  bootstrap(email: string): Promise<BootstrapCredentials>;
+  /**
+   * Runs a chDB child process of the harness (chdb-process.ts) on the deployment's chDB for the
+   * project `teamId`, and answers what it printed. Only while no app has chDB open.
+   */
+  chDbProcess<T>(script: string, teamId: number, args?: string[]): Promise<T>;
+  destroy(): Promise<void>;
+}
+
+export interface BootstrapCredentials {
+  project_id: number;
+  project_api_key: string;
+  personal_api_key: string;
+}
+
+/** Starts the engines; `extraEnv` is added to the apps' environment. Nothing is left behind if it fails. */
+export async function startFaultEngines(
+  log: (message: string) => void,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<FaultEngines> {
+  const postgres = await startPostgresServer();
+  let kafka: KafkaServer | undefined;
+  let dataDir: string | undefined;
+  try {
+    kafka = await startKafkaServer(log);
+    dataDir = await mkdtemp(path.join(tmpdir(), 'hogbase-faults-'));
+    const groupId = `faults-${randomBytes(4).toString('hex')}`;
+    const env: NodeJS.ProcessEnv = {
+      ...splitModeEnv({
+        databaseUrl: postgres.appUrl,
+        brokers: [kafka.brokers],
+        consumerGroup: groupId,
+        dataDir,
+      }),
+      CLICKHOUSE_DATABASE,
+      ...extraEnv,
+    };
+    const [startedKafka, startedDataDir] = [kafka, dataDir];
+    return {
+      postgres,
+      kafka,
+      dataDir,
+      groupId,
+      env,
+      async bootstrap(email) {
+        const bootstrap = await runProcess(
+          'npm',
+          ['run', '--silent', 'admin', '--', 'bootstrap', '--email', email],
+          { cwd: REPO_ROOT, env, timeoutMs: COMMAND_TIMEOUT_MS },
+        );
+        if (bootstrap.code !== 0) {
+          throw new Error(`admin bootstrap failed:\n${bootstrap.stdout}${bootstrap.stderr}`);
+        }
+        return JSON.parse(bootstrap.stdout) as BootstrapCredentials;
+      },
+      async chDbProcess<T>(script: string, teamId: number, args: string[] = []) {
+        const chDbPath = path.join(startedDataDir, 'clickhouse');
+        const result = await runProcess(
+          'node',
+          ['-r', '@swc-node/register', script, chDbPath, CLICKHOUSE_DATABASE, String(teamId), ...args],
+          { cwd: REPO_ROOT, env, timeoutMs: COMMAND_TIMEOUT_MS },
+        );
+        if (result.code !== 0) throw new Error(`${script} failed:\n${result.stderr}`);
+        return JSON.parse(result.stdout) as T;
+      },
+      async destroy() {
+        await startedKafka.destroy();
+        await postgres.destroy();
+        await rm(startedDataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await kafka?.destroy();
+    await postgres.destroy();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
