@@ -1,0 +1,15 @@
+export {
+  createSandbox,
+  PLUGIN_METHOD_NAMES,
+  Sandbox,
+  type PluginMethodName,
+  type SandboxCapabilities,
+  type SandboxFetch,
+  type SandboxFetchInit,
+  type SandboxFetchResponse,
+  type SandboxJson,
+  type SandboxLogLevel,
+  type SandboxLogLine,
+  type SandboxOptions,
+} from './sandbox';
+export { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';

@@ -1,0 +1,235 @@
+import { createSandbox, type Sandbox, type SandboxFetch, type SandboxLogLine } from './sandbox';
+import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
+
+const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
+
+const WEBHOOK_APP = `
+function composeWebhook(event, { config }) {
+  if (event.event !== '$pageview') return null;
+  return {
+    url: config.url,
+    body: JSON.stringify({ text: event.distinct_id + ' viewed ' + event.properties.$current_url }),
+    headers: { 'Content-Type': 'application/json' },
+    method: 'POST',
+  };
+}
+module.exports = { composeWebhook, jobs: { retry: async (payload) => payload } };
+`;
+
+describe('apps sandbox', () => {
+  const sandboxes: Sandbox[] = [];
+  const open = async (
+    options: { timeLimitMs?: number; fetch?: SandboxFetch; onLog?: (line: SandboxLogLine) => void } = {},
+  ) => {
+    const sandbox = await createSandbox({
+      memoryLimitBytes: MEMORY_LIMIT_BYTES,
+      timeLimitMs: options.timeLimitMs ?? 1000,
+      fetch: options.fetch,
+      onLog: options.onLog,
+    });
+    sandboxes.push(sandbox);
+    return sandbox;
+  };
+  afterEach(() => {
+    for (const sandbox of sandboxes.splice(0)) sandbox.dispose();
+  });
+
+  it('reports the exported plugin methods and job names', async () => {
+    const sandbox = await open();
+    const capabilities = sandbox.load(`
+      exports.setupPlugin = () => {};
+      exports.onEvent = async () => {};
+      exports.runEveryMinute = () => {};
+      exports.notAPluginMethod = () => {};
+      exports.jobs = { exportBatch: () => {}, notAFunction: 1 };
+    `);
+    expect(capabilities).toEqual({
+      methods: ['setupPlugin', 'onEvent', 'runEveryMinute'],
+      jobs: ['exportBatch'],
+    });
+  });
+
+  it('finds the plugin in exports.default and in globals when nothing was exported', async () => {
+    const fromDefault = await open();
+    expect(fromDefault.load(`exports.default = { processEvent: (event) => event };`).methods).toEqual([
+      'processEvent',
+    ]);
+    const fromGlobals = await open();
+    expect(fromGlobals.load(`function processEvent(event) { return event; }`).methods).toEqual([
+      'processEvent',
+    ]);
+  });
+
+  it('answers composeWebhook with the webhook object, or null to skip', async () => {
+    const sandbox = await open();
+    sandbox.load(WEBHOOK_APP);
+    const meta = { config: { url: 'https://hooks.example.com/in' } };
+    const event = {
+      event: '$pageview',
+      distinct_id: 'user-1',
+      properties: { $current_url: 'https://example.com/' },
+    };
+
+    await expect(sandbox.call('composeWebhook', event, meta)).resolves.toEqual({
+      url: 'https://hooks.example.com/in',
+      body: '{"text":"user-1 viewed https://example.com/"}',
+      headers: { 'Content-Type': 'application/json' },
+      method: 'POST',
+    });
+    await expect(
+      sandbox.call('composeWebhook', { ...event, event: '$autocapture' }, meta),
+    ).resolves.toBeNull();
+    await expect(sandbox.call('jobs.retry', { attempt: 2 })).resolves.toEqual({ attempt: 2 });
+  });
+
+  it('gives an async onEvent the host fetch answer it awaits', async () => {
+    const requests: { url: string; method: unknown; body: unknown }[] = [];
+    const sandbox = await open({
+      fetch: async (url, init) => {
+        requests.push({ url, method: init.method, body: init.body });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { status: 201, headers: { 'X-Request-Id': 'r-7' }, body: '{"accepted":true}' };
+      },
+    });
+    sandbox.load(`
+      exports.onEvent = async (event) => {
+        const response = await fetch('https://api.example.com/track', { method: 'POST', body: JSON.stringify(event) });
+        const answer = await response.json();
+        return { status: response.status, ok: response.ok, requestId: response.headers.get('x-request-id'), answer };
+      };
+    `);
+
+    await expect(sandbox.call('onEvent', { event: 'signed up' })).resolves.toEqual({
+      status: 201,
+      ok: true,
+      requestId: 'r-7',
+      answer: { accepted: true },
+    });
+    expect(requests).toEqual([
+      { url: 'https://api.example.com/track', method: 'POST', body: '{"event":"signed up"}' },
+    ]);
+  });
+
+  it('rejects a failed host fetch inside the app, which may catch it', async () => {
+    const sandbox = await open({ fetch: () => Promise.reject(new Error('connect ECONNREFUSED')) });
+    sandbox.load(`
+      exports.onEvent = async () => {
+        try { await fetch('https://down.example.com/'); return 'sent'; } catch (error) { return 'caught ' + error.message; }
+      };
+    `);
+    await expect(sandbox.call('onEvent')).resolves.toBe('caught connect ECONNREFUSED');
+  });
+
+  it('stops an infinite loop with SandboxTimeoutError, breaks only that sandbox, and the host goes on', async () => {
+    const sandbox = await open({ timeLimitMs: 100 });
+    sandbox.load(`exports.onEvent = () => { while (true) {} };`);
+    await expect(sandbox.call('onEvent')).rejects.toBeInstanceOf(SandboxTimeoutError);
+    expect(sandbox.broken).toBe(true);
+    await expect(sandbox.call('onEvent')).rejects.toThrow(/broken/);
+
+    const next = await open();
+    next.load(WEBHOOK_APP);
+    await expect(next.call('composeWebhook', { event: 'other' }, { config: {} })).resolves.toBeNull();
+  });
+
+  it('stops an async method whose awaited host work outlasts the time limit', async () => {
+    const sandbox = await open({
+      timeLimitMs: 100,
+      fetch: () => new Promise(() => {}),
+    });
+    sandbox.load(`exports.onEvent = async () => { await fetch('https://slow.example.com/'); };`);
+    await expect(sandbox.call('onEvent')).rejects.toBeInstanceOf(SandboxTimeoutError);
+    expect(sandbox.broken).toBe(true);
+  });
+
+  it.each([
+    ['array growth', 'const items = []; while (true) items.push(new Array(1e5).fill(Math.random()));'],
+    ['Map fill', 'const map = new Map(); let i = 0; while (true) map.set(i++, { value: i });'],
+    ['dictionary object', 'const dictionary = {}; let i = 0; while (true) dictionary["key" + i] = i++;'],
+    ['string doubling', 'let text = "x"; while (true) text += text;'],
+  ])('contains a %s memory bomb as SandboxMemoryError and the host stays alive', async (_name, bomb) => {
+    const sandbox = await open({ timeLimitMs: 10_000 });
+    sandbox.load(`exports.processEvent = (event) => { ${bomb} };`);
+    await expect(sandbox.call('processEvent', {})).rejects.toBeInstanceOf(SandboxMemoryError);
+    expect(sandbox.broken).toBe(true);
+
+    const next = await open();
+    next.load(`exports.processEvent = (event) => ({ ...event, seen: true });`);
+    await expect(next.call('processEvent', { event: 'after' })).resolves.toEqual({
+      event: 'after',
+      seen: true,
+    });
+  });
+
+  it('has no process, require, file system or host globals', async () => {
+    const sandbox = await open();
+    sandbox.load(`
+      exports.getSettings = () => ({
+        process: typeof process,
+        require: typeof require,
+        fetch: typeof fetch,
+        setTimeout: typeof setTimeout,
+        Buffer: typeof Buffer,
+      });
+    `);
+    await expect(sandbox.call('getSettings')).resolves.toEqual({
+      process: 'undefined',
+      require: 'undefined',
+      fetch: 'undefined',
+      setTimeout: 'undefined',
+      Buffer: 'undefined',
+    });
+  });
+
+  it('rejects an app throw with SandboxAppError carrying its message and stack, and stays usable', async () => {
+    const sandbox = await open();
+    sandbox.load(`
+      exports.processEvent = (event) => { if (event.bad) throw new TypeError('bad event ' + event.id); return event; };
+      exports.onEvent = async () => { throw new Error('async boom'); };
+    `);
+    const error: unknown = await sandbox
+      .call('processEvent', { bad: true, id: 7 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SandboxAppError);
+    expect(error).toMatchObject({ message: 'bad event 7', appErrorName: 'TypeError' });
+    expect((error as SandboxAppError).appStack).toContain('app.js:2');
+    await expect(sandbox.call('onEvent')).rejects.toThrow(
+      new SandboxAppError('async boom', 'Error', undefined),
+    );
+    expect(sandbox.broken).toBe(false);
+    await expect(sandbox.call('processEvent', { id: 8 })).resolves.toEqual({ id: 8 });
+  });
+
+  it('turns deep recursion into an app error instead of crashing the host', async () => {
+    const sandbox = await open();
+    sandbox.load(
+      `exports.processEvent = () => { const recurse = (depth) => recurse(depth + 1) + 1; return recurse(0); };`,
+    );
+    await expect(sandbox.call('processEvent')).rejects.toThrow(/stack overflow/);
+    await expect(sandbox.call('processEvent')).rejects.toBeInstanceOf(SandboxAppError);
+  });
+
+  it('refuses a method the app does not export', async () => {
+    const sandbox = await open();
+    sandbox.load(WEBHOOK_APP);
+    await expect(sandbox.call('onEvent')).rejects.toThrow(
+      new SandboxError('the app does not export onEvent'),
+    );
+  });
+
+  it('hands console lines to onLog, non-strings as JSON', async () => {
+    const lines: SandboxLogLine[] = [];
+    const sandbox = await open({ onLog: (line) => lines.push(line) });
+    sandbox.load(`
+      console.info('loaded');
+      exports.onEvent = (event) => { console.log('got', event.event, { n: 1 }); console.warn('careful'); console.error(new Error('bad')); };
+    `);
+    await sandbox.call('onEvent', { event: 'signed up' });
+    expect(lines.slice(0, 3)).toEqual([
+      { level: 'info', message: 'loaded' },
+      { level: 'log', message: 'got signed up {"n":1}' },
+      { level: 'warn', message: 'careful' },
+    ]);
+    expect(lines[3]).toMatchObject({ level: 'error', message: expect.stringContaining('Error: bad') });
+  });
+});
