@@ -140,6 +140,23 @@ describe('apps sandbox', () => {
     sandbox.load(`exports.onEvent = async () => { await fetch('https://slow.example.com/'); };`);
     await expect(sandbox.call('onEvent')).rejects.toBeInstanceOf(SandboxTimeoutError);
     expect(sandbox.broken).toBe(true);
+    // Freeing a runtime whose fetch is still out made QuickJS abort its wasm instance.
+    expect(() => sandbox.dispose()).not.toThrow();
+  });
+
+  it('disposes a healthy sandbox with a fetch still out, and its late answer is ignored', async () => {
+    let answer: (response: {
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+    }) => void = () => {};
+    const sandbox = await open({ fetch: () => new Promise((resolve) => (answer = resolve)) });
+    sandbox.load(`exports.onEvent = async () => { await fetch('https://slow.example.com/'); };`);
+    const call = sandbox.call('onEvent');
+    expect(() => sandbox.dispose()).not.toThrow();
+    await expect(call).rejects.toThrow('the sandbox was disposed');
+    answer({ status: 200, headers: {}, body: '' });
+    await new Promise((resolve) => setImmediate(resolve));
   });
 
   it.each([
