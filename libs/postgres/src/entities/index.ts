@@ -12,6 +12,7 @@ import { Organization } from './organization.entity';
 import { PersonDistinctId } from './person-distinct-id.entity';
 import { Person } from './person.entity';
 import { PersonalApiKey } from './personal-api-key.entity';
+import { Plugin, PluginAttachment, PluginConfig, PluginLogEntry, PluginSourceFile } from './plugin.entity';
 import { FeatureFlagRoleAccess, OrganizationResourceAccess, Role, RoleMembership } from './role.entity';
 import { Team } from './team.entity';
 import { User } from './user.entity';
@@ -30,6 +31,7 @@ export * from './organization.entity';
 export * from './person-distinct-id.entity';
 export * from './person.entity';
 export * from './personal-api-key.entity';
+export * from './plugin.entity';
 export * from './role.entity';
 export * from './team.entity';
 export * from './user.entity';
@@ -58,4 +60,9 @@ export const ENTITIES = [
   BatchExportBackfill,
   BatchExportRun,
   BatchExportLogEntry,
+  Plugin,
+  PluginSourceFile,
+  PluginConfig,
+  PluginAttachment,
+  PluginLogEntry,
 ];

@@ -34,6 +34,10 @@ export class Team {
   @Column('boolean', { name: 'ingested_event', default: false })
   ingestedEvent!: boolean;
 
+  /** Lets posthog-js load the project's enabled site apps (listed in its remote config). */
+  @Column('boolean', { name: 'inject_web_apps', default: false })
+  injectWebApps!: boolean;
+
   @Column('text', { name: 'app_urls', array: true, default: () => "'{}'" })
   appUrls!: string[];
 

@@ -3,6 +3,7 @@ import { CreatePersonsAndGroups1763800000000 } from './1763800000000-CreatePerso
 import { CreateFeatureFlags1763900000000 } from './1763900000000-CreateFeatureFlags';
 import { CreateBatchExports1764000000000 } from './1764000000000-CreateBatchExports';
 import { AddPersonsUpdatedAt1764100000000 } from './1764100000000-AddPersonsUpdatedAt';
+import { CreatePipelineApps1764200000000 } from './1764200000000-CreatePipelineApps';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   CreateFeatureFlags1763900000000,
   CreateBatchExports1764000000000,
   AddPersonsUpdatedAt1764100000000,
+  CreatePipelineApps1764200000000,
 ];
