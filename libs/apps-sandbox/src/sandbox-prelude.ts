@@ -37,7 +37,18 @@ export const PRELUDE_SOURCE = `
   }
   globalThis.module = { exports: {} };
   globalThis.exports = globalThis.module.exports;
+  const hostCall = host.call;
+  host.call = (name, ...args) =>
+    hostCall(String(name), JSON.stringify(args)).then((json) => (json === 'undefined' ? undefined : JSON.parse(json)));
 })(globalThis.__hogbaseHost);
+`;
+
+/**
+ * Run after the setup source and the invoke trampoline (which captured the call context): takes the
+ * host bridge and the call context out of the app's reach.
+ */
+export const HIDE_HOST_SOURCE = `
+delete globalThis.__hogbaseCallContext;
 delete globalThis.__hogbaseHost;
 `;
 
@@ -72,19 +83,24 @@ export const CAPABILITIES_SOURCE = `
 `;
 
 /**
- * Evaluates to the call trampoline: arguments cross in as one JSON string and the result leaves as
- * one (or as a promise of one), so no guest object is ever handed to the host.
+ * Evaluates to a factory of the call trampoline: arguments cross in as one JSON string and the
+ * result leaves as one (or as a promise of one), so no guest object is ever handed to the host.
+ * The setup's call context (the plugin API's `meta`) is appended to the arguments.
  */
 export const INVOKE_SOURCE = `
-(function (plugin, method, argsJson) {
+(function () {
+  const callContext =
+    typeof globalThis.__hogbaseCallContext === 'function' ? globalThis.__hogbaseCallContext : () => [];
+  return function (plugin, method, argsJson) {
   const target = method.startsWith('jobs.') ? plugin.jobs : plugin;
   const name = method.startsWith('jobs.') ? method.slice(5) : method;
-  const args = JSON.parse(argsJson);
+  const args = JSON.parse(argsJson).concat(callContext());
   const result = target[name](...args);
   const toJson = (value) => (value === undefined ? undefined : JSON.stringify(value));
   if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
     return Promise.resolve(result).then(toJson);
   }
   return toJson(result);
+  };
 })
 `;

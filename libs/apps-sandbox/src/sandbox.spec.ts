@@ -1,4 +1,10 @@
-import { createSandbox, type Sandbox, type SandboxFetch, type SandboxLogLine } from './sandbox';
+import {
+  createSandbox,
+  type Sandbox,
+  type SandboxFetch,
+  type SandboxJson,
+  type SandboxLogLine,
+} from './sandbox';
 import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
 
 const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -224,6 +230,62 @@ describe('apps sandbox', () => {
     );
     await expect(sandbox.call('processEvent')).rejects.toThrow(/stack overflow/);
     await expect(sandbox.call('processEvent')).rejects.toBeInstanceOf(SandboxAppError);
+  });
+
+  it('lets a setup source call host functions and append a call context the app cannot reach', async () => {
+    const stored = new Map<string, SandboxJson>();
+    const sandbox = await createSandbox({
+      memoryLimitBytes: MEMORY_LIMIT_BYTES,
+      timeLimitMs: 1000,
+      hostFunctions: {
+        'storage.set': (key, value) => {
+          stored.set(JSON.stringify(key), value);
+          return Promise.resolve(undefined);
+        },
+        'storage.get': (key) => Promise.resolve(stored.get(JSON.stringify(key)) ?? null),
+      },
+    });
+    sandboxes.push(sandbox);
+    sandbox.load(
+      `exports.onEvent = async (event, meta) => {
+         await meta.storage.set('last', event.uuid);
+         return { last: await meta.storage.get('last'), config: meta.config, host: typeof __hogbaseHost };
+       };
+       exports.runEveryMinute = async (meta) => meta.storage.get('missing');
+       exports.composeWebhook = () => { return __hogbaseHost.call('storage.get', 'last'); };`,
+      {
+        globals: { pluginConfig: { url: 'https://example.com' } },
+        setup: `
+          const host = globalThis.__hogbaseHost;
+          const meta = {
+            config: globalThis.pluginConfig,
+            storage: { set: (key, value) => host.call('storage.set', key, value), get: (key) => host.call('storage.get', key) },
+          };
+          globalThis.__hogbaseCallContext = () => [meta];`,
+      },
+    );
+    await expect(sandbox.call('onEvent', { uuid: 'u1' })).resolves.toEqual({
+      last: 'u1',
+      config: { url: 'https://example.com' },
+      host: 'undefined',
+    });
+    expect(stored.get('"last"')).toBe('u1');
+    await expect(sandbox.call('runEveryMinute')).resolves.toBeNull();
+    await expect(sandbox.call('composeWebhook', {})).rejects.toThrow("'__hogbaseHost' is not defined");
+  });
+
+  it('rejects an unknown host function inside the app', async () => {
+    const sandbox = await open();
+    sandbox.load(`exports.onEvent = async () => {}`, {
+      setup: `const host = globalThis.__hogbaseHost; globalThis.probe = () => host.call('nope');`,
+    });
+    sandbox.dispose();
+    const next = await open();
+    next.load(
+      `exports.onEvent = async () => { try { await probe(); return 'resolved'; } catch (error) { return error.message; } };`,
+      { setup: `const host = globalThis.__hogbaseHost; globalThis.probe = () => host.call('nope');` },
+    );
+    await expect(next.call('onEvent')).resolves.toBe('the host has no function nope');
   });
 
   it('refuses a method the app does not export', async () => {

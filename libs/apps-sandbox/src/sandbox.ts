@@ -5,7 +5,13 @@ import {
   type QuickJSRuntime,
 } from 'quickjs-emscripten';
 import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
-import { CAPABILITIES_SOURCE, INVOKE_SOURCE, PRELUDE_SOURCE, RESOLVE_PLUGIN_SOURCE } from './sandbox-prelude';
+import {
+  CAPABILITIES_SOURCE,
+  HIDE_HOST_SOURCE,
+  INVOKE_SOURCE,
+  PRELUDE_SOURCE,
+  RESOLVE_PLUGIN_SOURCE,
+} from './sandbox-prelude';
 
 /** The plugin methods PostHog's plugin server looks for (jobs are listed separately). */
 export const PLUGIN_METHOD_NAMES = [
@@ -53,6 +59,25 @@ export interface SandboxLogLine {
   message: string;
 }
 
+/**
+ * A host function the guest may call as `__hogbaseHost.call(name, ...args)` from a `setup` source
+ * (see {@link SandboxLoadOptions}): JSON arguments in, a promise of a JSON value (or undefined) out.
+ */
+export type SandboxHostFunction = (...args: SandboxJson[]) => Promise<SandboxJson | undefined>;
+
+export interface SandboxLoadOptions {
+  /** JSON values set on `globalThis` before anything else runs. */
+  globals?: Record<string, SandboxJson>;
+  /**
+   * Guest source run after the prelude and before the app, with the host bridge still in reach as
+   * `globalThis.__hogbaseHost` (`call(name, ...args)` for {@link SandboxOptions.hostFunctions}). It
+   * may set `globalThis.__hogbaseCallContext` to a function whose result (an array) is appended to
+   * the arguments of every call: how the plugin API hands `meta` to each method. Both globals are
+   * removed before the app runs.
+   */
+  setup?: string;
+}
+
 export interface SandboxOptions {
   /** The QuickJS runtime's heap limit; past it the app gets "out of memory" and the sandbox breaks. */
   memoryLimitBytes: number;
@@ -65,6 +90,8 @@ export interface SandboxOptions {
   fetch?: SandboxFetch;
   /** Receives the app's console output. Omitted: the output is dropped. */
   onLog?: (line: SandboxLogLine) => void;
+  /** What a `setup` source may call on the host (storage, jobs, …), by name. */
+  hostFunctions?: Record<string, SandboxHostFunction>;
 }
 
 export interface SandboxCapabilities {
@@ -100,7 +127,7 @@ export class Sandbox {
   private disposed = false;
   /** Set by the interrupt handler so a time error is told apart from an app's own throw. */
   private interrupted = false;
-  /** Host `fetch` promises the guest still waits for; their resolvers are live guest objects. */
+  /** Host promises (fetch, host functions) the guest still waits for: live guest objects. */
   private openFetches = 0;
 
   /** @internal use {@link createSandbox} */
@@ -122,23 +149,27 @@ export class Sandbox {
   }
 
   /**
-   * Runs the app's CommonJS source once. `globals` are JSON values set on `globalThis` first.
+   * Runs the app's CommonJS source once, after `options.globals` and `options.setup`.
    * Throws the errors {@link call} rejects with when the top-level code throws or exceeds a limit;
    * after a failed load, dispose the sandbox.
    */
-  load(code: string, globals: Record<string, SandboxJson> = {}): SandboxCapabilities {
+  load(code: string, options: SandboxLoadOptions = {}): SandboxCapabilities {
     this.assertUsable();
     if (this.plugin) throw new SandboxError('the sandbox already has an app loaded');
     const context = this.context;
     const methodNames = JSON.stringify(PLUGIN_METHOD_NAMES);
     this.runGuest(() => {
       this.installHostBridge();
-      this.evaluate(PRELUDE_SOURCE, 'prelude.js').dispose();
       this.evaluate(
         `(function (globals) { Object.assign(globalThis, JSON.parse(globals)); })`,
         'globals.js',
-        (setGlobals) => this.callGuest(setGlobals, [context.newString(JSON.stringify(globals))]),
+        (setGlobals) =>
+          this.callGuest(setGlobals, [context.newString(JSON.stringify(options.globals ?? {}))]),
       );
+      this.evaluate(PRELUDE_SOURCE, 'prelude.js').dispose();
+      if (options.setup) this.evaluate(options.setup, 'setup.js').dispose();
+      this.invoke = this.evaluate(INVOKE_SOURCE, 'invoke.js', (makeInvoke) => this.callGuest(makeInvoke, []));
+      this.evaluate(HIDE_HOST_SOURCE, 'hide-host.js').dispose();
       this.evaluate(code, 'app.js').dispose();
       this.plugin = this.evaluate(RESOLVE_PLUGIN_SOURCE, 'resolve.js', (resolve) =>
         this.callGuest(resolve, [this.parseJson(methodNames)]),
@@ -148,7 +179,6 @@ export class Sandbox {
       );
       this.loadedCapabilities = JSON.parse(context.getString(capabilitiesJson)) as SandboxCapabilities;
       capabilitiesJson.dispose();
-      this.invoke = this.evaluate(INVOKE_SOURCE, 'invoke.js');
     });
     return this.capabilities;
   }
@@ -275,41 +305,64 @@ export class Sandbox {
       const fetchFunction = context.newFunction('fetch', (urlHandle, initHandle) => {
         const url = context.getString(urlHandle);
         const init = JSON.parse(context.getString(initHandle)) as SandboxFetchInit;
-        const deferred = context.newPromise();
-        this.openFetches += 1;
-        void Promise.resolve()
-          .then(() => hostFetch(url, init))
-          .finally(() => {
-            this.openFetches -= 1;
-          })
-          .then(
-            (answer) => {
-              if (this.disposed) return;
-              const headers = Object.fromEntries(
-                Object.entries(answer.headers).map(([name, value]) => [name.toLowerCase(), value]),
-              );
-              const json = context.newString(
-                JSON.stringify({ status: answer.status, headers, body: answer.body }),
-              );
-              deferred.resolve(json);
-              json.dispose();
-              this.drainJobs();
-            },
-            (error: unknown) => {
-              if (this.disposed) return;
-              const guestError = context.newError(error instanceof Error ? error.message : String(error));
-              deferred.reject(guestError);
-              guestError.dispose();
-              this.drainJobs();
-            },
+        return this.bridgePromise(async () => {
+          const answer = await hostFetch(url, init);
+          const headers = Object.fromEntries(
+            Object.entries(answer.headers).map(([name, value]) => [name.toLowerCase(), value]),
           );
-        return deferred.handle;
+          return JSON.stringify({ status: answer.status, headers, body: answer.body });
+        });
       });
       context.setProp(bridge, 'fetch', fetchFunction);
       fetchFunction.dispose();
     }
+    const hostFunctions = this.options.hostFunctions ?? {};
+    const callFunction = context.newFunction('call', (nameHandle, argsHandle) => {
+      const name = context.getString(nameHandle);
+      const args = JSON.parse(context.getString(argsHandle)) as SandboxJson[];
+      return this.bridgePromise(async () => {
+        const hostFunction = Object.hasOwn(hostFunctions, name) ? hostFunctions[name] : undefined;
+        if (!hostFunction) throw new Error(`the host has no function ${name}`);
+        const result = await hostFunction(...args);
+        return result === undefined ? 'undefined' : JSON.stringify(result);
+      });
+    });
+    context.setProp(bridge, 'call', callFunction);
+    callFunction.dispose();
     context.setProp(context.global, '__hogbaseHost', bridge);
     bridge.dispose();
+  }
+
+  /**
+   * A guest promise settled by host work: resolved with the string `work` gives, rejected with an
+   * Error carrying the host error's message. A late answer after dispose is dropped.
+   */
+  private bridgePromise(work: () => Promise<string>): QuickJSHandle {
+    const context = this.context;
+    const deferred = context.newPromise();
+    this.openFetches += 1;
+    void Promise.resolve()
+      .then(work)
+      .finally(() => {
+        this.openFetches -= 1;
+      })
+      .then(
+        (answer) => {
+          if (this.disposed) return;
+          const value = context.newString(answer);
+          deferred.resolve(value);
+          value.dispose();
+          this.drainJobs();
+        },
+        (error: unknown) => {
+          if (this.disposed) return;
+          const guestError = context.newError(error instanceof Error ? error.message : String(error));
+          deferred.reject(guestError);
+          guestError.dispose();
+          this.drainJobs();
+        },
+      );
+    return deferred.handle;
   }
 
   /** Runs guest promise jobs (continuations after host work settled) under the time limit. */
