@@ -25,6 +25,8 @@ import { CaptureMetrics } from './capture-metrics';
 import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { TokenLookupUnavailableError } from './project-token.cache';
+import type { SiteAppSource } from './site-apps/site-apps.cache';
+import { registerSiteAppRoutes } from './site-apps/site-apps.routes';
 
 export interface ProjectTokens {
   resolve(token: string): Promise<number | null>;
@@ -47,6 +49,8 @@ export interface CaptureAppOptions {
   maxEventBytes?: number;
   /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
   flags?: FlagServices;
+  /** A project's site apps: `siteApps` in the remote config, and the scripts posthog-js loads. */
+  siteApps?: SiteAppSource;
 }
 
 interface ErrorBody {
@@ -207,9 +211,18 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     registerFlagRoutes(app, {
       tokens: options.tokens,
       flags: options.flags,
+      siteApps: options.siteApps,
       logger: options.logger,
       maxDecodedBytes: options.maxDecodedBytes,
       bodyLimit: options.eventBodyLimit,
+    });
+  }
+
+  if (options.siteApps) {
+    registerSiteAppRoutes(app, {
+      siteApps: options.siteApps,
+      tokens: options.tokens,
+      logger: options.logger,
     });
   }
 

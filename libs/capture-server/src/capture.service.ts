@@ -10,6 +10,7 @@ import { createFlagServices } from './flags/flag-services';
 import { createCapturePool } from './postgres-pool';
 import { ProjectTokenCache } from './project-token.cache';
 import { QueueHealth } from './queue-health';
+import { SiteAppsCache } from './site-apps/site-apps.cache';
 
 /** What capture runs on; the caller opened them and closes them after `stop()`. */
 export interface CaptureEngines {
@@ -57,6 +58,7 @@ export async function startCaptureService(
     publisher: queue,
     tokens: new ProjectTokenCache(pool, { logger }),
     flags: createFlagServices(pool),
+    siteApps: new SiteAppsCache(pool, { logger }),
     logger,
     batchBodyLimit: config.batchBodyLimit,
     eventBodyLimit: config.eventBodyLimit,

@@ -7,5 +7,8 @@ export * from './flags/flag-request.parser';
 export * from './flags/flags.routes';
 export * from './flags/personal-key.authorizer';
 export * from './flags/flag-services';
+export * from './site-apps/site-apps.cache';
+export * from './site-apps/site-apps.routes';
+export * from './site-apps/site-app-script.util';
 export * from './capture.service';
 export * from './queue-health';

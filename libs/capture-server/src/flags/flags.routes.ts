@@ -11,6 +11,8 @@ import {
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
 import { BROWSER_ROUTE } from '../cors';
 import { TokenLookupUnavailableError } from '../project-token.cache';
+import { SiteAppsUnavailableError, type SiteAppSource } from '../site-apps/site-apps.cache';
+import { siteAppLink, type SiteAppLink } from '../site-apps/site-app-script.util';
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
 import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
 import { PersonalKeyAuthorizer } from './personal-key.authorizer';
@@ -28,6 +30,8 @@ interface Tokens {
 interface RouteOptions {
   tokens: Tokens;
   flags: FlagServices;
+  /** When absent, `siteApps` is always empty. */
+  siteApps?: SiteAppSource;
   logger: Logger;
   maxDecodedBytes: number;
   bodyLimit: number;
@@ -121,6 +125,25 @@ function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boole
 export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions): void {
   const { flags, tokens, logger } = options;
 
+  /**
+   * `siteApps` of the remote config. A Postgres outage leaves them out (the cache logs it once)
+   * rather than failing the flags the SDK also asked for.
+   */
+  async function siteAppLinks(teamId: number): Promise<SiteAppLink[]> {
+    if (!options.siteApps) return [];
+    try {
+      return (await options.siteApps.forTeam(teamId)).map(siteAppLink);
+    } catch (failure) {
+      if (!(failure instanceof SiteAppsUnavailableError)) throw failure;
+      return [];
+    }
+  }
+  const withRemoteConfig = async <T extends object>(teamId: number, body: T) => ({
+    ...REMOTE_CONFIG,
+    siteApps: await siteAppLinks(teamId),
+    ...body,
+  });
+
   /** Evaluates one request; a Postgres failure degrades to what is cached plus the request's properties. */
   async function evaluate(
     request: FlagRequest,
@@ -183,12 +206,12 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
           if (!(failure instanceof FlagDefinitionsUnavailableError)) throw failure;
           logger.warn({ err: failure }, 'flag definitions unavailable');
           const empty = shapeOf(query) === 'v2' ? v2Body({}, true) : legacyBody({}, true);
-          return await reply.send(withConfig(query) ? { ...REMOTE_CONFIG, ...empty } : empty);
+          return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, empty) : empty);
         }
         const { results, errors } = await evaluate(flagRequest, team);
         const shaped =
           shapeOf(query) === 'v2' ? v2Body(results, errors || stale) : legacyBody(results, errors || stale);
-        return await reply.send(withConfig(query) ? { ...REMOTE_CONFIG, ...shaped } : shaped);
+        return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, shaped) : shaped);
       } catch (failure) {
         if (failure instanceof FlagRequestError) {
           const type = failure.status === 401 ? 'authentication_error' : 'validation_error';

@@ -1,0 +1,200 @@
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { siteConfigFromSchema, type SiteApp } from './site-app-script.util';
+
+export class SiteAppsUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('site apps could not be read: Postgres is unavailable', { cause });
+    this.name = 'SiteAppsUnavailableError';
+  }
+}
+
+export interface SiteAppsCacheOptions {
+  /**
+   * How long what was read is served before Postgres is asked again: how long an app enabled,
+   * changed or disabled in the management API takes to reach pages.
+   */
+  ttlMs?: number;
+  /** While reads fail, how long a stale entry is served before Postgres is asked again. */
+  retryAfterFailureMs?: number;
+  maxEntries?: number;
+  /** Gets one line when reads start failing and one when they answer again. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
+}
+
+/** What the routes need: a project's site apps, and one app by the id and web token of its URL. */
+export interface SiteAppSource {
+  /** The project's enabled site apps in their order; none unless the project has `inject_web_apps`. */
+  forTeam(teamId: number): Promise<SiteApp[]>;
+  /** The app a `/site_app/:id/:token/…` URL names, or null when none is served under it. */
+  find(id: number, webToken: string): Promise<SiteApp | null>;
+}
+
+interface SiteAppRow {
+  id: number;
+  team_id: number;
+  web_token: string;
+  config: unknown;
+  config_schema: unknown;
+  transpiled: string;
+}
+
+// One query for both lookups: an enabled, not deleted config of a project that opted in
+// (inject_web_apps), whose app has a site.ts that compiled.
+const SITE_APPS_QUERY = `
+  SELECT c.id, c.team_id, c.web_token, c.config, p.config_schema, f.transpiled
+  FROM plugin_configs c
+  JOIN teams t ON t.id = c.team_id AND t.inject_web_apps
+  JOIN plugins p ON p.id = c.plugin_id
+  JOIN plugin_source_files f ON f.plugin_id = p.id AND f.filename = 'site.ts'
+    AND f.status = 'TRANSPILED' AND f.transpiled IS NOT NULL
+  WHERE c.enabled AND NOT c.deleted`;
+
+const toSiteApp = (row: SiteAppRow): SiteApp => ({
+  id: row.id,
+  webToken: row.web_token,
+  transpiled: row.transpiled,
+  config: siteConfigFromSchema(row.config_schema, row.config),
+});
+
+/**
+ * A project's site apps read from Postgres through capture's pool, kept in memory for `ttlMs`.
+ *
+ * NOTE: as for project tokens, a Postgres outage does not take site apps off pages that were
+ * served them: what was read before is served on (asked again every retryAfterFailureMs); only
+ * what was never read raises SiteAppsUnavailableError, which the routes answer with 503.
+ */
+export class SiteAppsCache implements SiteAppSource {
+  private readonly teams: ExpiringLookup<number, SiteApp[]>;
+  private readonly apps: ExpiringLookup<string, SiteApp | null>;
+
+  constructor(pool: Pool, options: SiteAppsCacheOptions = {}, now: () => number = Date.now) {
+    const outage = new OutageLog(options.logger);
+    this.teams = new ExpiringLookup(
+      async (teamId) => {
+        const result = await pool.query<SiteAppRow>(
+          `${SITE_APPS_QUERY} AND c.team_id = $1 ORDER BY c."order", c.id`,
+          [teamId],
+        );
+        return result.rows.map(toSiteApp);
+      },
+      options,
+      outage,
+      now,
+    );
+    this.apps = new ExpiringLookup(
+      async (key) => {
+        const slash = key.indexOf('/');
+        const result = await pool.query<SiteAppRow>(`${SITE_APPS_QUERY} AND c.id = $1 AND c.web_token = $2`, [
+          Number(key.slice(0, slash)),
+          key.slice(slash + 1),
+        ]);
+        const row = result.rows[0];
+        return row ? toSiteApp(row) : null;
+      },
+      options,
+      outage,
+      now,
+    );
+  }
+
+  forTeam(teamId: number): Promise<SiteApp[]> {
+    return this.teams.get(teamId);
+  }
+
+  find(id: number, webToken: string): Promise<SiteApp | null> {
+    // Postgres's integer ids: anything else names no app, and must not reach the query as a bigint error.
+    if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return Promise.resolve(null);
+    return this.apps.get(`${id}/${webToken}`);
+  }
+}
+
+/** Logs the change of state once each way, shared by both lookups (they fail together). */
+class OutageLog {
+  private failing = false;
+
+  constructor(private readonly logger?: Pick<Logger, 'warn' | 'info'>) {}
+
+  failed(error: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.logger?.warn(
+      { err: error },
+      'site apps reads failing: apps read before are served from the cache, others get 503 until Postgres answers',
+    );
+  }
+
+  answered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.logger?.info('site apps reads answer again');
+  }
+}
+
+interface Entry<V> {
+  value: V;
+  checkedAt: number;
+}
+
+/** A bounded map of values read by `read`, each trusted for ttlMs; concurrent reads of a key share one. */
+class ExpiringLookup<K, V> {
+  private readonly entries = new Map<K, Entry<V>>();
+  private readonly inFlight = new Map<K, Promise<V>>();
+  private readonly ttlMs: number;
+  private readonly retryAfterFailureMs: number;
+  private readonly maxEntries: number;
+
+  constructor(
+    private readonly read: (key: K) => Promise<V>,
+    options: SiteAppsCacheOptions,
+    private readonly outage: OutageLog,
+    private readonly now: () => number,
+  ) {
+    this.ttlMs = options.ttlMs ?? 10_000;
+    this.retryAfterFailureMs = Math.min(options.retryAfterFailureMs ?? 5_000, this.ttlMs);
+    this.maxEntries = options.maxEntries ?? 10_000;
+  }
+
+  async get(key: K): Promise<V> {
+    const entry = this.entries.get(key);
+    if (entry && this.now() - entry.checkedAt < this.ttlMs) return entry.value;
+    try {
+      const value = await this.lookup(key);
+      this.outage.answered();
+      return value;
+    } catch (error) {
+      this.outage.failed(error);
+      if (!entry) throw new SiteAppsUnavailableError(error);
+      // Served as it was, and asked again only after retryAfterFailureMs.
+      this.entries.set(key, {
+        value: entry.value,
+        checkedAt: Math.max(entry.checkedAt, this.now() - (this.ttlMs - this.retryAfterFailureMs)),
+      });
+      return entry.value;
+    }
+  }
+
+  private lookup(key: K): Promise<V> {
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = this.read(key)
+        .then((value) => {
+          this.remember(key, value);
+          return value;
+        })
+        .finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private remember(key: K, value: V): void {
+    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
+      // Drop the oldest insertion: Map iterates in insertion order.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.delete(key);
+    this.entries.set(key, { value, checkedAt: this.now() });
+  }
+}
