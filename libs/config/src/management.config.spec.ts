@@ -5,6 +5,24 @@ describe('loadManagementConfig', () => {
     const config = loadManagementConfig({});
     expect(config).toMatchObject({ host: '127.0.0.1', port: 8000, smtp: undefined, dnsServers: [] });
     expect(config.database.url).toBeUndefined();
+    expect(config.apps).toEqual({
+      localDirectory: undefined,
+      npmRegistryUrl: 'https://registry.npmjs.org',
+      repositoryUrl: undefined,
+    });
+  });
+
+  it('reads where pipeline apps come from', () => {
+    const config = loadManagementConfig({
+      APPS_LOCAL_DIRECTORY: '/srv/apps/',
+      APPS_NPM_REGISTRY_URL: 'http://127.0.0.1:4873/',
+      APPS_REPOSITORY_URL: 'https://apps.example.com/plugins.json',
+    });
+    expect(config.apps).toEqual({
+      localDirectory: '/srv/apps',
+      npmRegistryUrl: 'http://127.0.0.1:4873',
+      repositoryUrl: 'https://apps.example.com/plugins.json',
+    });
   });
 
   it('reads every setting from the environment', () => {
@@ -27,6 +45,8 @@ describe('loadManagementConfig', () => {
     [{ DATABASE_URL: 'mysql://user:secret@db/app' }, /^DATABASE_URL=mysql:\/\/user:\*\*\*@db\/app: /],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL=loud: must be one of/],
     [{ DNS_SERVERS: 'dns.example.com' }, /^DNS_SERVERS=dns.example.com: /],
+    [{ APPS_LOCAL_DIRECTORY: 'apps' }, /^APPS_LOCAL_DIRECTORY=apps: must be an absolute path/],
+    [{ APPS_NPM_REGISTRY_URL: 'ftp://registry' }, /^APPS_NPM_REGISTRY_URL=ftp:\/\/registry: /],
   ])('stops on %j with NAME=value: why, never printing a password', (env, message) => {
     expect(() => loadManagementConfig(env)).toThrow(message);
   });

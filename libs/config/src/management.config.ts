@@ -26,6 +26,19 @@ export interface SmtpConfig {
   from: string;
 }
 
+/** Where pipeline apps (plugins) may be installed from, and the catalog the API offers. */
+export interface AppsConfig {
+  /**
+   * APPS_LOCAL_DIRECTORY: the only folder `file:` apps may be read from (symlinks may not leave
+   * it). Unset: `local` apps are refused, so an API key can never make the server read its disk.
+   */
+  localDirectory: string | undefined;
+  /** APPS_NPM_REGISTRY_URL: where npm package URLs and update checks of npm apps resolve. */
+  npmRegistryUrl: string;
+  /** APPS_REPOSITORY_URL: the catalog `repository/` serves; unset, the list bundled with the server. */
+  repositoryUrl: string | undefined;
+}
+
 export interface ManagementConfig {
   host: string;
   port: number;
@@ -45,6 +58,7 @@ export interface ManagementConfig {
    * absent, a key generated into DATA_DIR (see openSecretBox).
    */
   encryptionKeys: Buffer[] | undefined;
+  apps: AppsConfig;
 }
 
 export function loadManagementConfig(env: Environment = process.env): ManagementConfig {
@@ -78,6 +92,21 @@ export function loadManagementConfig(env: Environment = process.env): Management
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: readBoolean(env, 'TRUST_PROXY', false),
     encryptionKeys: readEncryptionKeys(env),
+    apps: loadAppsConfig(env),
+  };
+}
+
+function loadAppsConfig(env: Environment): AppsConfig {
+  const localDirectory = readString(env, 'APPS_LOCAL_DIRECTORY');
+  if (localDirectory !== undefined && !path.isAbsolute(localDirectory)) {
+    throw new ConfigError('APPS_LOCAL_DIRECTORY', localDirectory, 'must be an absolute path');
+  }
+  const npmRegistry = readUrl(env, 'APPS_NPM_REGISTRY_URL', ['http', 'https']);
+  const repository = readUrl(env, 'APPS_REPOSITORY_URL', ['http', 'https']);
+  return {
+    localDirectory: localDirectory === undefined ? undefined : path.resolve(localDirectory),
+    npmRegistryUrl: (npmRegistry?.toString() ?? 'https://registry.npmjs.org').replace(/\/+$/, ''),
+    repositoryUrl: repository?.toString(),
   };
 }
 

@@ -36,6 +36,15 @@ import { BatchExportSecrets } from './batch-exports/batch-export-secrets.service
 import { BatchExportController } from './batch-exports/batch-export.controller';
 import { BatchExportRunsService } from './batch-exports/batch-export-runs.service';
 import { BatchExportService } from './batch-exports/batch-export.service';
+import { PipelineAppController, PipelineImportAppController } from './plugins/pipeline-app.controller';
+import { PluginActivityService } from './plugins/plugin-activity.service';
+import { PluginCatalogService } from './plugins/plugin-catalog.service';
+import { PluginConfigController } from './plugins/plugin-config.controller';
+import { PluginConfigSecrets } from './plugins/plugin-config-secrets.service';
+import { PluginConfigService } from './plugins/plugin-config.service';
+import { PluginInstaller } from './plugins/plugin-installer.service';
+import { PluginSourceService } from './plugins/plugin-source.service';
+import { PluginService } from './plugins/plugin.service';
 import { OrganizationController } from './organizations/organization.controller';
 import { OrganizationProvisioningService } from './organizations/organization-provisioning.service';
 import { OrganizationService } from './organizations/organization.service';
@@ -89,6 +98,9 @@ export class ManagementModule {
         RolesController,
         FeatureFlagRoleAccessController,
         BatchExportController,
+        PipelineAppController,
+        PipelineImportAppController,
+        PluginConfigController,
       ],
       providers: [
         { provide: MANAGEMENT_CONFIG, useValue: config },
@@ -121,6 +133,13 @@ export class ManagementModule {
         BatchExportSecrets,
         BatchExportService,
         BatchExportRunsService,
+        PluginInstaller,
+        PluginCatalogService,
+        PluginActivityService,
+        PluginConfigSecrets,
+        PluginService,
+        PluginSourceService,
+        PluginConfigService,
       ],
       exports: [OrganizationProvisioningService, BootstrapService, InviteService],
     };

@@ -1,0 +1,238 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Access, Caller, type AccessRule } from '../auth/access.decorator';
+import { AccessContext, requireOrganization } from '../auth/access-context';
+import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { collectionOfPath } from './pipeline-collections';
+import { assertPluginAccess } from './plugin-access.util';
+import { PluginActivityService } from './plugin-activity.service';
+import { PluginCatalogService } from './plugin-catalog.service';
+import { PluginConfigService } from './plugin-config.service';
+import { PluginSourceService } from './plugin-source.service';
+import { CreatePipelineAppDto, UpdatePipelineAppDto, UpgradePipelineAppDto } from './plugin.dto';
+import { PluginService } from './plugin.service';
+
+const READ: AccessRule = { scope: 'plugin:read', organizationParam: 'organization_id' };
+const WRITE: AccessRule = { scope: 'plugin:write', organizationParam: 'organization_id' };
+
+/** The five routes every collection has (import apps have only these). */
+abstract class PipelineAppRoutes {
+  constructor(protected readonly plugins: PluginService) {}
+
+  protected organization(caller: AccessContext) {
+    return requireOrganization(caller).organization;
+  }
+}
+
+/**
+ * Pipeline destinations and frontend apps: one app resource, each collection showing the apps its
+ * capabilities filter keeps (an app of another kind is 404 there; create accepts any app).
+ * NOTE: the collection-level actions come before `:id`, which would otherwise take their names.
+ */
+@ApiTags('pipeline apps')
+@Controller([
+  'api/organizations/:organization_id/pipeline_destinations',
+  'api/organizations/:organization_id/pipeline_frontend_apps',
+])
+export class PipelineAppController extends PipelineAppRoutes {
+  constructor(
+    plugins: PluginService,
+    private readonly sources: PluginSourceService,
+    private readonly configs: PluginConfigService,
+    private readonly catalog: PluginCatalogService,
+    private readonly activity: PluginActivityService,
+  ) {
+    super(plugins);
+  }
+
+  @Get()
+  @Access(READ)
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.plugins.list(
+      this.organization(caller),
+      collectionOfPath(request.path),
+      page,
+    );
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @ApiOperation({
+    summary: 'Install: plugin_type source (name only), or a url (file:, archive, GitHub, GitLab, npm)',
+  })
+  @Access(WRITE)
+  async create(@Caller() caller: AccessContext, @Body() dto: CreatePipelineAppDto) {
+    return this.plugins.create(this.organization(caller), caller.user, dto);
+  }
+
+  @Get('activity')
+  @ApiOperation({ summary: "The organization's activity of apps and their configs (?page=, ?limit=)" })
+  @Access(READ)
+  async activityPage(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { organization } = requireOrganization(caller);
+    assertPluginAccess(organization, false);
+    return this.activity.page(request, query, organization.id);
+  }
+
+  @Get('exports_unsubscribe_configs')
+  @ApiOperation({
+    summary: 'Enabled configs of export apps in the organization (what a migration must replace)',
+  })
+  @Access(READ)
+  async exportsUnsubscribeConfigs(@Caller() caller: AccessContext) {
+    return this.configs.exportsUnsubscribeConfigs(this.organization(caller));
+  }
+
+  @Get('repository')
+  @ApiOperation({ summary: 'The apps catalog (APPS_REPOSITORY_URL, or the list bundled with the server)' })
+  @Access(READ)
+  async repository() {
+    return this.catalog.list();
+  }
+
+  @Get('unused')
+  @ApiOperation({ summary: 'Ids of the apps no project has enabled' })
+  @Access(READ)
+  async unused(@Caller() caller: AccessContext) {
+    return this.plugins.unused(this.organization(caller));
+  }
+
+  @Get(':id')
+  @Access(READ)
+  async retrieve(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+    return this.plugins.retrieve(this.organization(caller), collectionOfPath(request.path), id);
+  }
+
+  @Patch(':id')
+  @Access(WRITE)
+  async update(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+    @Body() dto: UpdatePipelineAppDto,
+  ) {
+    return this.plugins.update(
+      this.organization(caller),
+      collectionOfPath(request.path),
+      id,
+      caller.user,
+      dto,
+    );
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Access(WRITE)
+  async remove(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+  ): Promise<void> {
+    await this.plugins.remove(this.organization(caller), collectionOfPath(request.path), id, caller.user);
+  }
+
+  @Get(':id/check_for_updates')
+  @ApiOperation({ summary: "Fetches the latest version of the app's source; answers {plugin}" })
+  @Access(READ)
+  async checkForUpdates(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+    return this.sources.checkForUpdates(this.organization(caller), collectionOfPath(request.path), id);
+  }
+
+  @Get(':id/source')
+  @ApiOperation({ summary: "The app's files: {filename: source}" })
+  @Access(READ)
+  async source(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+    return this.sources.source(this.organization(caller), collectionOfPath(request.path), id);
+  }
+
+  @Patch(':id/update_source')
+  @ApiOperation({ summary: 'Writes files ({filename: source | null}; null deletes), builds the app again' })
+  @Access(WRITE)
+  async updateSource(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ) {
+    return this.sources.updateSource(
+      this.organization(caller),
+      collectionOfPath(request.path),
+      id,
+      caller.user,
+      body,
+    );
+  }
+
+  @Post(':id/upgrade')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Downloads the app again from its URL (local: reads its folder again)' })
+  @Access(WRITE)
+  async upgrade(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+    @Body() _dto: UpgradePipelineAppDto,
+  ) {
+    return this.sources.upgrade(this.organization(caller), collectionOfPath(request.path), id, caller.user);
+  }
+}
+
+/** Import apps: the first five routes only. */
+@ApiTags('pipeline apps')
+@Controller('api/organizations/:organization_id/pipeline_import_apps')
+export class PipelineImportAppController extends PipelineAppRoutes {
+  constructor(plugins: PluginService) {
+    super(plugins);
+  }
+
+  @Get()
+  @Access(READ)
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.plugins.list(
+      this.organization(caller),
+      'pipeline_import_apps',
+      page,
+    );
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @Access(WRITE)
+  async create(@Caller() caller: AccessContext, @Body() dto: CreatePipelineAppDto) {
+    return this.plugins.create(this.organization(caller), caller.user, dto);
+  }
+
+  @Get(':id')
+  @Access(READ)
+  async retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
+    return this.plugins.retrieve(this.organization(caller), 'pipeline_import_apps', id);
+  }
+
+  @Patch(':id')
+  @Access(WRITE)
+  async update(@Caller() caller: AccessContext, @Param('id') id: string, @Body() dto: UpdatePipelineAppDto) {
+    return this.plugins.update(this.organization(caller), 'pipeline_import_apps', id, caller.user, dto);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Access(WRITE)
+  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+    await this.plugins.remove(this.organization(caller), 'pipeline_import_apps', id, caller.user);
+  }
+}

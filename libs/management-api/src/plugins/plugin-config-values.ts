@@ -1,0 +1,103 @@
+import { validationError } from '../common/api-error';
+
+/** What PostHog shows in place of a secret value, and what a client may send back to keep it. */
+export const SECRET_MASK = '**************** POSTHOG SECRET FIELD ****************';
+
+/** One field of an app's `config_schema` (plugin.json `config`), as far as validation needs it. */
+export interface ConfigField {
+  key: string;
+  name: string;
+  type: string;
+  required: boolean;
+  secret: boolean;
+  choices: unknown[] | undefined;
+  hasDefault: boolean;
+}
+
+/** The schema's fields that hold a value: markdown-only entries have no key. */
+export function configFields(schema: unknown): ConfigField[] {
+  if (!Array.isArray(schema)) return [];
+  return schema.flatMap((entry: unknown) => {
+    if (!entry || typeof entry !== 'object') return [];
+    const field = entry as Record<string, unknown>;
+    if (typeof field.key !== 'string' || field.key === '') return [];
+    return [
+      {
+        key: field.key,
+        name: typeof field.name === 'string' && field.name !== '' ? field.name : field.key,
+        type: typeof field.type === 'string' ? field.type : 'string',
+        required: field.required === true,
+        secret: field.secret === true,
+        choices: Array.isArray(field.choices) ? field.choices : undefined,
+        hasDefault: field.default !== undefined && field.default !== null && field.default !== '',
+      },
+    ];
+  });
+}
+
+export function secretKeys(schema: unknown): Set<string> {
+  return new Set(
+    configFields(schema)
+      .filter((field) => field.secret)
+      .map((field) => field.key),
+  );
+}
+
+const isMissing = (value: unknown) => value === undefined || value === null || value === '';
+
+/**
+ * Checks a config (secrets already resolved to their kept or new values) against the app's
+ * schema: no unknown keys, required fields present (a schema default stands in), choices among
+ * their values, json fields parsable. Attachments come as uploads, which this API does not take.
+ */
+export function validateConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
+  const fields = new Map(configFields(schema).map((field) => [field.key, field]));
+  const cleaned: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    const field = fields.get(key);
+    if (!field) throw validationError(`"${key}" is not a field of this app's config.`, 'config');
+    if (value === null || value === undefined) continue;
+    const attr = `config__${key}`;
+    switch (field.type) {
+      case 'attachment':
+        throw validationError(`"${field.name}" is an attachment: upload it as a file.`, attr);
+      case 'choice':
+        if (field.choices && !field.choices.includes(value)) {
+          throw validationError(
+            `${JSON.stringify(value)} is not a valid choice for "${field.name}".`,
+            attr,
+            'invalid_choice',
+          );
+        }
+        break;
+      case 'json':
+        if (typeof value !== 'string') throw validationError(`"${field.name}" must be a JSON text.`, attr);
+        try {
+          JSON.parse(value);
+        } catch {
+          throw validationError(`"${field.name}" is not valid JSON.`, attr);
+        }
+        break;
+      default:
+        if (typeof value !== 'string') throw validationError(`"${field.name}" must be a string.`, attr);
+    }
+    cleaned[key] = value;
+  }
+  for (const field of fields.values()) {
+    if (field.required && !field.hasDefault && isMissing(cleaned[field.key])) {
+      throw validationError(`"${field.name}" is required.`, `config__${field.key}`, 'required');
+    }
+  }
+  return cleaned;
+}
+
+/** The config as the API shows it: secret values replaced by the mask. */
+export function maskConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
+  const secrets = secretKeys(schema);
+  return Object.fromEntries(
+    Object.entries(config).map(([key, value]) => [
+      key,
+      secrets.has(key) && !isMissing(value) ? SECRET_MASK : value,
+    ]),
+  );
+}

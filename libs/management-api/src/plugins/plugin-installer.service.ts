@@ -1,0 +1,144 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AppInstallError,
+  downloadApp,
+  latestVersion,
+  prepareApp,
+  type AppFiles,
+  type AppSourceOptions,
+  type BuiltFile,
+} from '@hogbase/apps-install';
+import type { ManagementConfig } from '@hogbase/config';
+import type { PluginSourceFileStatus } from '@hogbase/postgres';
+import { validationError } from '../common/api-error';
+import { MANAGEMENT_CONFIG } from '../management-config.token';
+
+/** One row of `plugin_source_files` as the installer made it. */
+export interface SourceFileState {
+  filename: string;
+  source: string;
+  transpiled: string | null;
+  status: PluginSourceFileStatus;
+  error: string | null;
+}
+
+/** What an app's files say about it: the plugin's fields, its stored files and, when it loads, what it can do. */
+export interface PreparedApp {
+  name: string;
+  description: string | null;
+  icon: string | null;
+  configSchema: unknown[];
+  publicJobs: Record<string, unknown>;
+  isStateless: boolean;
+  /**
+   * The rows to store: plugin.json, the entry file (`transpiled`: the CommonJS bundle the runtime
+   * loads), site.ts and frontend.tsx (PostHog's served forms). Other files only matter to the build.
+   */
+  files: SourceFileState[];
+  /** Null when the entry did not build or load (its file's `error` says why). */
+  capabilities: Record<string, unknown> | null;
+  metrics: Record<string, unknown> | null;
+  /** The first build or load error, for installs that refuse a broken app. */
+  firstError: string | null;
+}
+
+export interface DownloadedApp extends PreparedApp {
+  urlWithoutSecrets: string;
+  tag: string | null;
+}
+
+function text(value: string | Uint8Array | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+}
+
+/** An install-library failure is the API user's to fix: 400 with its message. */
+function userError(error: unknown): never {
+  if (error instanceof AppInstallError) throw validationError(error.message);
+  throw error;
+}
+
+function fileState(filename: string, source: string, built: BuiltFile): SourceFileState {
+  return built.status === 'TRANSPILED'
+    ? { filename, source, transpiled: built.code, status: 'TRANSPILED', error: null }
+    : { filename, source, transpiled: null, status: 'ERROR', error: built.error };
+}
+
+/**
+ * The one place the management API meets `@hogbase/apps-install`: downloading, reading plugin.json,
+ * building (esbuild) and inspecting (sandbox) an app, and asking for its latest version.
+ */
+@Injectable()
+export class PluginInstaller {
+  constructor(@Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig) {}
+
+  private get options(): AppSourceOptions {
+    return {
+      localAppsDirectory: this.config.apps.localDirectory ?? null,
+      npmRegistryUrl: this.config.apps.npmRegistryUrl,
+    };
+  }
+
+  /** Downloads and prepares an app; any failure (download, plugin.json, build, load) is a 400. */
+  async download(url: string): Promise<DownloadedApp> {
+    const downloaded = await downloadApp(url, this.options).catch(userError);
+    const prepared = await this.prepare(downloaded.files, { defaultName: downloaded.defaultName });
+    if (prepared.firstError) throw validationError(prepared.firstError);
+    return { ...prepared, urlWithoutSecrets: downloaded.urlWithoutSecrets, tag: downloaded.tag };
+  }
+
+  /**
+   * Reads, builds and inspects a map of files. Build and load errors stay in the files (a source
+   * app being edited shows them); a bad plugin.json is a 400. A source app without plugin.json is
+   * read as one that holds only its name.
+   */
+  async prepare(files: AppFiles, { defaultName }: { defaultName: string | null }): Promise<PreparedApp> {
+    const readable =
+      files['plugin.json'] === undefined && defaultName !== null
+        ? { ...files, 'plugin.json': JSON.stringify({ name: defaultName }) }
+        : files;
+    const { pluginJson, built, capabilities, metrics } = await prepareApp(readable, { defaultName }).catch(
+      userError,
+    );
+    const stored: SourceFileState[] = [];
+    const pluginJsonText = text(files['plugin.json']);
+    if (pluginJsonText !== undefined) {
+      stored.push({
+        filename: 'plugin.json',
+        source: pluginJsonText,
+        transpiled: null,
+        status: null,
+        error: null,
+      });
+    }
+    const entries: [string | null, BuiltFile | undefined][] = [
+      [pluginJson.main, built.index],
+      ['site.ts', built.site],
+      ['frontend.tsx', built.frontend],
+    ];
+    let firstError: string | null = null;
+    for (const [filename, result] of entries) {
+      const source = filename === null ? undefined : text(files[filename]);
+      if (filename === null || source === undefined || !result) continue;
+      stored.push(fileState(filename, source, result));
+      if (result.status === 'ERROR') firstError ??= result.error;
+    }
+    const entryFailed = built.index?.status === 'ERROR';
+    return {
+      name: pluginJson.name,
+      description: pluginJson.description,
+      icon: pluginJson.icon,
+      configSchema: pluginJson.configSchema,
+      publicJobs: pluginJson.publicJobs,
+      isStateless: pluginJson.isStateless,
+      files: stored,
+      capabilities: entryFailed ? null : (capabilities as Record<string, unknown>),
+      metrics: entryFailed ? null : metrics,
+      firstError,
+    };
+  }
+
+  async latestVersion(url: string): Promise<string | null> {
+    return latestVersion(url, this.options).catch(userError);
+  }
+}

@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Plugin, PluginSourceFile, type Organization, type User } from '@hogbase/postgres';
+import { ApiError, validationError } from '../common/api-error';
+import type { PipelineCollection } from './pipeline-collections';
+import { assertActionAllowed, assertPluginAccess } from './plugin-access.util';
+import { PluginInstaller } from './plugin-installer.service';
+import type { PipelineAppResponse } from './plugin.presenter';
+import { PluginService } from './plugin.service';
+
+const MAX_FILENAME = 200;
+const MAX_SOURCE_BYTES = 1024 * 1024;
+
+/** `{filename: source | null}`: the body of update_source, checked by hand (its keys are free). */
+export function sourceChanges(body: unknown): Map<string, string | null> {
+  if (body === null || body === undefined || typeof body !== 'object' || Array.isArray(body)) {
+    const type = Array.isArray(body)
+      ? 'list'
+      : body === null || body === undefined
+        ? 'NoneType'
+        : typeof body;
+    throw new ApiError('invalid_input', `Invalid data. Expected a dictionary, but got ${type}.`);
+  }
+  const changes = new Map<string, string | null>();
+  for (const [filename, source] of Object.entries(body as Record<string, unknown>)) {
+    // File names are keys of a flat map, never paths: nothing here may name a folder.
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(filename) || filename.length > MAX_FILENAME) {
+      throw validationError(`"${filename}" is not a valid file name.`, filename);
+    }
+    if (source !== null && typeof source !== 'string') throw validationError('Not a valid string.', filename);
+    if (typeof source === 'string' && Buffer.byteLength(source) > MAX_SOURCE_BYTES) {
+      throw validationError(`Ensure this file has no more than ${MAX_SOURCE_BYTES} bytes.`, filename);
+    }
+    changes.set(filename, source);
+  }
+  return changes;
+}
+
+/** An app's code: its files (edited for source apps), upgrades from its URL, and update checks. */
+@Injectable()
+export class PluginSourceService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly plugins: PluginService,
+    private readonly installer: PluginInstaller,
+  ) {}
+
+  async source(
+    organization: Organization,
+    collection: PipelineCollection,
+    id: string,
+  ): Promise<Record<string, string | null>> {
+    assertPluginAccess(organization, false);
+    const plugin = await this.plugins.find(this.dataSource.manager, organization, collection, id);
+    assertActionAllowed(organization, plugin, 'source editing');
+    return this.sourceMap(plugin.id);
+  }
+
+  /**
+   * Writes the files (null deletes one), then builds and inspects the app again: `plugin.json`
+   * refreshes the app's fields, a build or load error stays visible in its file's `error`, and
+   * capabilities follow the code that loads.
+   */
+  async updateSource(
+    organization: Organization,
+    collection: PipelineCollection,
+    id: string,
+    user: User,
+    body: unknown,
+  ): Promise<Record<string, string | null>> {
+    assertPluginAccess(organization, true);
+    const changes = sourceChanges(body);
+    return this.dataSource.transaction(async (manager) => {
+      const plugin = await this.plugins.find(manager, organization, collection, id, true);
+      assertActionAllowed(organization, plugin, 'source editing');
+      const files = new Map(
+        (await manager.getRepository(PluginSourceFile).findBy({ pluginId: plugin.id })).map((file) => [
+          file.filename,
+          file.source ?? '',
+        ]),
+      );
+      for (const [filename, source] of changes) {
+        if (source === null) files.delete(filename);
+        else files.set(filename, source);
+      }
+      const prepared = await this.installer.prepare(Object.fromEntries(files), { defaultName: plugin.name });
+      const before = await this.plugins.present(plugin, manager);
+      plugin.name = prepared.name;
+      if (prepared.description !== null) plugin.description = prepared.description;
+      if (prepared.icon !== null) plugin.icon = prepared.icon;
+      if (files.has('plugin.json')) {
+        plugin.configSchema = prepared.configSchema;
+        plugin.publicJobs = prepared.publicJobs;
+      }
+      plugin.isStateless = prepared.isStateless;
+      // Code that does not build or load keeps the capabilities of the last code that did.
+      if (prepared.capabilities !== null) plugin.capabilities = prepared.capabilities;
+      if (prepared.metrics !== null) plugin.metrics = prepared.metrics;
+      plugin.updatedAt = new Date();
+      await manager.getRepository(Plugin).save(plugin);
+      const built = new Map(prepared.files.map((file) => [file.filename, file]));
+      await this.plugins.saveFiles(
+        manager,
+        plugin.id,
+        [...files].map(
+          ([filename, source]) =>
+            built.get(filename) ?? { filename, source, transpiled: null, status: null, error: null },
+        ),
+      );
+      await this.plugins.recordUpdate(
+        manager,
+        organization,
+        user,
+        plugin,
+        before,
+        await this.plugins.present(plugin, manager),
+      );
+      return Object.fromEntries([...files].sort(([a], [b]) => a.localeCompare(b)));
+    });
+  }
+
+  /** Downloads the app again from its URL (a local folder is read again); source apps stay as they are. */
+  async upgrade(
+    organization: Organization,
+    collection: PipelineCollection,
+    id: string,
+    user: User,
+  ): Promise<PipelineAppResponse> {
+    assertPluginAccess(organization, true);
+    const found = await this.plugins.find(this.dataSource.manager, organization, collection, id);
+    assertActionAllowed(organization, found, 'upgrading');
+    const address = found.urlWithSecrets ?? found.url;
+    if (found.pluginType === 'source' || found.pluginType === 'inline' || !address) {
+      return this.plugins.present(found);
+    }
+    // Downloaded outside the transaction: a slow remote holds no lock.
+    const app = await this.installer.download(address);
+    return this.dataSource.transaction(async (manager) => {
+      const plugin = await this.plugins.find(manager, organization, collection, id, true);
+      const before = await this.plugins.present(plugin, manager);
+      Object.assign(plugin, {
+        name: app.name,
+        description: app.description ?? '',
+        icon: app.icon,
+        configSchema: app.configSchema,
+        publicJobs: app.publicJobs,
+        isStateless: app.isStateless,
+        tag: app.tag,
+        capabilities: app.capabilities ?? {},
+        metrics: app.metrics ?? {},
+        updatedAt: new Date(),
+      });
+      await manager.getRepository(Plugin).save(plugin);
+      await this.plugins.saveFiles(manager, plugin.id, app.files);
+      const after = await this.plugins.present(plugin, manager);
+      await this.plugins.recordUpdate(manager, organization, user, plugin, before, after);
+      return after;
+    });
+  }
+
+  /** Asks the app's source for its latest version and keeps it as `latest_tag`. */
+  async checkForUpdates(
+    organization: Organization,
+    collection: PipelineCollection,
+    id: string,
+  ): Promise<{ plugin: PipelineAppResponse }> {
+    assertPluginAccess(organization, false);
+    const plugin = await this.plugins.find(this.dataSource.manager, organization, collection, id);
+    assertActionAllowed(organization, plugin, 'installation');
+    const address = plugin.urlWithSecrets ?? plugin.url;
+    if (address && (plugin.pluginType === 'custom' || plugin.pluginType === 'repository')) {
+      const latest = await this.installer.latestVersion(address);
+      plugin.latestTag = latest;
+      plugin.latestTagCheckedAt = new Date();
+      // Only these two columns: a check is not an edit of the app (PostHog skips the reload too).
+      await this.dataSource
+        .getRepository(Plugin)
+        .update({ id: plugin.id }, { latestTag: latest, latestTagCheckedAt: plugin.latestTagCheckedAt });
+    }
+    return { plugin: await this.plugins.present(plugin) };
+  }
+
+  private async sourceMap(pluginId: number): Promise<Record<string, string | null>> {
+    const files = await this.dataSource
+      .getRepository(PluginSourceFile)
+      .find({ where: { pluginId }, order: { filename: 'ASC' } });
+    return Object.fromEntries(files.map((file) => [file.filename, file.source]));
+  }
+}

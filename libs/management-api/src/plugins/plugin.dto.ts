@@ -1,0 +1,166 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { PLUGIN_TYPES, type PluginType } from '@hogbase/postgres';
+import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
+import { messages } from '../common/messages';
+
+const MAX_TEXT = 65_536;
+/** `plugin_configs.order` is a Postgres integer. */
+const MAX_ORDER = 2_147_483_647;
+
+/** The writable fields of a pipeline app (the spec's body), shared by create and update. */
+class PipelineAppFieldsDto {
+  @ApiPropertyOptional({ enum: PLUGIN_TYPES, nullable: true })
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsIn(PLUGIN_TYPES, { message: (args) => messages.choice(args.value) })
+  plugin_type?: PluginType | null;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @DrfCharField()
+  @IsString({ message: messages.string })
+  @IsNotEmpty({ message: messages.blank })
+  @MaxLength(200, { message: messages.maxLength(200) })
+  name?: string;
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsString({ message: messages.string })
+  @MaxLength(MAX_TEXT, { message: messages.maxLength(MAX_TEXT) })
+  description?: string | null;
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsString({ message: messages.string })
+  @MaxLength(800, { message: messages.maxLength(800) })
+  icon?: string | null;
+
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } })
+  @IsOptional()
+  @RejectNull()
+  @IsArray({ message: 'Expected a list of items.' })
+  @IsObject({ each: true, message: 'Expected a dictionary of items.' })
+  config_schema?: Record<string, unknown>[];
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsString({ message: messages.string })
+  @MaxLength(200, { message: messages.maxLength(200) })
+  tag?: string | null;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @DrfBooleanField()
+  @IsBoolean({ message: messages.boolean })
+  is_global?: boolean;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @RejectNull()
+  @IsObject({ message: 'Expected a dictionary of items.' })
+  capabilities?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @RejectNull()
+  @IsObject({ message: 'Expected a dictionary of items.' })
+  metrics?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @RejectNull()
+  @IsObject({ message: 'Expected a dictionary of items.' })
+  public_jobs?: Record<string, unknown>;
+}
+
+export class CreatePipelineAppDto extends PipelineAppFieldsDto {
+  @ApiPropertyOptional({
+    description:
+      'Where the app comes from: file:<folder> (local), an archive, GitHub, GitLab or npm URL (custom, repository)',
+  })
+  @IsOptional()
+  @DrfCharField()
+  @IsString({ message: messages.string })
+  @IsNotEmpty({ message: messages.blank })
+  @MaxLength(800, { message: messages.maxLength(800) })
+  url?: string;
+}
+
+export class UpdatePipelineAppDto extends PipelineAppFieldsDto {}
+
+/** `upgrade/` takes the writable body and ignores it, as PostHog does: the new version comes from the URL. */
+export class UpgradePipelineAppDto extends PipelineAppFieldsDto {}
+
+export class CreatePluginConfigDto {
+  @ApiProperty({ description: 'The id of an app the organization can see' })
+  @IsDefined({ message: messages.required })
+  @RejectNull()
+  @IsInt({ message: messages.integer })
+  plugin!: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @DrfBooleanField()
+  @IsBoolean({ message: messages.boolean })
+  enabled?: boolean;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @RejectNull()
+  @IsInt({ message: messages.integer })
+  @Min(-MAX_ORDER, { message: `Ensure this value is greater than or equal to ${-MAX_ORDER}.` })
+  @Max(MAX_ORDER, { message: `Ensure this value is less than or equal to ${MAX_ORDER}.` })
+  order?: number;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @RejectNull()
+  @IsObject({ message: 'Expected a dictionary of items.' })
+  config?: Record<string, unknown>;
+}
+
+export class UpdatePluginConfigDto {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @DrfBooleanField()
+  @IsBoolean({ message: messages.boolean })
+  enabled?: boolean;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @RejectNull()
+  @IsInt({ message: messages.integer })
+  @Min(-MAX_ORDER, { message: `Ensure this value is greater than or equal to ${-MAX_ORDER}.` })
+  @Max(MAX_ORDER, { message: `Ensure this value is less than or equal to ${MAX_ORDER}.` })
+  order?: number;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @RejectNull()
+  @IsObject({ message: 'Expected a dictionary of items.' })
+  config?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'true deletes the config (and disables it)' })
+  @IsOptional()
+  @DrfBooleanField()
+  @IsBoolean({ message: messages.boolean })
+  deleted?: boolean;
+}

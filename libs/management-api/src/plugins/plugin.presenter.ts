@@ -1,0 +1,124 @@
+import type { Plugin, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
+import { iso } from '../common/iso.util';
+
+/** How long a `latest_tag` equal to `tag` is still shown after a check (PostHog's 30 minutes). */
+const LATEST_TAG_FRESH_MS = 30 * 60 * 1000;
+
+export interface PipelineAppResponse {
+  id: number;
+  plugin_type: string | null;
+  name: string;
+  description: string;
+  url: string | null;
+  icon: string | null;
+  config_schema: unknown;
+  tag: string | null;
+  latest_tag: string | null;
+  is_global: boolean;
+  organization_id: string | null;
+  organization_name: string;
+  capabilities: Record<string, unknown>;
+  metrics: Record<string, unknown>;
+  public_jobs: Record<string, unknown>;
+}
+
+export interface PluginConfigResponse {
+  id: number;
+  plugin: number;
+  enabled: boolean;
+  order: number;
+  config: Record<string, unknown>;
+  error: null;
+  team_id: number;
+  plugin_info?: PipelineAppResponse;
+  delivery_rate_24h: number | null;
+  created_at: string;
+  updated_at: string;
+  name: string | null;
+  description: string | null;
+  deleted: boolean;
+}
+
+export interface PluginLogEntryResponse {
+  id: string;
+  team_id: number;
+  plugin_id: number;
+  plugin_config_id: number;
+  timestamp: string;
+  source: string;
+  type: string;
+  message: string;
+  instance_id: string;
+}
+
+/** PostHog shows `latest_tag` once checked, when it differs from `tag` or the check is recent. */
+function latestTag(plugin: Plugin, now: Date): string | null {
+  if (!plugin.latestTag || !plugin.latestTagCheckedAt) return null;
+  if (plugin.latestTag !== plugin.tag) return plugin.latestTag;
+  return now.getTime() - plugin.latestTagCheckedAt.getTime() <= LATEST_TAG_FRESH_MS ? plugin.latestTag : null;
+}
+
+export function presentPlugin(
+  plugin: Plugin,
+  organizationName: string | null,
+  now = new Date(),
+): PipelineAppResponse {
+  return {
+    id: plugin.id,
+    plugin_type: plugin.pluginType,
+    name: plugin.name,
+    description: plugin.description,
+    url: plugin.url,
+    icon: plugin.icon,
+    config_schema: plugin.configSchema,
+    tag: plugin.tag,
+    latest_tag: latestTag(plugin, now),
+    is_global: plugin.isGlobal,
+    organization_id: plugin.organizationId,
+    // PostHog's name for apps without an organization (inline apps).
+    organization_name: organizationName ?? 'posthog-inline',
+    capabilities: plugin.capabilities,
+    metrics: plugin.metrics,
+    public_jobs: plugin.publicJobs,
+  };
+}
+
+/** `config` is the config as shown: secret values already masked. */
+export function presentPluginConfig(
+  pluginConfig: PluginConfig,
+  config: Record<string, unknown>,
+  deliveryRate: number | null,
+  pluginInfo?: PipelineAppResponse,
+): PluginConfigResponse {
+  return {
+    id: pluginConfig.id,
+    plugin: pluginConfig.pluginId,
+    enabled: pluginConfig.enabled,
+    order: pluginConfig.order,
+    config,
+    // PostHog keeps errors in the app's logs; the field stays for clients that read it.
+    error: null,
+    team_id: pluginConfig.teamId,
+    ...(pluginInfo ? { plugin_info: pluginInfo } : {}),
+    delivery_rate_24h: deliveryRate,
+    created_at: iso(pluginConfig.createdAt),
+    updated_at: iso(pluginConfig.updatedAt),
+    name: null,
+    description: null,
+    deleted: pluginConfig.deleted,
+  };
+}
+
+export function presentLogEntry(entry: PluginLogEntry): PluginLogEntryResponse {
+  return {
+    id: entry.id,
+    team_id: entry.teamId,
+    plugin_id: entry.pluginId,
+    plugin_config_id: entry.pluginConfigId,
+    timestamp: iso(entry.timestamp),
+    source: entry.source,
+    type: entry.type,
+    message: entry.message,
+    instance_id: entry.instanceId,
+  };
+}
