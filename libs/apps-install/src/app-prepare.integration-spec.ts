@@ -1,0 +1,225 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runInNewContext } from 'node:vm';
+import { downloadApp } from './app-download.util';
+import {
+  AppInstallError,
+  buildApp,
+  inspectApp,
+  MISSING_PLUGIN_JSON_MESSAGE,
+  prepareApp,
+  readPluginJson,
+  STATELESS_WITH_CONFIG_MESSAGE,
+  type AppFiles,
+  type BuiltFile,
+} from './index';
+import { FakeHttpServer } from '../test/app-archives';
+
+function transpiled(file: BuiltFile | undefined): string {
+  if (file?.status !== 'TRANSPILED') throw new Error(`not transpiled: ${JSON.stringify(file)}`);
+  return file.code;
+}
+
+describe('readPluginJson', () => {
+  it('refuses an app without plugin.json with PostHog text', () => {
+    expect(() => readPluginJson({ 'index.js': '' })).toThrow(
+      new AppInstallError(MISSING_PLUGIN_JSON_MESSAGE),
+    );
+  });
+
+  it('refuses a stateless app with a config', () => {
+    const files = { 'plugin.json': JSON.stringify({ name: 'x', stateless: true, config: [{ key: 'a' }] }) };
+    expect(() => readPluginJson(files)).toThrow(new AppInstallError(STATELESS_WITH_CONFIG_MESSAGE));
+  });
+
+  it('normalizes an object-form config, public jobs and the default entry', () => {
+    const plugin = readPluginJson({
+      'plugin.json': JSON.stringify({
+        name: 'Hello',
+        description: 'says hello',
+        config: {
+          greeting: { name: 'Greeting', type: 'string', required: true },
+          mode: { type: 'choice', choices: ['a', 'b'] },
+        },
+        publicJobs: { sync: { payload: { full: { type: 'boolean' } } } },
+      }),
+      'index.ts': '',
+    });
+
+    expect(plugin).toMatchObject({
+      name: 'Hello',
+      description: 'says hello',
+      url: null,
+      icon: null,
+      isStateless: false,
+      main: 'index.ts',
+      configSchema: [
+        { key: 'greeting', name: 'Greeting', type: 'string', required: true, order: 0 },
+        { key: 'mode', type: 'choice', choices: ['a', 'b'], order: 1 },
+      ],
+      publicJobs: { sync: { payload: { full: { type: 'boolean' } } } },
+    });
+  });
+
+  it('names what is wrong in a malformed plugin.json', () => {
+    expect(() => readPluginJson({ 'plugin.json': '{ nope' })).toThrow(/^Could not parse plugin.json/);
+    expect(() =>
+      readPluginJson({
+        'plugin.json': JSON.stringify({ name: 'x', config: [{ key: 'a', type: 'number' }] }),
+      }),
+    ).toThrow('plugin.json: config field 1: "type" must be one of string, attachment, choice, json');
+    expect(() =>
+      readPluginJson({ 'plugin.json': JSON.stringify({ name: 'x', main: 'dist/index.js' }) }),
+    ).toThrow('Could not find the main file dist/index.js in the plugin');
+  });
+});
+
+describe('buildApp and inspectApp', () => {
+  it('bundles a TypeScript entry with its relative imports and finds what it exports', async () => {
+    const files: AppFiles = {
+      'plugin.json': JSON.stringify({ name: 'Hello', main: 'src/main.ts' }),
+      'src/main.ts': `
+        import { RetryError } from '@posthog/plugin-scaffold'
+        import { shout } from './lib/shout'
+        import defaults from '../defaults.json'
+        export const metrics = { events_seen: 'sum', biggest: 'MAX' }
+        export async function setupPlugin() {}
+        export function processEvent(event: { event: string }) { return { ...event, event: shout(event.event) + defaults.suffix } }
+        export async function composeWebhook(event: unknown) { if (!event) throw new RetryError('later'); return null }
+        export function runEveryHour() {}
+        export const jobs = { resync: async () => {}, notAJob: 3 }
+      `,
+      'src/lib/shout.ts': `export const shout = (text: string): string => text.toUpperCase()`,
+      'defaults.json': JSON.stringify({ suffix: '!' }),
+    };
+    const pluginJson = readPluginJson(files);
+
+    const built = await buildApp(files, pluginJson);
+    const code = transpiled(built.index);
+
+    expect(code).not.toContain('./lib/shout');
+    expect(code).toContain('require("@posthog/plugin-scaffold")');
+    await expect(inspectApp(code)).resolves.toEqual({
+      capabilities: {
+        methods: ['setupPlugin', 'composeWebhook', 'processEvent'],
+        jobs: ['resync'],
+        scheduled_tasks: ['runEveryHour'],
+      },
+      metrics: { events_seen: 'sum', biggest: 'max' },
+    });
+  });
+
+  it('reports a compile error as the file status instead of throwing', async () => {
+    const files: AppFiles = { 'plugin.json': '{"name":"x"}', 'index.ts': 'export function onEvent( {\n' };
+
+    const built = await buildApp(files, readPluginJson(files));
+
+    expect(built.index?.status).toBe('ERROR');
+    expect(built.index).toMatchObject({ error: expect.stringContaining('index.ts:2:0') });
+  });
+
+  it('refuses bare imports the runtime does not provide, naming the module', async () => {
+    const files: AppFiles = {
+      'plugin.json': '{"name":"x"}',
+      'index.js': "const pad = require('left-pad')\nexports.onEvent = pad",
+    };
+
+    const built = await buildApp(files, readPluginJson(files));
+
+    expect(built.index).toMatchObject({
+      status: 'ERROR',
+      error: expect.stringContaining("Cannot find module 'left-pad'"),
+    });
+  });
+
+  it('turns a throwing top level into AppInstallError with the app message', async () => {
+    const files: AppFiles = {
+      'plugin.json': '{"name":"x"}',
+      'index.js': "throw new TypeError('no API key at load time')",
+    };
+    const built = await buildApp(files, readPluginJson(files));
+
+    await expect(inspectApp(transpiled(built.index))).rejects.toThrow(
+      new AppInstallError('The app failed to load: TypeError: no API key at load time'),
+    );
+    const prepared = await prepareApp(files);
+    expect(prepared.built.index).toEqual({
+      status: 'ERROR',
+      error: 'The app failed to load: TypeError: no API key at load time',
+    });
+    expect(prepared.capabilities).toEqual({});
+  });
+
+  it('wraps site.ts in the served-script form whose inject receives config and posthog', async () => {
+    const files: AppFiles = {
+      'plugin.json': JSON.stringify({ name: 'Rain', config: [{ key: 'emoji', type: 'string', site: true }] }),
+      'site.ts': `
+        import { rain } from './rain'
+        export function inject({ config, posthog }: { config: { emoji: string }; posthog: { capture: (event: string, properties: object) => void } }) {
+          posthog.capture('made it rain', { emoji: rain(config.emoji) })
+        }
+      `,
+      'rain.ts': `export const rain = (emoji: string) => emoji.repeat(3)`,
+    };
+
+    const prepared = await prepareApp(files);
+    const site = transpiled(prepared.built.site);
+
+    expect(site).toMatch(/^\(function \(\) \{ let exports = \{\};/);
+    expect(site).toMatch(/return exports; \}\)$/);
+    expect(prepared.built.index).toBeUndefined();
+    expect(prepared.capabilities).toEqual({});
+    const captured: unknown[] = [];
+    const window = { __$$ph_site_app_7: { capture: (...args: unknown[]) => captured.push(args) } };
+    runInNewContext(`${site}().inject({ config: {"emoji":"🍍"}, posthog: window['__$$ph_site_app_7'] })`, {
+      window,
+    });
+    expect(captured).toEqual([['made it rain', { emoji: '🍍🍍🍍' }]]);
+  });
+
+  it('transpiles frontend.tsx JSX to React.createElement with react left to the page', async () => {
+    const files: AppFiles = {
+      'plugin.json': '{"name":"x"}',
+      'frontend.tsx': `import React from 'react'\nexport const scene = { component: () => <div className="hello">hi</div> }`,
+    };
+
+    const built = await buildApp(files, readPluginJson(files));
+    const code = transpiled(built.frontend);
+
+    expect(code.startsWith('"use strict";\nexport function getFrontendApp (require) {')).toBe(true);
+    const getFrontendApp = runInNewContext(`(${code.replace(/^"use strict";\nexport /, '')})`);
+    const react = { createElement: (...args: unknown[]) => args };
+    const app = getFrontendApp((name: string) =>
+      name === 'react' ? { default: react, __esModule: true } : undefined,
+    );
+    expect(app.scene.component()).toEqual(['div', { className: 'hello' }, 'hi']);
+  });
+});
+
+describe('prepareApp with the published geoip app', () => {
+  const server = new FakeHttpServer();
+  let baseUrl: string;
+  beforeAll(async () => {
+    baseUrl = await server.start();
+    server.routes.set('/geoip.tgz', {
+      body: await readFile(join(__dirname, '../test/fixtures/posthog-geoip-plugin-0.0.7.tgz')),
+    });
+  });
+  afterAll(() => server.stop());
+
+  it('finds its processEvent capability', async () => {
+    const app = await downloadApp(`${baseUrl}/geoip.tgz`);
+
+    const prepared = await prepareApp(app.files);
+
+    expect(prepared.pluginJson).toMatchObject({
+      name: 'GeoIP',
+      isStateless: true,
+      main: 'index.ts',
+      configSchema: [],
+    });
+    expect(prepared.built.index?.status).toBe('TRANSPILED');
+    expect(prepared.capabilities).toEqual({ methods: ['processEvent'], jobs: [], scheduled_tasks: [] });
+    expect(prepared.metrics).toEqual({});
+  });
+});
