@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { pack } from 'tar-stream';
+
+/** An npm-style tarball (everything under `package/`) of these files, built in memory. */
+export async function npmTarball(files: Record<string, string>): Promise<Buffer> {
+  const packer = pack();
+  const chunks: Buffer[] = [];
+  packer.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+  });
+  const finished = new Promise<void>((resolve, reject) => {
+    packer.on('end', resolve);
+    packer.on('error', reject);
+  });
+  for (const [name, content] of Object.entries(files)) packer.entry({ name: `package/${name}` }, content);
+  packer.finalize();
+  await finished;
+  return gzipSync(Buffer.concat(chunks));
+}
+
+/** A destination app: plugin.json with a config schema, and a TypeScript entry with composeWebhook (and onEvent). */
+export function destinationApp(
+  version: string,
+  options: { withOnEvent?: boolean } = {},
+): Record<string, string> {
+  return {
+    'package.json': JSON.stringify({ name: 'hog-destination', version }),
+    'plugin.json': JSON.stringify({
+      name: 'Hog destination',
+      description: 'Sends events to a webhook',
+      config: [
+        { key: 'url', name: 'Webhook URL', type: 'string', required: true },
+        { key: 'token', name: 'Token', type: 'string', secret: true },
+      ],
+    }),
+    'index.ts': [
+      "import { format } from './format';",
+      'export function composeWebhook(event: { event: string }, { config }: { config: Record<string, string> }) {',
+      '  return { url: config.url, body: format(event.event), method: "POST" };',
+      '}',
+      options.withOnEvent ? 'export async function onEvent(): Promise<void> {}' : '',
+    ].join('\n'),
+    'format.ts': 'export const format = (name: string): string => JSON.stringify({ name });',
+  };
+}
+
+/** A loopback HTTP server whose routes a test sets and changes: `routes[path] = () => [status, body]`. */
+export interface AppServer {
+  url: string;
+  routes: Map<string, () => [number, string | Buffer, string?]>;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startAppServer(): Promise<AppServer> {
+  const routes: AppServer['routes'] = new Map();
+  const requests: string[] = [];
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    requests.push(path);
+    const route = routes.get(path);
+    if (!route) {
+      response.writeHead(404).end('not found');
+      return;
+    }
+    const [status, body, type] = route();
+    response.writeHead(status, { 'Content-Type': type ?? 'application/octet-stream' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    routes,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+  };
+}

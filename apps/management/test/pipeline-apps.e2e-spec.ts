@@ -1,0 +1,519 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadManagementConfig } from '@hogbase/config';
+import { Organization, Plugin, PluginConfig, PluginSourceFile, PluginsAccessLevel } from '@hogbase/postgres';
+import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
+import { destinationApp, npmTarball, startAppServer, type AppServer } from './pipeline-app-server';
+
+const SITE_APP = {
+  'plugin.json': JSON.stringify({
+    name: 'Banner',
+    config: [{ key: 'text', name: 'Text', type: 'string', site: true }],
+  }),
+  'site.ts':
+    'export function inject({ config }: { config: { text: string } }) { document.title = config.text; }',
+};
+
+describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () => {
+  let testApp: ManagementTestApp;
+  let server: AppServer;
+  let localApps: string;
+  let api: ApiClient;
+  let organizationId: string;
+  let projectId: number;
+  let version = '1.0.0';
+  let withOnEvent = false;
+  let latest = '1.0.0';
+
+  const registry = () => `${server.url}/registry`;
+  const tarballUrl = () => `${registry()}/hog-destination/-/hog-destination-1.0.0.tgz`;
+  const destinations = (suffix = '', org = organizationId) =>
+    `/api/organizations/${org}/pipeline_destinations/${suffix}`;
+  const frontendApps = (suffix = '', org = organizationId) =>
+    `/api/organizations/${org}/pipeline_frontend_apps/${suffix}`;
+  const importApps = (suffix = '', org = organizationId) =>
+    `/api/organizations/${org}/pipeline_import_apps/${suffix}`;
+
+  beforeAll(async () => {
+    server = await startAppServer();
+    server.routes.set('/registry/hog-destination/-/hog-destination-1.0.0.tgz', () => [
+      200,
+      tarballCache.get(`${version}/${withOnEvent}`) ?? Buffer.alloc(0),
+    ]);
+    server.routes.set('/registry/hog-destination/latest', () => [
+      200,
+      JSON.stringify({ name: 'hog-destination', version: latest, dist: { tarball: tarballUrl() } }),
+      'application/json',
+    ]);
+    server.routes.set('/not-an-archive.tgz', () => [200, 'this is not an archive']);
+    localApps = await mkdtemp(path.join(tmpdir(), 'hogbase-local-apps-'));
+    await mkdir(path.join(localApps, 'banner'));
+    for (const [name, content] of Object.entries(SITE_APP))
+      await writeFile(path.join(localApps, 'banner', name), content);
+    testApp = await startManagementTestApp({
+      apps: { localDirectory: localApps, npmRegistryUrl: `${server.url}/registry`, repositoryUrl: undefined },
+    });
+    ({ api, organizationId, projectId } = await testApp.createOwner(
+      'owner@pipeline-apps.test',
+      'Apps organization',
+    ));
+    await cacheTarballs();
+  }, 60_000);
+
+  afterAll(async () => {
+    await testApp?.close();
+    await server?.close();
+    if (localApps) await rm(localApps, { recursive: true, force: true });
+  });
+
+  const tarballCache = new Map<string, Buffer>();
+  async function cacheTarballs() {
+    for (const [v, onEvent] of [
+      ['1.0.0', false],
+      ['1.1.0', true],
+    ] as const) {
+      tarballCache.set(`${v}/${onEvent}`, await npmTarball(destinationApp(v, { withOnEvent: onEvent })));
+    }
+  }
+
+  async function setLevel(level: PluginsAccessLevel, org = organizationId) {
+    await testApp.dataSource.getRepository(Organization).update({ id: org }, { pluginsAccessLevel: level });
+  }
+
+  async function installDestination(client = api, org = organizationId) {
+    const response = await client.post(destinations('', org), {
+      plugin_type: 'custom',
+      url: `${tarballUrl()}?private_token=s3cr3t`,
+    });
+    expect(response.status).toBe(201);
+    return response.body as Record<string, any>;
+  }
+
+  describe('a custom app from an npm-style tarball on a loopback server', () => {
+    let app: Record<string, any>;
+
+    beforeAll(async () => {
+      app = await installDestination();
+    });
+
+    it('installs it: fields from plugin.json, capabilities found by loading it, the URL without its token', () => {
+      expect(app).toEqual({
+        id: expect.any(Number),
+        plugin_type: 'custom',
+        name: 'Hog destination',
+        description: 'Sends events to a webhook',
+        url: tarballUrl(),
+        icon: null,
+        config_schema: [
+          { key: 'url', name: 'Webhook URL', type: 'string', required: true },
+          { key: 'token', name: 'Token', type: 'string', secret: true },
+        ],
+        tag: '1.0.0',
+        latest_tag: null,
+        is_global: false,
+        organization_id: organizationId,
+        organization_name: 'Apps organization',
+        capabilities: { methods: ['composeWebhook'], jobs: [], scheduled_tasks: [] },
+        metrics: {},
+        public_jobs: {},
+      });
+      expect(JSON.stringify(app)).not.toContain('s3cr3t');
+    });
+
+    it('stores the entry with its bundle (the relative import included) and keeps the token for upgrades only', async () => {
+      const files = await testApp.dataSource.getRepository(PluginSourceFile).findBy({ pluginId: app.id });
+      const entry = files.find((file) => file.filename === 'index.ts');
+      expect(entry).toMatchObject({ status: 'TRANSPILED', error: null });
+      expect(entry?.transpiled).toContain('JSON.stringify({ name })');
+      expect(files.map((file) => file.filename).sort()).toEqual(['index.ts', 'plugin.json']);
+      const stored = await testApp.dataSource.getRepository(Plugin).findOneByOrFail({ id: app.id });
+      expect(stored.urlWithSecrets).toBe(`${tarballUrl()}?private_token=s3cr3t`);
+    });
+
+    it('lists it among destinations only: 404 under frontend apps and import apps', async () => {
+      const listed = await api.get(destinations());
+      expect(listed.body.results.map((plugin: { id: number }) => plugin.id)).toContain(app.id);
+      expect((await api.get(destinations(`${app.id}/`))).body.name).toBe('Hog destination');
+      for (const path of [frontendApps(`${app.id}/`), importApps(`${app.id}/`)]) {
+        const response = await api.get(path);
+        expect([response.status, response.body.detail]).toEqual([404, 'Not found.']);
+      }
+      const frontend = await api.get(frontendApps());
+      expect(frontend.body.results.map((plugin: { id: number }) => plugin.id)).not.toContain(app.id);
+    });
+
+    it('refuses to install the same URL twice in the organization', async () => {
+      const again = await api.post(destinations(), { plugin_type: 'custom', url: tarballUrl() });
+      expect([again.status, again.body]).toEqual([
+        400,
+        {
+          type: 'validation_error',
+          code: 'invalid_input',
+          detail: `Plugin from URL "${tarballUrl()}" already installed!`,
+          attr: null,
+        },
+      ]);
+    });
+
+    it('checks for updates against the registry: latest_tag set and shown', async () => {
+      latest = '2.0.0';
+      const checked = await api.get(destinations(`${app.id}/check_for_updates/`));
+      expect(checked.status).toBe(200);
+      expect(checked.body.plugin).toMatchObject({ id: app.id, tag: '1.0.0', latest_tag: '2.0.0' });
+      expect((await api.get(destinations(`${app.id}/`))).body.latest_tag).toBe('2.0.0');
+    });
+
+    it('upgrades from the same URL once the server serves a new version: tag and capabilities follow', async () => {
+      version = '1.1.0';
+      withOnEvent = true;
+      const upgraded = await api.post(destinations(`${app.id}/upgrade/`), {});
+      expect(upgraded.status).toBe(200);
+      expect(upgraded.body).toMatchObject({
+        id: app.id,
+        tag: '1.1.0',
+        capabilities: { methods: ['composeWebhook', 'onEvent'], jobs: [], scheduled_tasks: [] },
+      });
+      expect(server.requests.filter((request) => request.endsWith('.tgz')).length).toBeGreaterThanOrEqual(2);
+    });
+
+    it('records installed and updated in the activity, newest first', async () => {
+      const activity = await api.get(destinations('activity/'));
+      expect(activity.status).toBe(200);
+      const mine = activity.body.results.filter(
+        (entry: { item_id: string }) => entry.item_id === String(app.id),
+      );
+      expect(mine.map((entry: { activity: string }) => entry.activity)).toEqual(['updated', 'installed']);
+      expect(mine[0]).toMatchObject({
+        scope: 'Plugin',
+        user: { email: 'owner@pipeline-apps.test' },
+        detail: { name: 'Hog destination' },
+      });
+      expect(mine[0].detail.changes).toEqual(
+        expect.arrayContaining([
+          { type: 'Plugin', action: 'changed', field: 'tag', before: '1.0.0', after: '1.1.0' },
+        ]),
+      );
+      expect(activity.body).toMatchObject({ previous: null, total_count: expect.any(Number) });
+    });
+  });
+
+  it('answers 400 to an URL that serves no archive, and installs nothing', async () => {
+    const before = await testApp.dataSource.getRepository(Plugin).count();
+    const response = await api.post(destinations(), { url: `${server.url}/not-an-archive.tgz` });
+    expect([response.status, response.body.type, response.body.code]).toEqual([
+      400,
+      'validation_error',
+      'invalid_input',
+    ]);
+    expect(response.body.detail).toEqual(expect.any(String));
+    expect(await testApp.dataSource.getRepository(Plugin).count()).toBe(before);
+  });
+
+  it('refuses an inline app, and a create without url or name', async () => {
+    const inline = await api.post(destinations(), { plugin_type: 'inline', name: 'Inline' });
+    expect([inline.status, inline.body.attr, inline.body.detail]).toEqual([
+      400,
+      'plugin_type',
+      'Inline apps ship with the server and cannot be installed through the API.',
+    ]);
+    const nothing = await api.post(destinations(), {});
+    expect([nothing.status, nothing.body.attr, nothing.body.code]).toEqual([400, 'url', 'required']);
+    const sourceWithoutName = await api.post(destinations(), { plugin_type: 'source' });
+    expect([sourceWithoutName.status, sourceWithoutName.body.attr]).toEqual([400, 'name']);
+  });
+
+  describe('local apps', () => {
+    it('installs a file: folder inside APPS_LOCAL_DIRECTORY as a frontend (site) app', async () => {
+      const response = await api.post(frontendApps(), { url: `file:${path.join(localApps, 'banner')}` });
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({ plugin_type: 'local', name: 'Banner', capabilities: {} });
+      const site = await testApp.dataSource
+        .getRepository(PluginSourceFile)
+        .findOneByOrFail({ pluginId: response.body.id, filename: 'site.ts' });
+      expect(site.status).toBe('TRANSPILED');
+      expect(site.transpiled).toMatch(/^\(function \(\) \{/);
+      expect((await api.get(frontendApps(`${response.body.id}/`))).status).toBe(200);
+    });
+
+    it('refuses a folder outside it', async () => {
+      const response = await api.post(frontendApps(), { url: `file:${tmpdir()}` });
+      expect(response.status).toBe(400);
+    });
+  });
+
+  describe('a source app', () => {
+    let id: number;
+
+    it('is created with a name only, as a frontend app until its code says otherwise', async () => {
+      const created = await api.post(frontendApps(), { plugin_type: 'source', name: 'Edited here' });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({
+        plugin_type: 'source',
+        name: 'Edited here',
+        url: null,
+        capabilities: {},
+      });
+      id = created.body.id;
+      expect((await api.get(frontendApps(`${id}/source/`))).body).toEqual({});
+    });
+
+    it('shows a compile error in the file, keeps serving the files, and becomes a destination once fixed', async () => {
+      const broken = await api.patch(frontendApps(`${id}/update_source/`), {
+        'plugin.json': JSON.stringify({ name: 'Edited webhook', config: [{ key: 'url', type: 'string' }] }),
+        'index.ts': 'export function composeWebhook( {',
+      });
+      expect(broken.status).toBe(200);
+      expect(Object.keys(broken.body).sort()).toEqual(['index.ts', 'plugin.json']);
+      const file = await testApp.dataSource
+        .getRepository(PluginSourceFile)
+        .findOneByOrFail({ pluginId: id, filename: 'index.ts' });
+      expect(file.status).toBe('ERROR');
+      expect(file.error).toEqual(expect.any(String));
+      const stillFrontend = await api.get(frontendApps(`${id}/`));
+      expect(stillFrontend.body).toMatchObject({
+        name: 'Edited webhook',
+        config_schema: [{ key: 'url', type: 'string' }],
+      });
+
+      const fixed = await api.patch(frontendApps(`${id}/update_source/`), {
+        'index.ts':
+          'export function composeWebhook(event: { event: string }) { return { url: "https://example.com", body: event.event }; }',
+      });
+      expect(fixed.status).toBe(200);
+      expect((await api.get(frontendApps(`${id}/`))).status).toBe(404);
+      const destination = await api.get(destinations(`${id}/`));
+      expect(destination.body.capabilities).toEqual({
+        methods: ['composeWebhook'],
+        jobs: [],
+        scheduled_tasks: [],
+      });
+      const source = await api.get(destinations(`${id}/source/`));
+      expect(source.body['index.ts']).toContain('https://example.com');
+    });
+
+    it('deletes a file sent as null, and refuses a body that is not a map of file names', async () => {
+      const response = await api.patch(destinations(`${id}/update_source/`), { 'notes.md': 'hello' });
+      expect(Object.keys(response.body)).toContain('notes.md');
+      const removed = await api.patch(destinations(`${id}/update_source/`), { 'notes.md': null });
+      expect(Object.keys(removed.body)).not.toContain('notes.md');
+      const list = await api.patch(destinations(`${id}/update_source/`), []);
+      expect([list.status, list.body.detail]).toEqual([
+        400,
+        'Invalid data. Expected a dictionary, but got list.',
+      ]);
+      const traversal = await api.patch(destinations(`${id}/update_source/`), { '../escape.ts': 'x' });
+      expect(traversal.status).toBe(400);
+    });
+  });
+
+  describe('access levels and other organizations', () => {
+    let outsider: Awaited<ReturnType<ManagementTestApp['createOwner']>>;
+    let foreignApp: Record<string, any>;
+
+    beforeAll(async () => {
+      outsider = await testApp.createOwner('outsider@pipeline-apps.test', 'Other apps organization');
+      const created = await outsider.api.post(
+        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/`,
+        { plugin_type: 'source', name: 'Foreign app' },
+      );
+      expect(created.status).toBe(201);
+      foreignApp = created.body;
+    });
+
+    afterEach(async () => {
+      await setLevel(PluginsAccessLevel.Root);
+    });
+
+    it("answers 404 for another organization's app, as for an id that does not exist", async () => {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['PATCH', ''],
+        ['DELETE', ''],
+        ['GET', 'source/'],
+        ['PATCH', 'update_source/'],
+        ['GET', 'check_for_updates/'],
+      ] as const) {
+        const response = await api.request(method, frontendApps(`${foreignApp.id}/${suffix}`), {
+          body: method === 'GET' || method === 'DELETE' ? undefined : {},
+        });
+        const unknown = await api.request(method, frontendApps(`99999999/${suffix}`), {
+          body: method === 'GET' || method === 'DELETE' ? undefined : {},
+        });
+        expect({ call: `${method} ${suffix}`, status: response.status, body: response.body }).toEqual({
+          call: `${method} ${suffix}`,
+          status: 404,
+          body: unknown.body,
+        });
+      }
+      const listed = await api.get(frontendApps());
+      expect(listed.body.results.map((plugin: { id: number }) => plugin.id)).not.toContain(foreignApp.id);
+    });
+
+    it('shows a global app to every organization, read-only to those that did not install it', async () => {
+      const global = await outsider.api.patch(
+        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`,
+        { is_global: true },
+      );
+      expect([global.status, global.body.is_global]).toEqual([200, true]);
+      const seen = await api.get(frontendApps(`${foreignApp.id}/`));
+      expect([seen.status, seen.body.organization_name]).toEqual([200, 'Other apps organization']);
+      const edit = await api.patch(frontendApps(`${foreignApp.id}/`), { name: 'Taken over' });
+      expect([edit.status, edit.body.detail]).toEqual([
+        403,
+        'This plugin installation is managed by another organization',
+      ]);
+      const uninstall = await outsider.api.delete(
+        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`,
+      );
+      expect([uninstall.status, uninstall.body.detail]).toEqual([
+        400,
+        'This plugin is marked as global! Make it local before uninstallation',
+      ]);
+      await outsider.api.patch(
+        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`,
+        {
+          is_global: false,
+        },
+      );
+      expect((await api.get(frontendApps(`${foreignApp.id}/`))).status).toBe(404);
+    });
+
+    it('refuses reads below level 3, writes below 6 and global apps below 9', async () => {
+      const insufficient = "Your organization's plugin access level is insufficient.";
+      const own = await api.post(frontendApps(), { plugin_type: 'source', name: 'Level check' });
+      await setLevel(PluginsAccessLevel.None);
+      const read = await api.get(destinations());
+      expect([read.status, read.body.detail]).toEqual([403, insufficient]);
+
+      await setLevel(PluginsAccessLevel.Config);
+      expect((await api.get(destinations())).status).toBe(200);
+      const write = await api.post(frontendApps(), { plugin_type: 'source', name: 'Not allowed' });
+      expect([write.status, write.body.detail]).toEqual([403, insufficient]);
+      const source = await api.get(frontendApps(`${own.body.id}/source/`));
+      expect([source.status, source.body.detail]).toEqual([
+        403,
+        'Plugin source editing is not available for the current organization!',
+      ]);
+
+      await setLevel(PluginsAccessLevel.Install);
+      const allowed = await api.post(frontendApps(), { plugin_type: 'source', name: 'Allowed' });
+      expect(allowed.status).toBe(201);
+      const global = await api.post(frontendApps(), {
+        plugin_type: 'source',
+        name: 'Global',
+        is_global: true,
+      });
+      expect([global.status, global.body.detail]).toEqual([
+        403,
+        "This organization can't manage global plugins!",
+      ]);
+      const deleted = await api.delete(frontendApps(`${allowed.body.id}/`));
+      expect(deleted.status).toBe(204);
+    });
+
+    async function anyOwnApp() {
+      return testApp.dataSource
+        .getRepository(Plugin)
+        .findOneByOrFail({ organizationId, pluginType: 'source' });
+    }
+
+    it('answers 403 to a key without plugin:write on writes, and lets it read', async () => {
+      const key = await testApp.createKey('owner@pipeline-apps.test', ['plugin:read']);
+      const client = testApp.client(`Bearer ${key}`);
+      expect((await client.get(destinations())).status).toBe(200);
+      const refused = await client.post(frontendApps(), { plugin_type: 'source', name: 'Read-only key' });
+      expect([refused.status, refused.body.detail]).toEqual([
+        403,
+        "API key missing required scope 'plugin:write'",
+      ]);
+    });
+  });
+
+  it('lists the apps no project has enabled as unused', async () => {
+    const app = await api.post(frontendApps(), { plugin_type: 'source', name: 'Unused check' });
+    const before = await api.get(frontendApps('unused/'));
+    expect(before.body).toContain(app.body.id);
+    await testApp.dataSource.getRepository(PluginConfig).insert({
+      pluginId: app.body.id,
+      teamId: projectId,
+      enabled: true,
+      webToken: 'token-of-unused-check-0123456789abcdef',
+    });
+    const after = await api.get(frontendApps('unused/'));
+    expect(after.body).not.toContain(app.body.id);
+    expect(after.body.every((id: unknown) => typeof id === 'number')).toBe(true);
+  });
+
+  it('records uninstalled in the activity', async () => {
+    const app = await api.post(frontendApps(), { plugin_type: 'source', name: 'Short-lived' });
+    expect((await api.delete(frontendApps(`${app.body.id}/`))).status).toBe(204);
+    const activity = await api.get(frontendApps('activity/?limit=2'));
+    expect(activity.body.results[0]).toMatchObject({
+      activity: 'uninstalled',
+      scope: 'Plugin',
+      item_id: String(app.body.id),
+      detail: { name: 'Short-lived' },
+    });
+    expect(activity.body.next).toContain('page=2');
+  });
+
+  it('lists enabled configs of export apps in exports_unsubscribe_configs', async () => {
+    const app = await installDestinationFromSource();
+    await testApp.dataSource.getRepository(PluginConfig).insert({
+      pluginId: app,
+      teamId: projectId,
+      enabled: true,
+      webToken: 'token-of-export-check-0123456789abcdef',
+    });
+    const response = await api.get(destinations('exports_unsubscribe_configs/'));
+    expect(response.status).toBe(200);
+    expect(response.body.map((config: { plugin: number }) => config.plugin)).toContain(app);
+  });
+
+  async function installDestinationFromSource(): Promise<number> {
+    const created = await api.post(destinations(), { plugin_type: 'source', name: 'Exporter' });
+    await api.patch(destinations(`${created.body.id}/update_source/`), {
+      'plugin.json': JSON.stringify({ name: 'Exporter' }),
+      'index.js': 'exports.onEvent = async function () {};',
+    });
+    return created.body.id as number;
+  }
+
+  describe('repository/', () => {
+    it('serves the bundled catalog when APPS_REPOSITORY_URL is unset', async () => {
+      const response = await api.get(destinations('repository/'));
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ url: 'https://www.npmjs.com/package/@posthog/geoip-plugin' }),
+        ]),
+      );
+    });
+
+    it('serves APPS_REPOSITORY_URL, and a 503 with a clear message when it fails', async () => {
+      const catalog = [{ name: 'Loopback app', url: tarballUrl(), description: 'served by the test' }];
+      let failing = false;
+      server.routes.set('/catalog.json', () =>
+        failing ? [500, 'down'] : [200, JSON.stringify(catalog), 'application/json'],
+      );
+      const other = await startManagementTestApp({
+        apps: { ...loadManagementConfig({}).apps, repositoryUrl: `${server.url}/catalog.json` },
+      });
+      try {
+        const owner = await other.createOwner('owner@catalog.test');
+        const path = `/api/organizations/${owner.organizationId}/pipeline_destinations/repository/`;
+        expect((await owner.api.get(path)).body).toEqual(catalog);
+        failing = true;
+        const down = await owner.api.get(path);
+        expect([down.status, down.body.type, down.body.detail]).toEqual([
+          503,
+          'server_error',
+          'The apps repository could not be read: it answered 500.',
+        ]);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+});
