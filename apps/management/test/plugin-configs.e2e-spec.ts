@@ -1,0 +1,284 @@
+import { openSecretBox } from '@hogbase/config';
+import { PluginConfig, PluginLogEntry } from '@hogbase/postgres';
+import { randomBytes } from 'node:crypto';
+import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
+
+const MASK = '**************** POSTHOG SECRET FIELD ****************';
+
+const PLUGIN_JSON = {
+  name: 'Configurable webhook',
+  config: [
+    { markdown: 'Where events go' },
+    { key: 'url', name: 'Webhook URL', type: 'string', required: true },
+    { key: 'apiKey', name: 'API key', type: 'string', secret: true },
+    { key: 'method', name: 'Method', type: 'choice', choices: ['POST', 'PUT'], default: 'POST' },
+    { key: 'headers', name: 'Headers', type: 'json' },
+  ],
+};
+
+describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
+  const encryptionKey = randomBytes(32);
+  let testApp: ManagementTestApp;
+  let api: ApiClient;
+  let organizationId: string;
+  let projectId: number;
+  let pluginId: number;
+  let otherPluginId: number;
+
+  const configs = (suffix = '', project = projectId) => `/api/projects/${project}/plugin_configs/${suffix}`;
+
+  async function sourceApp(name: string, files: Record<string, string>, client = api, org = organizationId) {
+    const created = await client.post(`/api/organizations/${org}/pipeline_frontend_apps/`, {
+      plugin_type: 'source',
+      name,
+    });
+    expect(created.status).toBe(201);
+    const updated = await client.patch(
+      `/api/organizations/${org}/pipeline_frontend_apps/${created.body.id}/update_source/`,
+      files,
+    );
+    expect(updated.status).toBe(200);
+    return created.body.id as number;
+  }
+
+  beforeAll(async () => {
+    testApp = await startManagementTestApp({ encryptionKeys: [encryptionKey] });
+    ({ api, organizationId, projectId } = await testApp.createOwner(
+      'owner@plugin-configs.test',
+      'Configs org',
+    ));
+    const index = 'export function composeWebhook() { return null; }';
+    pluginId = await sourceApp('Configurable webhook', {
+      'plugin.json': JSON.stringify(PLUGIN_JSON),
+      'index.ts': index,
+    });
+    otherPluginId = await sourceApp('Second', {
+      'plugin.json': JSON.stringify({ name: 'Second', stateless: true }),
+      'index.ts': index,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await testApp?.close();
+  });
+
+  async function stored(id: number) {
+    return testApp.dataSource.getRepository(PluginConfig).findOneByOrFail({ id });
+  }
+
+  let configId: number;
+
+  it('creates a config: 201, the secret masked, sealed in storage, a web token set', async () => {
+    const response = await api.post(configs(), {
+      plugin: pluginId,
+      enabled: true,
+      order: 2,
+      config: { url: 'https://hooks.example.com', apiKey: 'very-secret', headers: '{"X-A": "1"}' },
+    });
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
+      id: expect.any(Number),
+      plugin: pluginId,
+      enabled: true,
+      order: 2,
+      config: { url: 'https://hooks.example.com', apiKey: MASK, headers: '{"X-A": "1"}' },
+      error: null,
+      team_id: projectId,
+      plugin_info: expect.objectContaining({ id: pluginId, name: 'Configurable webhook' }),
+      delivery_rate_24h: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      name: null,
+      description: null,
+      deleted: false,
+    });
+    configId = response.body.id;
+    const row = await stored(configId);
+    expect(JSON.stringify(row.config)).not.toContain('very-secret');
+    expect(row.config.url).toBe('https://hooks.example.com');
+    const box = await openSecretBox([encryptionKey], '/tmp/hogbase-test-unused');
+    expect(JSON.parse(box.open((row.config.apiKey as { sealed: string }).sealed))).toBe('very-secret');
+    expect(row.webToken.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('keeps a secret that is omitted or sent back masked, and seals a new one', async () => {
+    const before = (await stored(configId)).config.apiKey;
+    const masked = await api.patch(configs(`${configId}/`), {
+      config: { url: 'https://hooks.example.com/v2', apiKey: MASK },
+    });
+    expect(masked.status).toBe(200);
+    expect(masked.body.config).toEqual({ url: 'https://hooks.example.com/v2', apiKey: MASK });
+    expect((await stored(configId)).config.apiKey).toEqual(before);
+    const omitted = await api.patch(configs(`${configId}/`), {
+      config: { url: 'https://hooks.example.com/v3' },
+    });
+    expect(omitted.body.config.apiKey).toBe(MASK);
+    expect((await stored(configId)).config.apiKey).toEqual(before);
+    const replaced = await api.patch(configs(`${configId}/`), {
+      config: { url: 'https://hooks.example.com/v3', apiKey: 'rotated' },
+    });
+    expect(replaced.body.config.apiKey).toBe(MASK);
+    expect((await stored(configId)).config.apiKey).not.toEqual(before);
+  });
+
+  it.each([
+    [{ url: 'https://x', nope: 1 }, 'config', '"nope" is not a field of this app\'s config.'],
+    [{ apiKey: 'k' }, 'config__url', '"Webhook URL" is required.'],
+    [
+      { url: 'https://x', method: 'DELETE' },
+      'config__method',
+      '"DELETE" is not a valid choice for "Method".',
+    ],
+    [{ url: 'https://x', headers: '{not json' }, 'config__headers', '"Headers" is not valid JSON.'],
+    [{ url: 42 }, 'config__url', '"Webhook URL" must be a string.'],
+  ])('refuses config %j with 400 on %s', async (config, attr, detail) => {
+    const response = await api.patch(configs(`${configId}/`), { config });
+    expect([response.status, response.body.type, response.body.attr, response.body.detail]).toEqual([
+      400,
+      'validation_error',
+      attr,
+      detail,
+    ]);
+  });
+
+  it('refuses a second config of the same app, an unknown app, and a config for a stateless app', async () => {
+    const duplicate = await api.post(configs(), { plugin: pluginId, config: { url: 'https://x' } });
+    expect([duplicate.status, duplicate.body.attr]).toEqual([400, 'plugin']);
+    const unknown = await api.post(configs(), { plugin: 99999999 });
+    expect([unknown.status, unknown.body]).toEqual([
+      400,
+      {
+        type: 'validation_error',
+        code: 'does_not_exist',
+        detail: 'Invalid pk "99999999" - object does not exist.',
+        attr: 'plugin',
+      },
+    ]);
+    const stateless = await api.post(configs(), { plugin: otherPluginId, config: { any: 'thing' } });
+    expect([stateless.status, stateless.body.detail]).toEqual([
+      400,
+      'Stateless plugins cannot have a config!',
+    ]);
+    const missing = await api.post(configs(), {});
+    expect([missing.status, missing.body.attr, missing.body.code]).toEqual([400, 'plugin', 'required']);
+  });
+
+  it("refuses another organization's app as an unknown one", async () => {
+    const outsider = await testApp.createOwner('outsider@plugin-configs.test');
+    const foreign = await sourceApp(
+      'Foreign',
+      { 'plugin.json': JSON.stringify({ name: 'Foreign' }), 'index.ts': 'export function onEvent() {}' },
+      outsider.api,
+      outsider.organizationId,
+    );
+    const response = await api.post(configs(), { plugin: foreign });
+    expect([response.status, response.body.detail]).toEqual([
+      400,
+      `Invalid pk "${foreign}" - object does not exist.`,
+    ]);
+    const theirs = await outsider.api.get(configs());
+    expect(theirs.status).toBe(404);
+    expect(theirs.body.detail).toBe('Project not found.');
+  });
+
+  it('lists configs by order then app, with the delivery rate of the last 24 hours', async () => {
+    const second = await api.post(configs(), { plugin: otherPluginId, enabled: false, order: 1 });
+    expect(second.status).toBe(201);
+    await testApp.dataSource.query(
+      `INSERT INTO plugin_delivery_stats (plugin_config_id, hour, succeeded, failed) VALUES
+       ($1, date_trunc('hour', now()), 3, 1), ($1, date_trunc('hour', now()) - interval '3 days', 0, 100)`,
+      [configId],
+    );
+    const list = await api.get(configs());
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ count: 2, next: null, previous: null });
+    expect(list.body.results.map((config: { id: number }) => config.id)).toEqual([second.body.id, configId]);
+    expect(list.body.results[1].delivery_rate_24h).toBe(0.75);
+    expect(list.body.results[0].delivery_rate_24h).toBeNull();
+    expect(list.body.results[0].plugin_info).toBeUndefined();
+    const retrieved = await api.get(configs(`${configId}/`));
+    expect(retrieved.body.plugin_info).toMatchObject({ id: pluginId });
+  });
+
+  it('lists log lines newest first, filtered by type, search, time and limit', async () => {
+    const base = Date.parse('2026-01-01T00:00:00Z');
+    await testApp.dataSource.getRepository(PluginLogEntry).insert(
+      ['INFO', 'ERROR', 'LOG', 'ERROR'].map((type, index) => ({
+        pluginConfigId: configId,
+        pluginId,
+        teamId: projectId,
+        timestamp: new Date(base + index * 1000),
+        source: 'PLUGIN' as const,
+        type: type as 'INFO',
+        message: `line ${index} ${type === 'ERROR' ? 'failed 100%' : 'ok'}`,
+        instanceId: 'instance-1',
+      })),
+    );
+    const all = await api.get(configs(`${configId}/logs/`));
+    expect(all.status).toBe(200);
+    expect(all.body.results.map((entry: { message: string }) => entry.message)).toEqual([
+      'line 3 failed 100%',
+      'line 2 ok',
+      'line 1 failed 100%',
+      'line 0 ok',
+    ]);
+    expect(all.body.results[0]).toEqual({
+      id: expect.any(String),
+      team_id: projectId,
+      plugin_id: pluginId,
+      plugin_config_id: configId,
+      timestamp: '2026-01-01T00:00:03.000Z',
+      source: 'PLUGIN',
+      type: 'ERROR',
+      message: 'line 3 failed 100%',
+      instance_id: 'instance-1',
+    });
+    const errors = await api.get(configs(`${configId}/logs/?type_filter=ERROR&limit=1`));
+    expect(errors.body.results.map((entry: { message: string }) => entry.message)).toEqual([
+      'line 3 failed 100%',
+    ]);
+    const search = await api.get(configs(`${configId}/logs/?search=${encodeURIComponent('100%')}`));
+    expect(search.body.results).toHaveLength(2);
+    const window = await api.get(
+      configs(`${configId}/logs/?after=2026-01-01T00:00:00.500Z&before=2026-01-01T00:00:02.500Z`),
+    );
+    expect(window.body.results.map((entry: { message: string }) => entry.message)).toEqual([
+      'line 2 ok',
+      'line 1 failed 100%',
+    ]);
+    const badType = await api.get(configs(`${configId}/logs/?type_filter=LOUD`));
+    expect([badType.status, badType.body.attr]).toEqual([400, 'type_filter']);
+  });
+
+  it('records config activity under the organization', async () => {
+    const activity = await api.get(
+      `/api/organizations/${organizationId}/pipeline_destinations/activity/?limit=50`,
+    );
+    const entries = activity.body.results.filter(
+      (entry: { scope: string; item_id: string }) =>
+        entry.scope === 'PluginConfig' && entry.item_id === String(configId),
+    );
+    expect(entries.map((entry: { activity: string }) => entry.activity)).toEqual(
+      expect.arrayContaining(['config_created', 'config_updated']),
+    );
+    expect(JSON.stringify(entries)).not.toContain('rotated');
+  });
+
+  it('answers 403 to a key without plugin:write, and soft-deletes on DELETE (then 404)', async () => {
+    const readOnly = testApp.client(
+      `Bearer ${await testApp.createKey('owner@plugin-configs.test', ['plugin:read'])}`,
+    );
+    expect((await readOnly.get(configs(`${configId}/`))).status).toBe(200);
+    const refused = await readOnly.delete(configs(`${configId}/`));
+    expect([refused.status, refused.body.detail]).toEqual([
+      403,
+      "API key missing required scope 'plugin:write'",
+    ]);
+    const deleted = await api.delete(configs(`${configId}/`));
+    expect(deleted.status).toBe(204);
+    expect((await api.get(configs(`${configId}/`))).status).toBe(404);
+    expect(await stored(configId)).toMatchObject({ deleted: true, enabled: false });
+    const list = await api.get(configs());
+    expect(list.body.results.map((config: { id: number }) => config.id)).not.toContain(configId);
+  });
+});
