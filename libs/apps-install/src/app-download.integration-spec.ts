@@ -189,6 +189,24 @@ describe('downloadApp', () => {
     await expect(failure).rejects.not.toThrow(/secret/);
   });
 
+  it('follows redirects and gives up on a server that does not answer in time', async () => {
+    server.routes.set('/releases/latest.tgz', {
+      status: 302,
+      body: '',
+      headers: { location: '/releases/v3.tgz' },
+    });
+    server.routes.set('/releases/v3.tgz', {
+      body: await tarGz({ 'package/plugin.json': PLUGIN_JSON, 'package/index.ts': INDEX_TS }),
+    });
+    server.hangingPaths.add('/slow.tgz');
+
+    const redirected = await downloadApp(`${baseUrl}/releases/latest.tgz`);
+    expect(redirected.files['index.ts']).toBe(INDEX_TS);
+    await expect(downloadApp(`${baseUrl}/slow.tgz`, { timeoutMs: 200 })).rejects.toThrow(
+      `Could not download the app from ${baseUrl}/slow.tgz: no complete answer within 200 ms`,
+    );
+  });
+
   it('refuses URLs PostHog does not accept', async () => {
     for (const url of [
       'ftp://example.com/app.zip',

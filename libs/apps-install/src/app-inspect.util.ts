@@ -17,12 +17,12 @@ export interface InspectAppOptions {
 /**
  * Stand-ins for what the runtime provides through `require`, enough for an app's top level to run
  * (`const { RetryError } = require('@posthog/plugin-scaffold')`, `const fetch = require('node-fetch')`).
- * NOTE: one line, prepended without a newline, so the app's line numbers in load errors stay right.
+ * Run as the sandbox's `setup` source, so the app's own code (and its line numbers) stays untouched.
  */
 function requireShim(): string {
   const modules = JSON.stringify(RUNTIME_MODULES);
   return (
-    `var __hogbaseInspectLog = console.log; var require = (function (known) { ` +
+    `globalThis.__hogbaseInspectLog = console.log; globalThis.require = (function (known) { ` +
     `class RetryError extends Error { constructor(message) { super(message); this.name = 'RetryError'; } } ` +
     `const unavailable = function () { return Promise.reject(new Error('fetch is not available while the app loads')); }; ` +
     `const modules = { '@posthog/plugin-scaffold': { RetryError }, 'node-fetch': Object.assign(unavailable, { default: unavailable }), ` +
@@ -83,7 +83,7 @@ export async function inspectApp(indexCode: string, options: InspectAppOptions =
     onLog,
   });
   try {
-    const loaded = sandbox.load(requireShim() + indexCode + metricsTrailer(marker));
+    const loaded = sandbox.load(indexCode + metricsTrailer(marker), { setup: requireShim() });
     return {
       capabilities: {
         methods: loaded.methods.filter((method) => !SCHEDULED_TASKS.includes(method)),

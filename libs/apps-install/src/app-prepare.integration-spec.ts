@@ -80,10 +80,11 @@ describe('buildApp and inspectApp', () => {
       'plugin.json': JSON.stringify({ name: 'Hello', main: 'src/main.ts' }),
       'src/main.ts': `
         import { RetryError } from '@posthog/plugin-scaffold'
+        import fetch from 'node-fetch'
         import { shout } from './lib/shout'
         import defaults from '../defaults.json'
         export const metrics = { events_seen: 'sum', biggest: 'MAX' }
-        export async function setupPlugin() {}
+        export async function setupPlugin() { await fetch('https://example.com') }
         export function processEvent(event: { event: string }) { return { ...event, event: shout(event.event) + defaults.suffix } }
         export async function composeWebhook(event: unknown) { if (!event) throw new RetryError('later'); return null }
         export function runEveryHour() {}
@@ -148,6 +149,18 @@ describe('buildApp and inspectApp', () => {
       error: 'The app failed to load: TypeError: no API key at load time',
     });
     expect(prepared.capabilities).toEqual({});
+  });
+
+  it('refuses metrics of a kind PostHog does not know', async () => {
+    const files: AppFiles = {
+      'plugin.json': '{"name":"x"}',
+      'index.js': "exports.metrics = { total: 'avg' }\nexports.onEvent = () => {}",
+    };
+    const built = await buildApp(files, readPluginJson(files));
+
+    await expect(inspectApp(transpiled(built.index))).rejects.toThrow(
+      'Invalid metric type for "total": must be one of sum, max, min',
+    );
   });
 
   it('wraps site.ts in the served-script form whose inject receives config and posthog', async () => {

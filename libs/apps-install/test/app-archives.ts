@@ -57,11 +57,14 @@ export interface Route {
 export class FakeHttpServer {
   readonly routes = new Map<string, Route | ((request: IncomingMessage) => Route)>();
   readonly requests: IncomingMessage[] = [];
+  readonly hangingPaths = new Set<string>();
   private readonly server: Server;
 
   constructor() {
     this.server = createServer((request: IncomingMessage, response: ServerResponse) => {
       this.requests.push(request);
+      // A hanging route answers nothing until the client gives up (or the server stops).
+      if (this.hangingPaths.has(request.url ?? '')) return;
       const handler = this.routes.get(request.url ?? '');
       const route = typeof handler === 'function' ? handler(request) : handler;
       if (!route) {
