@@ -7,6 +7,8 @@ import {
   BatchExportRun,
   MembershipLevel,
   OrganizationDomain,
+  Plugin,
+  PluginConfig,
   Team,
   User,
 } from '@hogbase/postgres';
@@ -273,6 +275,29 @@ describe('scope matrix', () => {
     await testApp.dataSource
       .getRepository(OrganizationDomain)
       .update({ id: domain.body.id }, { verifiedAt: new Date() });
+    // One app of each collection (source apps: no download, no update check leaves the machine)
+    // and a config of the destination in the project, as the API and the plugin server leave them.
+    const apps = await testApp.dataSource.getRepository(Plugin).save(
+      [
+        { methods: ['composeWebhook'], jobs: [], scheduled_tasks: [] },
+        {},
+        { methods: [], jobs: [], scheduled_tasks: ['runEveryHour'] },
+      ].map((capabilities, index) =>
+        testApp.dataSource.getRepository(Plugin).create({
+          organizationId,
+          pluginType: 'source',
+          name: `App ${index} of ${label}`,
+          capabilities,
+        }),
+      ),
+    );
+    const pluginConfig = await testApp.dataSource.getRepository(PluginConfig).save(
+      testApp.dataSource.getRepository(PluginConfig).create({
+        pluginId: apps[0].id,
+        teamId: projectId,
+        webToken: `web-token-of-${label}-0123456789abcdef`,
+      }),
+    );
     const eventUuid = randomUUID();
     if (options.events) {
       const now = new Date().toISOString().replace('T', ' ').replace('Z', '000');
@@ -307,6 +332,10 @@ describe('scope matrix', () => {
         runs: runId,
         events: eventUuid,
         personal_api_keys: '@current',
+        pipeline_destinations: String(apps[0].id),
+        pipeline_frontend_apps: String(apps[1].id),
+        pipeline_import_apps: String(apps[2].id),
+        plugin_configs: String(pluginConfig.id),
       },
     };
   }
