@@ -7,8 +7,8 @@ import { pack } from 'tar-stream';
 export async function npmTarball(files: Record<string, string>): Promise<Buffer> {
   const packer = pack();
   const chunks: Buffer[] = [];
-  packer.on('data', (chunk: Buffer) => {
-    chunks.push(chunk);
+  packer.on('data', (chunk: unknown) => {
+    chunks.push(chunk as Buffer);
   });
   const finished = new Promise<void>((resolve, reject) => {
     packer.on('end', resolve);

@@ -412,12 +412,6 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
       expect(deleted.status).toBe(204);
     });
 
-    async function anyOwnApp() {
-      return testApp.dataSource
-        .getRepository(Plugin)
-        .findOneByOrFail({ organizationId, pluginType: 'source' });
-    }
-
     it('answers 403 to a key without plugin:write on writes, and lets it read', async () => {
       const key = await testApp.createKey('owner@pipeline-apps.test', ['plugin:read']);
       const client = testApp.client(`Bearer ${key}`);

@@ -46,7 +46,10 @@ describe('loadManagementConfig', () => {
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL=loud: must be one of/],
     [{ DNS_SERVERS: 'dns.example.com' }, /^DNS_SERVERS=dns.example.com: /],
     [{ APPS_LOCAL_DIRECTORY: 'apps' }, /^APPS_LOCAL_DIRECTORY=apps: must be an absolute path/],
-    [{ APPS_NPM_REGISTRY_URL: 'ftp://registry' }, /^APPS_NPM_REGISTRY_URL=ftp:\/\/registry: /],
+    [
+      { APPS_NPM_REGISTRY_URL: 'ftp://registry' },
+      /^APPS_NPM_REGISTRY_URL=ftp:\/\/registry\/?: must use one of the protocols http, https/,
+    ],
   ])('stops on %j with NAME=value: why, never printing a password', (env, message) => {
     expect(() => loadManagementConfig(env)).toThrow(message);
   });
