@@ -1,0 +1,247 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from 'pg';
+import type { Browser, Page, Response } from 'playwright-core';
+import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
+import {
+  READY_TIMEOUT_MS,
+  REPO_ROOT,
+  startStandaloneForTest,
+  type InitialCredentials,
+  type StandaloneForTest,
+} from './app-process';
+
+/**
+ * A site app (frontend app) on `npm start`, run by posthog-js in a real browser: Debian's Chromium,
+ * headless, driven by playwright-core, on a page served from another loopback origin than capture.
+ *
+ * The app's rows are written to Postgres as the install leaves them (the management API for apps
+ * has not landed yet): site.ts compiled to PostHog's wrapper, a config with a site field, a server-
+ * only field and a sealed secret. The app sets `window.siteAppSaw` from its config and captures an
+ * event through the posthog instance it was given; the event is then listed by the management API.
+ *
+ * posthog-js 1.449 reads site apps from the remote config only: first `/array/:token/config.js`
+ * (apps inline), and when that script fails, the JSON `/array/:token/config`, whose links it loads
+ * as `/site_app/:id/:token/:hash/` scripts. Both paths are driven here.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const POSTHOG_JS = path.join(REPO_ROOT, 'node_modules/posthog-js/dist/array.full.js');
+const GREETING = 'hello from a site app';
+
+// As PostHog's transpiler leaves a site.ts exporting inject(): CommonJS inside a function expression.
+const TRANSPILED = `(function () { let exports = {};
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.inject = inject;
+function inject({ config, posthog }) {
+  window.siteAppSaw = config.greeting;
+  window.siteAppConfig = config;
+  posthog.capture('site app loaded', { greeting: config.greeting, path: config.path });
+}
+return exports; })`;
+
+const CONFIG_SCHEMA = [
+  { key: 'greeting', type: 'string', site: true },
+  { key: 'serverOnly', type: 'string' },
+  { key: 'apiKey', type: 'string', secret: true },
+];
+
+interface PageGlobals {
+  siteAppSaw?: string;
+  siteAppConfig?: Record<string, unknown>;
+  _POSTHOG_REMOTE_CONFIG?: Record<string, { siteApps: unknown[] }>;
+}
+
+/** The customer's site: a page loading posthog-js from its own origin and pointing it at capture. */
+async function startSite(captureUrl: string, token: string): Promise<{ server: Server; url: string }> {
+  const posthogJs = await readFile(POSTHOG_JS);
+  const init = JSON.stringify({
+    api_host: captureUrl,
+    opt_in_site_apps: true,
+    capture_pageview: false,
+    autocapture: false,
+    disable_session_recording: true,
+    // Headless Chromium says HeadlessChrome in its user agent, which posthog-js drops as a bot.
+    opt_out_useragent_filter: true,
+  });
+  const page = `<!doctype html>
+<html><head><title>shop</title><script src="/posthog.js"></script></head>
+<body><p>shop</p><script>posthog.init(${JSON.stringify(token)}, ${init});</script></body></html>`;
+  const server = createServer((request, response) => {
+    if (request.url === '/posthog.js') {
+      response.writeHead(200, { 'Content-Type': 'application/javascript' }).end(posthogJs);
+    } else if (request.url === '/') {
+      response.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+describe('npm start: a site app run by posthog-js in headless Chromium', () => {
+  let standalone: StandaloneForTest | undefined;
+  let site: { server: Server; url: string } | undefined;
+  let browser: Browser | undefined;
+  let postgres: Client | undefined;
+  let captureUrl: string;
+  let managementUrl: string;
+  let credentials: InitialCredentials;
+  let configId: number;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`${CHROMIUM} is missing: apt-get install chromium (Debian's package) to run this test`);
+    }
+    standalone = await startStandaloneForTest('hogbase-site-app-test-', { LOG_LEVEL: 'warn' });
+    ({ captureUrl, managementUrl, credentials } = standalone);
+
+    const { Client: PostgresClient } = await import('pg');
+    postgres = new PostgresClient({
+      connectionString: await findRunningEmbeddedPostgres(standalone.dataDir),
+    });
+    await postgres.connect();
+    const {
+      rows: [{ id: pluginId }],
+    } = await postgres.query<{ id: number }>(
+      `INSERT INTO plugins (organization_id, plugin_type, name, config_schema, capabilities)
+       SELECT organization_id, 'source', 'Greeter', $2, '{}' FROM teams WHERE id = $1 RETURNING id`,
+      [credentials.project_id, JSON.stringify(CONFIG_SCHEMA)],
+    );
+    await postgres.query(
+      `INSERT INTO plugin_source_files (plugin_id, filename, source, transpiled, status)
+       VALUES ($1, 'site.ts', 'export function inject() {}', $2, 'TRANSPILED')`,
+      [pluginId, TRANSPILED],
+    );
+    ({
+      rows: [{ id: configId }],
+    } = await postgres.query<{ id: number }>(
+      `INSERT INTO plugin_configs (plugin_id, team_id, enabled, config, web_token)
+       VALUES ($1, $2, true, $3, 'e2e-web-token-4f1c') RETURNING id`,
+      [
+        pluginId,
+        credentials.project_id,
+        JSON.stringify({ greeting: GREETING, serverOnly: 'not for pages', apiKey: { sealed: 'v1:abc' } }),
+      ],
+    ));
+
+    site = await startSite(captureUrl, credentials.project_api_key);
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  }, READY_TIMEOUT_MS + 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (site ? site.server.close(resolve) : resolve(undefined)));
+    await postgres?.end();
+    await standalone?.stop().catch(() => undefined);
+  });
+
+  /** A fresh browser context (no stored posthog state) on the site's page. */
+  async function openSite(
+    prepare?: (page: Page) => Promise<void> | void,
+  ): Promise<{ page: Page; close: () => Promise<void> }> {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    await prepare?.(page);
+    await page.goto(site!.url);
+    return { page, close: () => context.close() };
+  }
+
+  /** The events named `name` the management API lists, polled until `count` arrived or 30 s passed. */
+  async function listedEvents(
+    name: string,
+    count: number,
+  ): Promise<{ properties: Record<string, unknown> }[]> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const response = await fetch(
+        `${managementUrl}/api/projects/${credentials.project_id}/events/?${new URLSearchParams({ event: name }).toString()}`,
+        { headers: { Authorization: `Bearer ${credentials.personal_api_key}` } },
+      );
+      if (response.status !== 200) {
+        throw new Error(`listing events answered ${response.status}: ${await response.text()}`);
+      }
+      const { results } = (await response.json()) as { results: { properties: Record<string, unknown> }[] };
+      if (results.length >= count || Date.now() > deadline) return results;
+      await sleep(250);
+    }
+  }
+
+  /** The project's site apps as capture offers them, once the cache shows `count` (its TTL is 10 s). */
+  async function offeredSiteApps(count: number): Promise<unknown[]> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const response = await fetch(`${captureUrl}/array/${credentials.project_api_key}/config`);
+      const { siteApps } = (await response.json()) as { siteApps: unknown[] };
+      if (siteApps.length === count || Date.now() > deadline) return siteApps;
+      await sleep(250);
+    }
+  }
+
+  it('runs no site app while the project has not turned inject_web_apps on', async () => {
+    let remoteConfig: Promise<Response> | undefined;
+    const { page, close } = await openSite((page) => {
+      remoteConfig = page.waitForResponse((response) => response.url().endsWith('/config.js'));
+    });
+    try {
+      expect((await remoteConfig!).status()).toBe(200);
+      const loaded = await page.waitForFunction(
+        (token) => (globalThis as PageGlobals)._POSTHOG_REMOTE_CONFIG?.[token]?.siteApps,
+        credentials.project_api_key,
+      );
+      expect(await loaded.jsonValue()).toEqual([]);
+      expect(await page.evaluate(() => (globalThis as PageGlobals).siteAppSaw)).toBeUndefined();
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
+  it('runs the site app with its site config, and the event it captures is stored', async () => {
+    await postgres!.query('UPDATE teams SET inject_web_apps = true WHERE id = $1', [credentials.project_id]);
+    expect(await offeredSiteApps(1)).toHaveLength(1);
+
+    const { page, close } = await openSite();
+    try {
+      await page.waitForFunction(() => (globalThis as PageGlobals).siteAppSaw !== undefined);
+      expect(await page.evaluate(() => (globalThis as PageGlobals).siteAppSaw)).toBe(GREETING);
+      // Only the site field reached the page: no server-only value, no secret.
+      expect(await page.evaluate(() => (globalThis as PageGlobals).siteAppConfig)).toEqual({
+        greeting: GREETING,
+      });
+    } finally {
+      await close();
+    }
+    const [event] = await listedEvents('site app loaded', 1);
+    expect(event?.properties).toMatchObject({ greeting: GREETING, $lib: 'web' });
+  }, 90_000);
+
+  it('loads the app as a /site_app/ script when the config.js script cannot be loaded', async () => {
+    const siteAppRequests: string[] = [];
+    const { page, close } = await openSite(async (page) => {
+      // As when a blocker or a proxy drops the script: posthog-js falls back to the JSON config.
+      await page.route('**/config.js', (route) => route.abort());
+      page.on('response', (response) => {
+        if (response.url().includes('/site_app/')) {
+          siteAppRequests.push(`${response.status()} ${new URL(response.url()).pathname}`);
+        }
+      });
+    });
+    try {
+      await page.waitForFunction(() => (globalThis as PageGlobals).siteAppSaw !== undefined);
+      expect(await page.evaluate(() => (globalThis as PageGlobals).siteAppSaw)).toBe(GREETING);
+      expect(siteAppRequests).toEqual([
+        expect.stringMatching(new RegExp(`^200 /site_app/${configId}/e2e-web-token-4f1c/[0-9a-f]{32}/$`)),
+      ]);
+    } finally {
+      await close();
+    }
+    expect(await listedEvents('site app loaded', 2)).toHaveLength(2);
+  }, 90_000);
+});
