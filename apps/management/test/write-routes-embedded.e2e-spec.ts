@@ -69,6 +69,11 @@ interface World {
   /** A fourth member, whom member routes act on. */
   targetUuid: string;
   adminUuid: string;
+  /** Source apps of the organization: a destination (with a config in the project), a frontend app, an import app. */
+  destinationId: number;
+  frontendAppId: number;
+  importAppId: number;
+  pluginConfigId: number;
 }
 
 interface RouteCall {
@@ -81,6 +86,36 @@ const organization = (world: World) => `/api/organizations/${world.organizationI
 const flags = (world: World) => `/api/projects/${world.projectId}/feature_flags`;
 const BACKFILL_RANGE = { start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-01T03:00:00Z' };
 const NOOP_EXPORT = { name: 'No-op', interval: 'hour', destination: { type: 'NoOp', config: {} } };
+const SOURCE_APP = { plugin_type: 'source', name: 'Edited here' };
+const DESTINATION_SOURCE = {
+  'plugin.json': JSON.stringify({ name: 'Edited', config: [{ key: 'url', type: 'string' }] }),
+  'index.js': 'exports.onEvent = async function () {};',
+};
+
+/** The write routes of one pipeline-app collection (import apps have no actions). */
+function pipelineAppRoutes(
+  collection: 'pipeline_destinations' | 'pipeline_frontend_apps' | 'pipeline_import_apps',
+  idOf: (world: World) => number,
+): Record<string, (world: World) => RouteCall> {
+  const prefix = `/api/organizations/:organization_id/${collection}`;
+  const path = (world: World, suffix = '') => `${organization(world)}/${collection}/${suffix}`;
+  const routes: Record<string, (world: World) => RouteCall> = {
+    [`POST ${prefix}`]: (world) => ({ path: path(world), body: SOURCE_APP }),
+    [`PATCH ${prefix}/:id`]: (world) => ({ path: path(world, `${idOf(world)}/`), body: { name: 'Renamed' } }),
+    [`DELETE ${prefix}/:id`]: (world) => ({ path: path(world, `${idOf(world)}/`) }),
+  };
+  if (collection !== 'pipeline_import_apps') {
+    routes[`PATCH ${prefix}/:id/update_source`] = (world) => ({
+      path: path(world, `${idOf(world)}/update_source/`),
+      body: DESTINATION_SOURCE,
+    });
+    routes[`POST ${prefix}/:id/upgrade`] = (world) => ({
+      path: path(world, `${idOf(world)}/upgrade/`),
+      body: {},
+    });
+  }
+  return routes;
+}
 
 /** One call per write route of the route table, keyed `METHOD path`. */
 const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
@@ -249,6 +284,20 @@ const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
   'POST /api/projects/:project_id/feature_flags/user_blast_radius': (world) => ({
     path: `${flags(world)}/user_blast_radius/`,
     body: { condition: { properties: [], rollout_percentage: 50 } },
+  }),
+  ...pipelineAppRoutes('pipeline_destinations', (world) => world.destinationId),
+  ...pipelineAppRoutes('pipeline_frontend_apps', (world) => world.frontendAppId),
+  ...pipelineAppRoutes('pipeline_import_apps', (world) => world.importAppId),
+  'POST /api/projects/:project_id/plugin_configs': (world) => ({
+    path: `/api/projects/${world.projectId}/plugin_configs/`,
+    body: { plugin: world.frontendAppId, enabled: true, config: {} },
+  }),
+  'PATCH /api/projects/:project_id/plugin_configs/:id': (world) => ({
+    path: `/api/projects/${world.projectId}/plugin_configs/${world.pluginConfigId}/`,
+    body: { enabled: true, config: { url: 'https://hooks.example.com' } },
+  }),
+  'DELETE /api/projects/:project_id/plugin_configs/:id': (world) => ({
+    path: `/api/projects/${world.projectId}/plugin_configs/${world.pluginConfigId}/`,
   }),
 };
 
@@ -446,6 +495,20 @@ describe.each(ENGINES)('every write route on %s', (_name, startEngine) => {
       dataIntervalStart: new Date('2026-01-01T00:00:00Z'),
       dataIntervalEnd: new Date('2026-01-01T01:00:00Z'),
     });
+    const apps = await dataSource.query<{ id: number }[]>(
+      `INSERT INTO plugins (organization_id, plugin_type, name, config_schema, capabilities) VALUES
+       ($1, 'source', 'Destination', '[{"key": "url", "type": "string"}]', '{"methods": ["onEvent"], "jobs": [], "scheduled_tasks": []}'),
+       ($1, 'source', 'Frontend app', '[]', '{}'),
+       ($1, 'source', 'Import app', '[]', '{"methods": [], "jobs": [], "scheduled_tasks": ["runEveryHour"]}')
+       RETURNING id`,
+      [created.id],
+    );
+    [world.destinationId, world.frontendAppId, world.importAppId] = apps.map((app) => app.id);
+    const [pluginConfig] = await dataSource.query<{ id: number }[]>(
+      `INSERT INTO plugin_configs (plugin_id, team_id, web_token) VALUES ($1, $2, $3) RETURNING id`,
+      [world.destinationId, team.id, randomBytes(24).toString('base64url')],
+    );
+    world.pluginConfigId = pluginConfig.id;
     world.targetUuid = users.target.user.uuid;
     world.adminUuid = users.admin.user.uuid;
     return world;
