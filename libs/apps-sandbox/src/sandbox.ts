@@ -63,7 +63,7 @@ export interface SandboxLogLine {
  * A host function the guest may call as `__hogbaseHost.call(name, ...args)` from a `setup` source
  * (see {@link SandboxLoadOptions}): JSON arguments in, a promise of a JSON value (or undefined) out.
  */
-export type SandboxHostFunction = (...args: SandboxJson[]) => Promise<SandboxJson | undefined>;
+export type SandboxHostFunction = (...args: SandboxJson[]) => Promise<SandboxJson | undefined | void>;
 
 export interface SandboxLoadOptions {
   /** JSON values set on `globalThis` before anything else runs. */

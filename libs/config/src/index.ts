@@ -9,3 +9,4 @@ export * from './process-lifecycle.util';
 export * from './log-redaction.util';
 export * from './secret-box';
 export * from './workers.config';
+export * from './apps.config';

@@ -1,0 +1,313 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'pg';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { SecretBox, type AppsRuntimeConfig } from '@hogbase/config';
+import { openDataSource } from '@hogbase/postgres';
+import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import type { AppCapturedEvent } from './app-instance';
+import { AppDestinations, type DestinationEvent } from './app-destinations';
+import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
+
+jest.setTimeout(120_000);
+
+const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+interface Received {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A loopback receiver answering each request with the next status of `statuses` (then 200). */
+async function startReceiver(
+  statuses: number[] = [],
+): Promise<{ server: Server; url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
+      response.statusCode = request.url === '/hook' ? (statuses.shift() ?? 200) : 200;
+      response.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+}
+
+async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('apps runtime: the plugin API over Postgres and destinations on the job engine', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let teamId: number;
+  let organizationId: string;
+  const key = randomBytes(32);
+  const secrets = new SecretBox([key]);
+  const runtimes: AppsRuntime[] = [];
+  const servers: Server[] = [];
+  const config = (): AppsRuntimeConfig => ({
+    memoryLimitBytes: 32 * 1024 * 1024,
+    timeLimitMs: 2_000,
+    fetchTimeoutMs: 2_000,
+    fetchMaxResponseBytes: 1024 * 1024,
+    encryptionKeys: [key],
+    dataDir: '/nonexistent',
+  });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    await (await openDataSource({ url: database.url })).destroy();
+    pool = new Pool({ connectionString: database.url, max: 6 });
+    organizationId = (
+      await pool.query<{ id: string }>(
+        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Apps', $2) RETURNING id`,
+        [randomUUID(), `apps-${randomBytes(3).toString('hex')}`],
+      )
+    ).rows[0].id;
+    teamId = (
+      await pool.query<{ id: number }>(
+        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
+        [randomUUID(), organizationId, `phc_${randomBytes(8).toString('hex')}`],
+      )
+    ).rows[0].id;
+  });
+
+  afterEach(async () => {
+    for (const runtime of runtimes.splice(0)) await runtime.close();
+    for (const server of servers.splice(0)) server.close();
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  /** Installs `code` as an app (its bundled code) and enables it for the team with `values`. */
+  async function installApp(
+    code: string,
+    values: Record<string, unknown>,
+    capabilities: object = {},
+  ): Promise<number> {
+    const pluginId = (
+      await pool.query<{ id: number }>(
+        `INSERT INTO plugins (organization_id, plugin_type, name, capabilities, metrics)
+         VALUES ($1, 'source', 'test app', $2, '{"events": "sum"}') RETURNING id`,
+        [organizationId, JSON.stringify(capabilities)],
+      )
+    ).rows[0].id;
+    await pool.query(
+      `INSERT INTO plugin_source_files (plugin_id, filename, source, transpiled, status)
+       VALUES ($1, 'index.ts', $2, $2, 'TRANSPILED')`,
+      [pluginId, code],
+    );
+    return (
+      await pool.query<{ id: number }>(
+        `INSERT INTO plugin_configs (plugin_id, team_id, enabled, "order", config, web_token)
+         VALUES ($1, $2, true, 0, $3, $4) RETURNING id`,
+        [pluginId, teamId, JSON.stringify(values), randomBytes(16).toString('hex')],
+      )
+    ).rows[0].id;
+  }
+
+  async function disableAll(): Promise<void> {
+    await pool.query('UPDATE plugin_configs SET enabled = false');
+  }
+
+  function event(properties: Record<string, unknown> = {}): DestinationEvent {
+    return {
+      uuid: randomUUID(),
+      event: 'purchase',
+      team_id: teamId,
+      distinct_id: 'buyer',
+      properties: { amount: 3, ...properties },
+      timestamp: new Date().toISOString(),
+      elements_chain: '',
+      person: { uuid: randomUUID(), properties: { plan: 'pro' }, created_at: new Date().toISOString() },
+    };
+  }
+
+  it('gives an app its config with secrets opened, storage in Postgres, cache, cursor, capture and jobs', async () => {
+    const captured: AppCapturedEvent[] = [];
+    const jobs: { job: string; payload: unknown; runAt: Date }[] = [];
+    const runtime = createAppsRuntime(pool, config(), logger, {
+      capture: (appEvent) => {
+        captured.push(appEvent);
+        return Promise.resolve();
+      },
+      enqueueJob: (_app, job, payload, runAt) => {
+        jobs.push({ job, payload, runAt });
+        return Promise.resolve();
+      },
+    });
+    runtimes.push(runtime);
+    const configId = await installApp(
+      `
+      const { RetryError } = require('@posthog/plugin-scaffold');
+      exports.setupPlugin = async ({ global, config }) => { global.greeting = 'hello ' + config.name; };
+      exports.jobs = { follow: async (payload, meta) => meta.storage.set('followed', payload) };
+      exports.runEveryMinute = async (meta) => {
+        const seen = (await meta.storage.get('seen', 0)) + 1;
+        await meta.storage.set('seen', seen);
+        await meta.cache.set('hits', 1, 60);
+        await meta.cache.incr('hits');
+        await meta.cache.lpush('queue', ['a', 'b']);
+        await meta.utils.cursor.init('page', 10);
+        const page = await meta.utils.cursor.increment('page', 5);
+        await posthog.capture('imported', { distinct_id: 'importer', page });
+        await meta.jobs.follow({ page }).runIn(2, 'minutes');
+        meta.metrics.events.increment(2);
+        return { seen, greeting: meta.global.greeting, hits: await meta.cache.get('hits'),
+                 queue: await meta.cache.lrange('queue', 0, -1), page, token: meta.config.token,
+                 retryError: new RetryError('x') instanceof Error };
+      };`,
+      { name: 'Ada', token: { sealed: secrets.seal(JSON.stringify('s3cret')) } },
+    );
+    const app = await runtime.apps.forConfig(configId);
+    expect(app).toBeDefined();
+    await expect(app?.call('runEveryMinute')).resolves.toEqual({
+      seen: 1,
+      greeting: 'hello Ada',
+      hits: 2,
+      queue: ['b', 'a'],
+      page: 15,
+      token: 's3cret',
+      retryError: true,
+    });
+    await expect(app?.call('runEveryMinute')).resolves.toMatchObject({ seen: 2, page: 20 });
+    expect(captured[0]).toEqual({
+      teamId,
+      event: 'imported',
+      distinctId: 'importer',
+      properties: { distinct_id: 'importer', page: 15, $lib: 'posthog-plugin-server' },
+    });
+    expect(jobs[0]).toMatchObject({ job: 'follow', payload: { page: 15 } });
+    expect(jobs[0].runAt.getTime()).toBeGreaterThan(Date.now() + 60_000);
+    await app?.call('jobs.follow', { page: 15 });
+
+    const { rows } = await pool.query<{ key: string; value: unknown }>(
+      'SELECT key, value FROM plugin_storage WHERE plugin_config_id = $1 ORDER BY key',
+      [configId],
+    );
+    expect(rows).toEqual([
+      { key: '@cursor/page', value: 20 },
+      { key: 'followed', value: { page: 15 } },
+      { key: 'seen', value: 2 },
+    ]);
+    await disableAll();
+  });
+
+  it('logs an app that cannot start to its config and keeps it out', async () => {
+    const runtime = createAppsRuntime(pool, config(), logger);
+    runtimes.push(runtime);
+    const configId = await installApp(`exports.setupPlugin = () => { throw new Error('no API key'); };`, {});
+    await expect(runtime.apps.forConfig(configId)).resolves.toBeUndefined();
+    await runtime.log.flush();
+    const { rows } = await pool.query<{ type: string; message: string }>(
+      'SELECT type, message FROM plugin_log_entries WHERE plugin_config_id = $1',
+      [configId],
+    );
+    expect(rows).toEqual([{ type: 'ERROR', message: 'the app could not start: no API key' }]);
+    await disableAll();
+  });
+
+  it('delivers composeWebhook and onEvent after hand-off, retries a failing receiver and counts the outcome', async () => {
+    const receiver = await startReceiver([503, 500]);
+    servers.push(receiver.server);
+    const runtime = createAppsRuntime(pool, config(), logger);
+    runtimes.push(runtime);
+    const webhookConfig = await installApp(
+      `exports.composeWebhook = (event, { config }) =>
+         event.event === 'skip' ? null : ({ url: config.url + '/hook', body: JSON.stringify({ uuid: event.uuid, plan: event.person.properties.plan }),
+           headers: { 'Content-Type': 'application/json', 'X-Token': config.token } });`,
+      { url: receiver.url, token: 'abc' },
+      { methods: ['composeWebhook'] },
+    );
+    const onEventConfig = await installApp(
+      `exports.onEvent = async (event, { config }) => { await fetch(config.url + '/on-event?uuid=' + event.uuid, { method: 'POST' }); };`,
+      { url: receiver.url },
+      { methods: ['onEvent'] },
+    );
+    const destinations = new AppDestinations({
+      pool,
+      connectionString: database.url,
+      apps: runtime.apps,
+      log: runtime.log,
+      fetch: runtime.services.fetch,
+      logger,
+      registry: new Registry(),
+    });
+    destinations.start();
+    try {
+      await waitFor(() => (destinations.ready() === true ? true : undefined), 'the job engine');
+      const first = event();
+      const skipped = { ...event(), event: 'skip' };
+      await destinations.handOff([first, skipped, { ...event(), team_id: teamId + 1_000 }]);
+
+      // The webhook fails twice (503, then 500 on its first retry), is retried with back-off and lands.
+      const hooks = await waitFor(
+        () => {
+          const landed = receiver.received.filter((request) => request.path === '/hook');
+          return landed.length >= 3 ? landed : undefined;
+        },
+        'the retried webhook',
+        60_000,
+      );
+      expect(hooks.map((hook) => JSON.parse(hook.body) as unknown)).toEqual([
+        { uuid: first.uuid, plan: 'pro' },
+        { uuid: first.uuid, plan: 'pro' },
+        { uuid: first.uuid, plan: 'pro' },
+      ]);
+      expect(hooks[0].headers['x-token']).toBe('abc');
+      const onEvents = receiver.received.filter((request) => request.path.startsWith('/on-event'));
+      expect(onEvents.map((request) => request.path).sort()).toEqual(
+        [`/on-event?uuid=${first.uuid}`, `/on-event?uuid=${skipped.uuid}`].sort(),
+      );
+
+      await runtime.log.flush();
+      const stats = await waitFor(async () => {
+        await runtime.log.flush();
+        const { rows } = await pool.query<{ plugin_config_id: number; succeeded: string; failed: string }>(
+          'SELECT plugin_config_id, succeeded, failed FROM plugin_delivery_stats WHERE plugin_config_id = ANY($1) ORDER BY plugin_config_id',
+          [[webhookConfig, onEventConfig]],
+        );
+        return rows.length === 2 && rows[0].succeeded === '2' ? rows : undefined;
+      }, 'delivery counts');
+      expect(stats).toEqual([
+        { plugin_config_id: webhookConfig, succeeded: '2', failed: '0' },
+        { plugin_config_id: onEventConfig, succeeded: '2', failed: '0' },
+      ]);
+      const { rows: warnings } = await pool.query<{ message: string }>(
+        `SELECT message FROM plugin_log_entries WHERE plugin_config_id = $1 AND type = 'WARN' ORDER BY timestamp`,
+        [webhookConfig],
+      );
+      expect(warnings.map((warning) => warning.message)).toEqual([
+        `Delivery of event ${first.uuid} failed: the receiver answered 503 (will retry)`,
+        `Delivery of event ${first.uuid} failed: the receiver answered 500 (will retry)`,
+      ]);
+    } finally {
+      await destinations.stop();
+      await disableAll();
+    }
+  });
+});
