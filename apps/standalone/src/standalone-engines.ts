@@ -68,6 +68,7 @@ export function openStandaloneEngines(
         consumer,
         deadLetters: publisher,
         logger: ingestionLogger,
+        databaseUrl,
       },
       queue: `Kafka ${brokers.join(',')}`,
       ingestionProgress: progress,
@@ -83,7 +84,14 @@ export function openStandaloneEngines(
   const bus = new InProcessBus({ logger });
   return {
     capture: { publisher: bus, pool: capturePool, logger },
-    ingestion: { pool: ingestionPool, clickhouse, consumer: bus, deadLetters: bus, logger: ingestionLogger },
+    ingestion: {
+      pool: ingestionPool,
+      clickhouse,
+      consumer: bus,
+      deadLetters: bus,
+      logger: ingestionLogger,
+      databaseUrl,
+    },
     queue: 'in-process bus',
     ingestionProgress: bus,
     async close() {

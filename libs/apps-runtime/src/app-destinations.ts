@@ -68,7 +68,7 @@ export interface AppDestinationsOptions {
 export class AppDestinations {
   private readonly boss: PgBoss;
   private readonly deliveries: Counter<'outcome'>;
-  private teamsWithDestinations: { teams: Set<number>; loadedAt: number } | undefined;
+  private destinationTeamsCache: { teams: Set<number>; loadedAt: number } | undefined;
   private loadingTeams: Promise<Set<number>> | undefined;
   private started = false;
   private lastError: string | undefined;
@@ -175,8 +175,9 @@ export class AppDestinations {
     }
   }
 
-  private async destinationTeams(): Promise<Set<number>> {
-    const cached = this.teamsWithDestinations;
+  /** The projects with an enabled destination, looked up again every 5 s. */
+  async destinationTeams(): Promise<ReadonlySet<number>> {
+    const cached = this.destinationTeamsCache;
     if (cached && Date.now() - cached.loadedAt < TEAMS_REFRESH_MS) return cached.teams;
     this.loadingTeams ??= this.options.pool
       .query<{ team_id: number }>(
@@ -186,7 +187,7 @@ export class AppDestinations {
       )
       .then(({ rows }) => {
         const teams = new Set(rows.map((row) => row.team_id));
-        this.teamsWithDestinations = { teams, loadedAt: Date.now() };
+        this.destinationTeamsCache = { teams, loadedAt: Date.now() };
         return teams;
       })
       .finally(() => {

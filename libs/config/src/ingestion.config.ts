@@ -1,3 +1,4 @@
+import { type AppsRuntimeConfig, loadAppsRuntimeConfig } from './apps.config';
 import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
@@ -13,6 +14,8 @@ export interface IngestionConfig {
   /** `brokers` undefined in split mode stops the app; npm start then uses the in-process bus. */
   kafka: KafkaConfig;
   clickhouse: ClickHouseConfig;
+  /** How the pipeline apps' destinations run. */
+  apps: AppsRuntimeConfig;
 }
 
 export function loadIngestionConfig(env: Environment = process.env): IngestionConfig {
@@ -26,5 +29,6 @@ export function loadIngestionConfig(env: Environment = process.env): IngestionCo
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     kafka: loadKafkaConfig(env),
     clickhouse: loadClickHouseConfig(env),
+    apps: loadAppsRuntimeConfig(env),
   };
 }

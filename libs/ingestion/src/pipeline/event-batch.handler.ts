@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { insertEvents, rowContentErrorName, type ClickHouseClient, type EventRow } from '@hogbase/clickhouse';
 import type { CapturedEvent } from '@hogbase/event-contract';
+import type { DestinationEvent } from '@hogbase/apps-runtime';
 import type { PersonProcessor } from '../persons/person-processor';
+import type { ProcessedEvent } from '../persons/person-processing.types';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { toDeadLetter, type ConsumedBatch, type ConsumedMessage, type EventPublisher } from '@hogbase/queue';
 import { toEventRow } from './event-row.mapper';
@@ -17,11 +19,20 @@ export interface EventBatchHandlerOptions {
   logger: Logger;
   /** Where the handler's metrics (IngestionMetrics) are registered. */
   registry: Registry;
+  /**
+   * The pipeline apps' destinations: given the events of each batch once stored, before the batch
+   * is committed (a throw retries the batch, so a stored event never misses its destinations).
+   */
+  destinations?: {
+    destinationTeams(): Promise<ReadonlySet<number>>;
+    handOff(events: DestinationEvent[]): Promise<void>;
+  };
 }
 
 interface RowOfMessage {
   row: EventRow;
   message: ConsumedMessage;
+  event: ProcessedEvent;
 }
 
 function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
@@ -126,7 +137,11 @@ export class EventBatchHandler {
       const { message, event } = captured[index];
       if (outcome.outcome === 'ok') {
         try {
-          rows.push({ row: toEventRow(outcome, receivedAt(event, now), message.offset), message });
+          rows.push({
+            row: toEventRow(outcome, receivedAt(event, now), message.offset),
+            message,
+            event: outcome,
+          });
         } catch (error) {
           deadLetters.push({ message, reason: `invalid_timestamp: ${(error as Error).message}` });
         }
@@ -138,6 +153,13 @@ export class EventBatchHandler {
     });
 
     const written = rows.length > 0 ? await this.insertRows(rows, deadLetters) : 0;
+    const destinations = this.options.destinations;
+    if (destinations && written > 0) {
+      const teams = await destinations.destinationTeams();
+      const refused = new Set(deadLetters.map(({ message }) => message));
+      const wanted = rows.filter(({ message, event }) => teams.has(event.teamId) && !refused.has(message));
+      if (wanted.length > 0) await destinations.handOff(wanted.map(toDestinationEvent));
+    }
     if (deadLetters.length > 0) {
       const source = (message: ConsumedMessage) => ({
         topic: batch.topic,
@@ -173,4 +195,18 @@ export class EventBatchHandler {
 function receivedAt(event: CapturedEvent, processedAt: Date): Date {
   const received = new Date(event.now);
   return Number.isNaN(received.getTime()) ? processedAt : received;
+}
+
+/** A stored event as destinations see it: the row's values, the person as of this event. */
+function toDestinationEvent({ row, event }: RowOfMessage): DestinationEvent {
+  return {
+    uuid: event.uuid,
+    event: row.event,
+    team_id: event.teamId,
+    distinct_id: event.distinctId,
+    properties: JSON.parse(row.properties) as Record<string, unknown>,
+    timestamp: event.timestamp,
+    elements_chain: row.elements_chain ?? '',
+    person: { uuid: event.personId, properties: event.personProperties, created_at: event.personCreatedAt },
+  };
 }

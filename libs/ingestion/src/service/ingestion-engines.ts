@@ -84,6 +84,7 @@ export function openIngestionEngines(config: IngestionConfig, logger: Logger): O
     consumer,
     deadLetters,
     logger,
+    databaseUrl: url,
     async close() {
       await consumer.stop();
       await deadLetters.close();

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { AppDestinations, createAppsRuntime } from '@hogbase/apps-runtime';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
 import type { BatchHandler, EventConsumer, EventPublisher } from '@hogbase/queue';
@@ -19,6 +20,11 @@ export interface IngestionEngines {
   /** Where messages that cannot be processed go: a Kafka publisher, or the in-process bus. */
   deadLetters: EventPublisher;
   logger: Logger;
+  /**
+   * The Postgres of the pipeline apps' job engine (pg-boss; the same database as `pool`). Omitted:
+   * ingestion runs no destinations (a benchmark of bare ingestion).
+   */
+  databaseUrl?: string;
 }
 
 /** Back-off between start-up attempts while a dependency is down: doubles up to the cap. */
@@ -84,6 +90,20 @@ export function startIngestionService(
   const { pool, clickhouse, consumer, deadLetters, logger } = engines;
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics, prefix: 'ingestion_' });
+  const apps = engines.databaseUrl ? createAppsRuntime(pool, config.apps, logger) : undefined;
+  const destinations =
+    apps && engines.databaseUrl
+      ? new AppDestinations({
+          pool,
+          connectionString: engines.databaseUrl,
+          apps: apps.apps,
+          log: apps.log,
+          fetch: apps.services.fetch,
+          logger,
+          registry: metrics,
+        })
+      : undefined;
+  destinations?.start();
   const handler = new EventBatchHandler({
     persons: new PersonProcessor(pool),
     clickhouse,
@@ -91,6 +111,7 @@ export function startIngestionService(
     deadLetters,
     logger,
     registry: metrics,
+    destinations,
   });
 
   let state: StartState = { phase: 'preparing' };
@@ -179,6 +200,7 @@ export function startIngestionService(
             const result = await clickhouse.ping();
             return result.success || messageOf(result.error);
           },
+          ...(destinations ? { destinations: () => destinations.ready() } : {}),
         },
       }),
     async stop() {
@@ -192,6 +214,10 @@ export function startIngestionService(
         new Promise((resolve) => (timer = setTimeout(resolve, STOP_START_WAIT_MS))),
       ]);
       clearTimeout(timer);
+      // Deliveries in flight finish (or go back to the job engine for another worker); then the
+      // apps' teardownPlugin runs and their last log lines are written.
+      await destinations?.stop();
+      await apps?.close();
     },
   });
 }
