@@ -14,15 +14,16 @@ import {
   type InitialCredentials,
   type StandaloneForTest,
 } from './app-process';
+import { managementRequest } from './management-request';
 
 /**
  * A site app (frontend app) on `npm start`, run by posthog-js in a real browser: Debian's Chromium,
  * headless, driven by playwright-core, on a page served from another loopback origin than capture.
  *
- * The app's rows are written to Postgres as the install leaves them (the management API for apps
- * has not landed yet): site.ts compiled to PostHog's wrapper, a config with a site field, a server-
- * only field and a sealed secret. The app sets `window.siteAppSaw` from its config and captures an
- * event through the posthog instance it was given; the event is then listed by the management API.
+ * The app is made through the management API as a user would: a source app whose site.ts the
+ * install compiles, enabled for the project with a site field, a server-only field and a secret.
+ * The app sets `window.siteAppSaw` from its config and captures an event through the posthog
+ * instance it was given; the event is then listed by the management API.
  *
  * posthog-js 1.449 reads site apps from the remote config only: first `/array/:token/config.js`
  * (apps inline), and when that script fails, the JSON `/array/:token/config`, whose links it loads
@@ -33,23 +34,26 @@ const CHROMIUM = '/usr/bin/chromium';
 const POSTHOG_JS = path.join(REPO_ROOT, 'node_modules/posthog-js/dist/array.full.js');
 const GREETING = 'hello from a site app';
 
-// As PostHog's transpiler leaves a site.ts exporting inject(): CommonJS inside a function expression.
-const TRANSPILED = `(function () { let exports = {};
-"use strict";
-Object.defineProperty(exports, "__esModule", { value: true });
-exports.inject = inject;
-function inject({ config, posthog }) {
-  window.siteAppSaw = config.greeting;
-  window.siteAppConfig = config;
-  posthog.capture('site app loaded', { greeting: config.greeting, path: config.path });
+// What a developer writes: site.ts exporting inject(), compiled by the install on update_source.
+const SITE_TS = `
+interface SiteConfig { greeting: string }
+interface Capturer { capture(event: string, properties: Record<string, unknown>): void }
+export function inject({ config, posthog }: { config: SiteConfig; posthog: Capturer }): void {
+  const page = window as unknown as Record<string, unknown>;
+  page.siteAppSaw = config.greeting;
+  page.siteAppConfig = config;
+  posthog.capture('site app loaded', { greeting: config.greeting });
 }
-return exports; })`;
+`;
 
-const CONFIG_SCHEMA = [
-  { key: 'greeting', type: 'string', site: true },
-  { key: 'serverOnly', type: 'string' },
-  { key: 'apiKey', type: 'string', secret: true },
-];
+const PLUGIN_JSON = JSON.stringify({
+  name: 'Greeter',
+  config: [
+    { key: 'greeting', name: 'Greeting', type: 'string', site: true },
+    { key: 'serverOnly', name: 'Server only', type: 'string' },
+    { key: 'apiKey', name: 'API key', type: 'string', secret: true },
+  ],
+});
 
 interface PageGlobals {
   siteAppSaw?: string;
@@ -94,6 +98,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
   let managementUrl: string;
   let credentials: InitialCredentials;
   let configId: number;
+  let webToken: string;
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
@@ -102,34 +107,44 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
     standalone = await startStandaloneForTest('hogbase-site-app-test-', { LOG_LEVEL: 'warn' });
     ({ captureUrl, managementUrl, credentials } = standalone);
 
+    const api = async (method: string, requestPath: string, body: unknown) => {
+      const response = await managementRequest(
+        managementUrl,
+        credentials.personal_api_key,
+        method,
+        requestPath,
+        body,
+      );
+      if (response.status >= 300) {
+        throw new Error(
+          `${method} ${requestPath} answered ${response.status}: ${JSON.stringify(response.body)}`,
+        );
+      }
+      return response.body;
+    };
+    const apps = `/api/organizations/${credentials.organization_id}/pipeline_frontend_apps/`;
+    const { id: pluginId } = await api('POST', apps, { plugin_type: 'source', name: 'Greeter' });
+    await api('PATCH', `${apps}${String(pluginId)}/update_source/`, {
+      'plugin.json': PLUGIN_JSON,
+      'site.ts': SITE_TS,
+    });
+    ({ id: configId } = await api('POST', `/api/projects/${credentials.project_id}/plugin_configs/`, {
+      plugin: pluginId,
+      enabled: true,
+      config: { greeting: GREETING, serverOnly: 'not for pages', apiKey: 'sk-not-for-pages' },
+    }));
+
+    // The project's opt-in (inject_web_apps) is not offered by the management API yet.
     const { Client: PostgresClient } = await import('pg');
     postgres = new PostgresClient({
       connectionString: await findRunningEmbeddedPostgres(standalone.dataDir),
     });
     await postgres.connect();
-    const {
-      rows: [{ id: pluginId }],
-    } = await postgres.query<{ id: number }>(
-      `INSERT INTO plugins (organization_id, plugin_type, name, config_schema, capabilities)
-       SELECT organization_id, 'source', 'Greeter', $2, '{}' FROM teams WHERE id = $1 RETURNING id`,
-      [credentials.project_id, JSON.stringify(CONFIG_SCHEMA)],
-    );
-    await postgres.query(
-      `INSERT INTO plugin_source_files (plugin_id, filename, source, transpiled, status)
-       VALUES ($1, 'site.ts', 'export function inject() {}', $2, 'TRANSPILED')`,
-      [pluginId, TRANSPILED],
-    );
     ({
-      rows: [{ id: configId }],
-    } = await postgres.query<{ id: number }>(
-      `INSERT INTO plugin_configs (plugin_id, team_id, enabled, config, web_token)
-       VALUES ($1, $2, true, $3, 'e2e-web-token-4f1c') RETURNING id`,
-      [
-        pluginId,
-        credentials.project_id,
-        JSON.stringify({ greeting: GREETING, serverOnly: 'not for pages', apiKey: { sealed: 'v1:abc' } }),
-      ],
-    ));
+      rows: [{ web_token: webToken }],
+    } = await postgres.query<{ web_token: string }>('SELECT web_token FROM plugin_configs WHERE id = $1', [
+      configId,
+    ]));
 
     site = await startSite(captureUrl, credentials.project_api_key);
     const { chromium } = await import('playwright-core');
@@ -239,7 +254,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
       await page.waitForFunction(() => (globalThis as PageGlobals).siteAppSaw !== undefined);
       expect(await page.evaluate(() => (globalThis as PageGlobals).siteAppSaw)).toBe(GREETING);
       expect(siteAppRequests).toEqual([
-        expect.stringMatching(new RegExp(`^200 /site_app/${configId}/e2e-web-token-4f1c/[0-9a-f]{32}/$`)),
+        expect.stringMatching(new RegExp(`^200 /site_app/${configId}/${webToken}/[0-9a-f]{32}/$`)),
       ]);
       expect(await listedEvents('site app loaded', 2)).toHaveLength(2);
     } finally {
