@@ -4,7 +4,8 @@ import path from 'node:path';
 import { loadManagementConfig } from '@hogbase/config';
 import { Organization, Plugin, PluginConfig, PluginSourceFile, PluginsAccessLevel } from '@hogbase/postgres';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
-import { destinationApp, npmTarball, startAppServer, type AppServer } from './pipeline-app-server';
+import { npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
+import { destinationApp } from './destination-app';
 
 const SITE_APP = {
   'plugin.json': JSON.stringify({

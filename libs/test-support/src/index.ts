@@ -9,3 +9,4 @@ export * from './as-nobody.util';
 export * from './app-process.util';
 export * from './split-env.util';
 export * from './s3-test.util';
+export * from './app-archive-server.util';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 
-/** An npm-style tarball (everything under `package/`) of these files, built in memory. */
+/** An npm-style tarball (everything under `package/`) of these files, built in memory: a pipeline app to install. */
 export async function npmTarball(files: Record<string, string>): Promise<Buffer> {
   const packer = pack();
   const chunks: Buffer[] = [];
@@ -18,32 +18,6 @@ export async function npmTarball(files: Record<string, string>): Promise<Buffer>
   packer.finalize();
   await finished;
   return gzipSync(Buffer.concat(chunks));
-}
-
-/** A destination app: plugin.json with a config schema, and a TypeScript entry with composeWebhook (and onEvent). */
-export function destinationApp(
-  version: string,
-  options: { withOnEvent?: boolean } = {},
-): Record<string, string> {
-  return {
-    'package.json': JSON.stringify({ name: 'hog-destination', version }),
-    'plugin.json': JSON.stringify({
-      name: 'Hog destination',
-      description: 'Sends events to a webhook',
-      config: [
-        { key: 'url', name: 'Webhook URL', type: 'string', required: true },
-        { key: 'token', name: 'Token', type: 'string', secret: true },
-      ],
-    }),
-    'index.ts': [
-      "import { format } from './format';",
-      'export function composeWebhook(event: { event: string }, { config }: { config: Record<string, string> }) {',
-      '  return { url: config.url, body: format(event.event), method: "POST" };',
-      '}',
-      options.withOnEvent ? 'export async function onEvent(): Promise<void> {}' : '',
-    ].join('\n'),
-    'format.ts': 'export const format = (name: string): string => JSON.stringify({ name });',
-  };
 }
 
 /** A loopback HTTP server whose routes a test sets and changes: `routes[path] = () => [status, body]`. */
