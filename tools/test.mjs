@@ -203,6 +203,28 @@ async function startS3(childEnv, stops) {
 }
 
 /**
+ * The browser the site-app test drives: CHROMIUM_PATH, or Debian's `chromium` package, installed
+ * with apt-get when it is missing (these machines run the tests as root and reach Debian's mirror).
+ */
+async function ensureChromium(childEnv) {
+  if (process.env.CHROMIUM_PATH) {
+    childEnv.CHROMIUM_PATH = process.env.CHROMIUM_PATH;
+    return;
+  }
+  const debianChromium = '/usr/bin/chromium';
+  if (!existsSync(debianChromium)) {
+    if (process.getuid?.() !== 0) {
+      throw new Error(`${debianChromium} is missing: install Debian's chromium package, or set CHROMIUM_PATH`);
+    }
+    log("installing Debian's chromium package for the site-app browser test (apt-get)");
+    const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await runOrThrow('apt-get', ['update', '-qq'], { env: aptEnv });
+    await runOrThrow('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env: aptEnv });
+  }
+  childEnv.CHROMIUM_PATH = debianChromium;
+}
+
+/**
  * Starts every service the tests need and fills `childEnv` with their URLs.
  * Returns stop callbacks, in start order; they run in reverse. If a start fails (or a signal
  * arrives) part-way, what already started is stopped before the error propagates.
@@ -217,6 +239,9 @@ async function startServices(childEnv) {
     throwIfInterrupted();
 
     await startS3(childEnv, stops);
+    throwIfInterrupted();
+
+    await ensureChromium(childEnv);
     throwIfInterrupted();
 
     return stops;

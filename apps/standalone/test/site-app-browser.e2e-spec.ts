@@ -30,7 +30,8 @@ import { managementRequest } from './management-request';
  * as `/site_app/:id/:token/:hash/` scripts. Both paths are driven here.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
+/** npm test installs Debian's chromium when missing and passes its path (tools/test.mjs). */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const POSTHOG_JS = path.join(REPO_ROOT, 'node_modules/posthog-js/dist/array.full.js');
 const GREETING = 'hello from a site app';
 
@@ -102,7 +103,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: apt-get install chromium (Debian's package) to run this test`);
+      throw new Error(`${CHROMIUM} is missing: npm test installs Debian's chromium, or set CHROMIUM_PATH`);
     }
     standalone = await startStandaloneForTest('hogbase-site-app-test-', { LOG_LEVEL: 'warn' });
     ({ captureUrl, managementUrl, credentials } = standalone);
