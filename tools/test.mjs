@@ -214,12 +214,16 @@ async function ensureChromium(childEnv) {
   const debianChromium = '/usr/bin/chromium';
   if (!existsSync(debianChromium)) {
     if (process.getuid?.() !== 0) {
-      throw new Error(`${debianChromium} is missing: install Debian's chromium package, or set CHROMIUM_PATH`);
+      throw new Error(
+        `${debianChromium} is missing: install Debian's chromium package, or set CHROMIUM_PATH`,
+      );
     }
     log("installing Debian's chromium package for the site-app browser test (apt-get)");
     const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     await runOrThrow('apt-get', ['update', '-qq'], { env: aptEnv });
-    await runOrThrow('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env: aptEnv });
+    await runOrThrow('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
+      env: aptEnv,
+    });
   }
   childEnv.CHROMIUM_PATH = debianChromium;
 }
