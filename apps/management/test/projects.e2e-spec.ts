@@ -142,6 +142,7 @@ describe('projects', () => {
         updated_at: expect.stringMatching(ISO_8601),
         app_urls: [],
         anonymize_ips: false,
+        inject_web_apps: false,
         effective_membership_level: MembershipLevel.Owner,
       });
       expect(Number.isInteger(response.body.id)).toBe(true);
@@ -169,12 +170,14 @@ describe('projects', () => {
         name: 'Configured',
         app_urls: ['https://example.com'],
         anonymize_ips: true,
+        inject_web_apps: true,
         completed_snippet_onboarding: true,
       });
       expect(response.status).toBe(201);
       expect(response.body).toMatchObject({
         app_urls: ['https://example.com'],
         anonymize_ips: true,
+        inject_web_apps: true,
         completed_snippet_onboarding: true,
       });
     });

@@ -135,7 +135,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
       config: { greeting: GREETING, serverOnly: 'not for pages', apiKey: 'sk-not-for-pages' },
     }));
 
-    // The project's opt-in (inject_web_apps) is not offered by the management API yet.
+    // The config's web token (part of the /site_app/ URL) is not in PostHog's config response.
     const { Client: PostgresClient } = await import('pg');
     postgres = new PostgresClient({
       connectionString: await findRunningEmbeddedPostgres(standalone.dataDir),
@@ -220,7 +220,14 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
   }, 60_000);
 
   it('runs the site app with its site config, and the event it captures is stored', async () => {
-    await postgres!.query('UPDATE teams SET inject_web_apps = true WHERE id = $1', [credentials.project_id]);
+    const optIn = await managementRequest(
+      standalone!.managementUrl,
+      credentials.personal_api_key,
+      'PATCH',
+      `/api/projects/${credentials.project_id}/`,
+      { inject_web_apps: true },
+    );
+    expect(optIn).toMatchObject({ status: 200, body: { inject_web_apps: true } });
     expect(await offeredSiteApps(1)).toHaveLength(1);
 
     const { page, close } = await openSite();

@@ -55,6 +55,12 @@ export class CreateProjectDto {
   @IsBoolean({ message: messages.boolean })
   anonymize_ips?: boolean;
 
+  @ApiPropertyOptional({ description: "Lets posthog-js load the project's enabled site apps" })
+  @DrfBooleanField()
+  @IsOptional()
+  @IsBoolean({ message: messages.boolean })
+  inject_web_apps?: boolean;
+
   @ApiPropertyOptional()
   @DrfBooleanField()
   @IsOptional()
@@ -96,6 +102,12 @@ export class UpdateProjectDto {
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   anonymize_ips?: boolean;
+
+  @ApiPropertyOptional({ description: "Lets posthog-js load the project's enabled site apps" })
+  @DrfBooleanField()
+  @IsOptional()
+  @IsBoolean({ message: messages.boolean })
+  inject_web_apps?: boolean;
 
   @ApiPropertyOptional()
   @DrfBooleanField()

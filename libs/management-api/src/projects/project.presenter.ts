@@ -20,6 +20,7 @@ export interface ProjectResponse extends ProjectBasicResponse {
   updated_at: string;
   app_urls: string[];
   anonymize_ips: boolean;
+  inject_web_apps: boolean;
   effective_membership_level: MembershipLevel | null;
 }
 
@@ -45,6 +46,7 @@ export function presentProject(team: Team, level: MembershipLevel | null): Proje
     updated_at: iso(team.updatedAt),
     app_urls: team.appUrls,
     anonymize_ips: team.anonymizeIps,
+    inject_web_apps: team.injectWebApps,
     effective_membership_level: level,
   };
 }

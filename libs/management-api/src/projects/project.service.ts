@@ -94,6 +94,7 @@ export class ProjectService {
       );
       created.appUrls = dto.app_urls ?? [];
       created.anonymizeIps = dto.anonymize_ips ?? false;
+      created.injectWebApps = dto.inject_web_apps ?? false;
       created.isDemo = dto.is_demo ?? false;
       created.completedSnippetOnboarding = dto.completed_snippet_onboarding ?? false;
       return manager.save(created);
@@ -110,6 +111,7 @@ export class ProjectService {
     if (dto.timezone !== undefined) team.timezone = dto.timezone;
     if (dto.app_urls !== undefined) team.appUrls = dto.app_urls;
     if (dto.anonymize_ips !== undefined) team.anonymizeIps = dto.anonymize_ips;
+    if (dto.inject_web_apps !== undefined) team.injectWebApps = dto.inject_web_apps;
     if (dto.completed_snippet_onboarding !== undefined) {
       team.completedSnippetOnboarding = dto.completed_snippet_onboarding;
     }
