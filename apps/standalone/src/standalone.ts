@@ -35,10 +35,12 @@ export async function startStandalone(
   const engines = openStandaloneEngines(config, postgres.url, logger);
   const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
   const capture = await startCaptureService(config.capture, engines.capture);
-  // The workers share the process's ClickHouse engine (chDB: one per process) and Postgres.
+  // The workers share the process's ClickHouse engine (chDB: one per process), Postgres and the
+  // queue capture publishes to (import apps' events enter the pipeline like SDK events).
   const workersEngines = await openWorkersEngines(config.workers, logger.child({ app: 'workers' }), {
     databaseUrl: postgres.url,
     ingestion: engines.ingestionProgress,
+    publisher: engines.capture.publisher,
   });
   const workers = await startWorkersService(config.workers, workersEngines, {
     jobEngineConnections: STANDALONE_JOB_ENGINE_CONNECTIONS,
@@ -57,10 +59,11 @@ export async function startStandalone(
 
   return {
     async stop() {
-      await capture.stop();
-      await ingestion.stop();
+      // The workers first: an import app's run in progress finishes while the queue still takes its events.
       await workers.stop();
       await workersEngines.close();
+      await capture.stop();
+      await ingestion.stop();
       await engines.close();
       await api.stop();
       await postgres.stop();

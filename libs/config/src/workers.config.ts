@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type AppsRuntimeConfig, loadAppsRuntimeConfig } from './apps.config';
 import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
@@ -29,6 +30,13 @@ export interface WorkersConfig {
    * captured later belongs to the interval it arrived in.
    */
   exportLagSeconds: number;
+  /** How the import apps run (their sandbox limits, the keys that open their secret config values). */
+  apps: AppsRuntimeConfig;
+  /**
+   * The period of `runEveryMinute` (PostHog's is a minute); hours and days stay real ones. Shorter
+   * only to see an import app work without waiting (tests, demos).
+   */
+  appsScheduleTickSeconds: number;
 }
 
 export function loadWorkersConfig(env: Environment = process.env): WorkersConfig {
@@ -46,5 +54,7 @@ export function loadWorkersConfig(env: Environment = process.env): WorkersConfig
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     concurrency: readInteger(env, 'WORKERS_CONCURRENCY', 2, 1),
     exportLagSeconds: readInteger(env, 'BATCH_EXPORT_LAG_SECONDS', 60, 0),
+    apps: loadAppsRuntimeConfig(env),
+    appsScheduleTickSeconds: readInteger(env, 'APPS_SCHEDULE_TICK_SECONDS', 60, 1),
   };
 }

@@ -4,3 +4,4 @@ export * from './scheduler';
 export * from './run-store';
 export * from './run-executor';
 export * from './workers-engines';
+export * from './import-apps';

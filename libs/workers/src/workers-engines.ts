@@ -5,7 +5,13 @@ import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
 import { ConfigError, openSecretBox, type WorkersConfig } from '@hogbase/config';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { postgresPoolTimeouts } from '@hogbase/postgres';
-import { createKafkaClient, KafkaIngestionProgress, type IngestionProgress } from '@hogbase/queue';
+import {
+  createKafkaClient,
+  KafkaEventPublisher,
+  KafkaIngestionProgress,
+  type EventPublisher,
+  type IngestionProgress,
+} from '@hogbase/queue';
 import type { WorkersEngines } from './workers.service';
 
 export interface OpenedWorkersEngines extends WorkersEngines {
@@ -34,12 +40,16 @@ export interface WorkersSurroundings {
   databaseUrl?: string;
   /** Ingestion's progress when it runs in the same process (npm start's bus); Kafka's group otherwise. */
   ingestion?: IngestionProgress;
+  /** Where import apps' events go when the queue is shared with capture (npm start's bus); a Kafka producer otherwise. */
+  publisher?: EventPublisher;
 }
 
 /**
  * What the workers run on alone (split mode): the Postgres of DATABASE_URL (the management API's),
  * a ClickHouse server (chDB's data path belongs to the one process that opened it), ingestion's
- * consumer group on Kafka, and the keys that open destination configs. Connects nothing yet.
+ * consumer group on Kafka, a Kafka producer for import apps' events (it connects in the background:
+ * a broker down at start-up fails those captures, which the apps see as errors) and the keys that
+ * open destination configs.
  */
 export async function openWorkersEngines(
   config: WorkersConfig,
@@ -49,9 +59,11 @@ export async function openWorkersEngines(
   const databaseUrl = surroundings.databaseUrl ?? config.database.url;
   if (!databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required when the workers run alone');
   let kafkaProgress: KafkaIngestionProgress | undefined;
+  let kafkaPublisher: KafkaEventPublisher | undefined;
   let ingestion = surroundings.ingestion;
+  let publisher = surroundings.publisher;
+  const { brokers } = config.kafka;
   if (!ingestion) {
-    const { brokers } = config.kafka;
     if (!brokers) {
       throw new ConfigError(
         'KAFKA_BROKERS',
@@ -67,6 +79,27 @@ export async function openWorkersEngines(
     });
     ingestion = kafkaProgress;
   }
+  if (!publisher) {
+    if (!brokers) {
+      throw new ConfigError(
+        'KAFKA_BROKERS',
+        '',
+        "is required when the workers run alone: import apps' events go to Kafka",
+      );
+    }
+    // As capture's producer: acks from all in-sync replicas within KAFKA_PRODUCER_TIMEOUT_MS.
+    kafkaPublisher = new KafkaEventPublisher({
+      brokers,
+      clientId: `${config.kafka.clientId}-workers`,
+      timeoutMs: config.kafka.producerTimeoutMs,
+      maxMessageBytes: config.kafka.maxMessageBytes,
+      logger,
+    });
+    kafkaPublisher
+      .connect()
+      .catch((error: unknown) => logger.warn({ err: error }, 'Kafka not reachable yet'));
+    publisher = kafkaPublisher;
+  }
   const pool = createWorkersPool(databaseUrl, config.database.poolSize, logger);
   const clickhouse = createClickHouse(config.clickhouse);
   return {
@@ -76,8 +109,10 @@ export async function openWorkersEngines(
     ingestion,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
     destinations: BATCH_EXPORT_DESTINATIONS,
+    publisher,
     logger,
     async close() {
+      await kafkaPublisher?.close();
       await kafkaProgress?.close();
       await closeClickHouse(clickhouse);
       await pool.end();

@@ -5,8 +5,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DestinationFactory } from '@hogbase/batch-exports';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { SecretBox, WorkersConfig } from '@hogbase/config';
-import type { IngestionProgress } from '@hogbase/queue';
+import type { EventPublisher, IngestionProgress } from '@hogbase/queue';
 import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
+import { ImportApps } from './import-apps/import-apps.service';
 import { executeRun } from './run-executor';
 import { RunStore } from './run-store';
 import { markEnqueued, runsToEnqueue, scheduleDueRuns } from './scheduler';
@@ -31,6 +32,11 @@ export interface WorkersEngines {
   ingestion: IngestionProgress;
   secrets: SecretBox;
   destinations: Readonly<Record<string, DestinationFactory>>;
+  /**
+   * The events topic ingestion consumes, where import apps' `posthog.capture` goes (Kafka, or npm
+   * start's in-process bus). Without it the workers run no import apps.
+   */
+  publisher?: EventPublisher;
   logger: Logger;
 }
 
@@ -41,6 +47,8 @@ export interface WorkersServiceOptions {
   jobEngineConnections?: number;
   /** How often a run waiting for ingestion asks again. Default 5 s. */
   ingestionPollMs?: number;
+  /** runEveryMinute's period (and how often import apps are scheduled). Default APPS_SCHEDULE_TICK_SECONDS. */
+  appsTickMs?: number;
 }
 
 function messageOf(error: unknown): string {
@@ -104,6 +112,17 @@ export function startWorkersService(
     superviseIntervalSeconds: 5,
     monitorIntervalSeconds: 5,
   });
+  const importApps = engines.publisher
+    ? new ImportApps({
+        pool,
+        config: config.apps,
+        publisher: engines.publisher,
+        logger: logger.child({ component: 'import-apps' }),
+        registry: metrics,
+        tickMs: options.appsTickMs ?? config.appsScheduleTickSeconds * 1_000,
+        concurrency: config.concurrency,
+      })
+    : undefined;
   let bossError: string | undefined;
   boss.on('error', (error) => {
     if (bossError !== messageOf(error)) logger.warn({ err: error }, 'job engine error; it retries');
@@ -211,8 +230,12 @@ export function startWorkersService(
             }
           },
         );
+        await importApps?.start(boss);
         started = true;
-        logger.info({ concurrency: config.concurrency }, 'workers running batch exports');
+        logger.info(
+          { concurrency: config.concurrency, importApps: importApps !== undefined },
+          'workers running batch exports and import apps',
+        );
         break;
       } catch (error) {
         if (stopSignal.signal.aborted) return;
@@ -242,6 +265,7 @@ export function startWorkersService(
         required: {
           jobEngine: () => started || 'the job engine is starting',
           scheduling: () => (lastTickError ? `scheduling fails: ${lastTickError}` : true),
+          importApps: () => importApps?.ready() ?? true,
           postgres: async () => {
             await pool.query('SELECT 1');
             return true;
@@ -251,10 +275,12 @@ export function startWorkersService(
     async stop() {
       stopSignal.abort();
       await loop;
+      await importApps?.stopScheduling();
       // Runs in progress get 8 s to finish (the process must exit within 20 s of SIGTERM, after
       // the other services stopped too); then pg-boss hands them back for a retry, which resumes
       // from their cursor (or restarts the interval).
       await boss.stop({ graceful: true, timeout: STOP_GRACE_MS, close: true }).catch(() => undefined);
+      await importApps?.close();
     },
   });
 }

@@ -1,0 +1,3 @@
+export * from './app-capture.publisher';
+export * from './import-apps.service';
+export * from './schedule.util';
