@@ -6,6 +6,7 @@ import {
   type SandboxHostFunction,
   type SandboxJson,
 } from '@hogbase/apps-sandbox';
+import type { GeoIp } from './geoip';
 import type { PluginCache } from './plugin-cache';
 import type { PluginLogSource, PluginLogType, PluginLogWriter } from './plugin-log';
 import type { PluginStorage } from './plugin-storage';
@@ -47,6 +48,8 @@ export interface AppServices {
   capture?: (event: AppCapturedEvent) => Promise<void>;
   /** `meta.jobs.<name>(payload).runAt(…)`. Omitted: jobs reject. */
   enqueueJob?: (app: AppDefinition, job: string, payload: SandboxJson, runAt: Date) => Promise<void>;
+  /** `meta.geoip`. Omitted: every lookup answers null (no GeoIP database configured). */
+  geoip?: GeoIp;
   /** `meta.metrics`. Omitted: updates are dropped. */
   updateMetric?: (app: AppDefinition, name: string, operation: string, value: number) => void;
 }
@@ -213,6 +216,7 @@ export class AppInstance {
         services.updateMetric?.(app, text(name), text(operation), Number(value));
         return undefined;
       }),
+      'geoip.locate': async (ip) => (services.geoip ? services.geoip.locate(text(ip)) : null),
       'posthog.capture': async (event, properties) => {
         if (!services.capture) throw new Error('posthog.capture is not available here');
         const props =

@@ -9,6 +9,7 @@ import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import type { AppCapturedEvent } from './app-instance';
 import { AppDestinations, type DestinationEvent } from './app-destinations';
+import { AppTransformations } from './app-transformations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
 
 jest.setTimeout(120_000);
@@ -73,6 +74,7 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
     fetchMaxResponseBytes: 1024 * 1024,
     encryptionKeys: [key],
     dataDir: '/nonexistent',
+    geoipDatabasePath: undefined,
   });
 
   beforeAll(async () => {
@@ -214,6 +216,69 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
       { key: 'followed', value: { page: 15 } },
       { key: 'seen', value: 2 },
     ]);
+    await disableAll();
+  });
+
+  it('runs processEvent transformations in config order: changed, dropped, and a failing app skipped', async () => {
+    const runtime = createAppsRuntime(pool, config(), logger);
+    runtimes.push(runtime);
+    await installApp(
+      `exports.processEvent = (event) => event.properties.drop ? null : ({ ...event, properties: { ...event.properties, first: true }, $set: { plan: 'pro' } });`,
+      {},
+      { methods: ['processEvent'] },
+    );
+    const failing = await installApp(
+      `exports.processEvent = () => { throw new Error('boom'); };`,
+      {},
+      {
+        methods: ['processEvent'],
+      },
+    );
+    await installApp(
+      `exports.processEvent = (event) => ({ ...event, event: event.event + ' (seen)', properties: { ...event.properties, second: event.properties.first } });`,
+      {},
+      { methods: ['processEvent'] },
+    );
+    const transformations = new AppTransformations(pool, runtime.apps, logger, new Registry());
+    expect(await transformations.transformationTeams()).toEqual(new Set([teamId]));
+    const captured = {
+      uuid: randomUUID(),
+      distinct_id: 'visitor',
+      ip: '127.0.0.1',
+      data: JSON.stringify({
+        event: 'signed up',
+        distinct_id: 'visitor',
+        properties: { source: 'ad' },
+        lib: 'x',
+      }),
+      now: new Date().toISOString(),
+      sent_at: null,
+      token: 'phc_test',
+      team_id: teamId,
+      event: 'signed up',
+      timestamp: new Date().toISOString(),
+    };
+    const transformed = await transformations.transform(captured);
+    expect(transformed).toMatchObject({ ...captured, event: 'signed up (seen)', data: expect.any(String) });
+    expect(JSON.parse(transformed!.data)).toEqual({
+      event: 'signed up (seen)',
+      distinct_id: 'visitor',
+      properties: { source: 'ad', first: true, second: true },
+      $set: { plan: 'pro' },
+      lib: 'x',
+    });
+    await expect(
+      transformations.transform({
+        ...captured,
+        data: JSON.stringify({ event: 'signed up', properties: { drop: true } }),
+      }),
+    ).resolves.toBeNull();
+    await runtime.log.flush();
+    const { rows } = await pool.query<{ message: string }>(
+      'SELECT message FROM plugin_log_entries WHERE plugin_config_id = $1',
+      [failing],
+    );
+    expect(rows).toEqual([{ message: `processEvent failed for event ${captured.uuid}: boom` }]);
     await disableAll();
   });
 

@@ -5,6 +5,7 @@ import { openSecretBox, type AppsRuntimeConfig, type SecretBox } from '@hogbase/
 import type { AppServices } from './app-instance';
 import { boundedFetch } from './bounded-fetch';
 import { EnabledApps, type SecretOpener } from './enabled-apps';
+import { openGeoIp } from './geoip';
 import { PluginCache } from './plugin-cache';
 import { PluginLogWriter } from './plugin-log';
 import { PluginStorage } from './plugin-storage';
@@ -44,6 +45,7 @@ export function createAppsRuntime(
     cache: new PluginCache(),
     log,
     fetch: boundedFetch({ timeoutMs: config.fetchTimeoutMs, maxResponseBytes: config.fetchMaxResponseBytes }),
+    geoip: config.geoipDatabasePath ? openGeoIp(config.geoipDatabasePath) : undefined,
     memoryLimitBytes: config.memoryLimitBytes,
     timeLimitMs: config.timeLimitMs,
     ...extra,

@@ -83,7 +83,7 @@ export const PLUGIN_API_SETUP_SOURCE = `
     jobs,
     metrics,
     utils: { cursor },
-    geoip: { locate: async () => null },
+    geoip: { locate: (ip) => call('geoip.locate', String(ip)) },
   };
 
   globalThis.posthog = {

@@ -14,6 +14,8 @@ export interface AppsRuntimeConfig {
   /** Opens the secret fields of app configs (sealed by the management API with the same keys). */
   encryptionKeys: Buffer[] | undefined;
   dataDir: string;
+  /** A MaxMind City database (.mmdb) for `meta.geoip`; unset, apps' lookups answer null. */
+  geoipDatabasePath: string | undefined;
 }
 
 export function loadAppsRuntimeConfig(env: Environment = process.env): AppsRuntimeConfig {
@@ -24,5 +26,10 @@ export function loadAppsRuntimeConfig(env: Environment = process.env): AppsRunti
     fetchMaxResponseBytes: readInteger(env, 'APPS_FETCH_MAX_RESPONSE_MB', 5, 1) * 1024 * 1024,
     encryptionKeys: readEncryptionKeys(env),
     dataDir: path.resolve(readString(env, 'DATA_DIR', './.data')),
+    geoipDatabasePath: optionalPath(readString(env, 'GEOIP_DATABASE_PATH')),
   };
+}
+
+function optionalPath(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : path.resolve(value);
 }

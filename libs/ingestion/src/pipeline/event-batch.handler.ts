@@ -23,6 +23,11 @@ export interface EventBatchHandlerOptions {
    * The pipeline apps' destinations: given the events of each batch once stored, before the batch
    * is committed (a throw retries the batch, so a stored event never misses its destinations).
    */
+  /** The pipeline apps' transformations (processEvent), run before persons are processed. */
+  transformations?: {
+    transformationTeams(): Promise<ReadonlySet<number>>;
+    transform(event: CapturedEvent): Promise<CapturedEvent | null>;
+  };
   destinations?: {
     destinationTeams(): Promise<ReadonlySet<number>>;
     handOff(events: DestinationEvent[]): Promise<void>;
@@ -95,6 +100,31 @@ export class EventBatchHandler {
     }
   }
 
+  /**
+   * Runs the transformations of the projects that have some, in place: an event an app dropped
+   * leaves `captured` for `dropped`. Sequential, so one person's events keep their order.
+   */
+  private async transform(
+    captured: { message: ConsumedMessage; event: CapturedEvent }[],
+    dropped: { uuid: string | null; teamId: number | null; reason: string }[],
+  ): Promise<void> {
+    const transformations = this.options.transformations;
+    if (!transformations) return;
+    const teams = await transformations.transformationTeams();
+    if (!captured.some(({ event }) => teams.has(event.team_id))) return;
+    const kept: typeof captured = [];
+    for (const entry of captured) {
+      if (!teams.has(entry.event.team_id)) {
+        kept.push(entry);
+        continue;
+      }
+      const transformed = await transformations.transform(entry.event);
+      if (transformed) kept.push({ message: entry.message, event: transformed });
+      else dropped.push({ uuid: entry.event.uuid, teamId: entry.event.team_id, reason: 'dropped_by_app' });
+    }
+    captured.splice(0, captured.length, ...kept);
+  }
+
   readonly handle = async (batch: ConsumedBatch): Promise<void> => {
     this.metrics.consumed.inc({ topic: batch.topic }, batch.messages.length);
     await timed(this.metrics.batchDuration, () => this.handleBatch(batch));
@@ -127,6 +157,8 @@ export class EventBatchHandler {
       if (event) captured.push({ message, event });
       else deadLetters.push({ message, reason: 'invalid_json: the message is not a JSON object' });
     }
+
+    if (this.options.transformations) await this.transform(captured, dropped);
 
     const outcomes = await timed(this.metrics.postgresWrite, () =>
       this.options.persons.processBatch(captured.map(({ event }) => event)),

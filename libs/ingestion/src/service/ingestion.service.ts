@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { AppDestinations, createAppsRuntime } from '@hogbase/apps-runtime';
+import { AppDestinations, AppTransformations, createAppsRuntime } from '@hogbase/apps-runtime';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
 import type { BatchHandler, EventConsumer, EventPublisher } from '@hogbase/queue';
@@ -104,6 +104,7 @@ export function startIngestionService(
         })
       : undefined;
   destinations?.start();
+  const transformations = apps ? new AppTransformations(pool, apps.apps, logger, metrics) : undefined;
   const handler = new EventBatchHandler({
     persons: new PersonProcessor(pool),
     clickhouse,
@@ -111,6 +112,7 @@ export function startIngestionService(
     deadLetters,
     logger,
     registry: metrics,
+    transformations,
     destinations,
   });
 
