@@ -59,10 +59,11 @@ export async function startStandalone(
 
   return {
     async stop() {
-      // The workers first: an import app's run in progress finishes while the queue still takes its events.
+      // Intake first (capture's HTTP); then the workers, so an import app's run in progress finishes
+      // while the queue still takes its events; then ingestion drains the queue.
+      await capture.stop();
       await workers.stop();
       await workersEngines.close();
-      await capture.stop();
       await ingestion.stop();
       await engines.close();
       await api.stop();
