@@ -1,6 +1,15 @@
 import { ConfigError, readInteger, readString, readUrl, type Environment } from '@hogbase/config';
 
-export const BENCHMARKS = ['batch', 'capture', 'ingestion', 'lag', 'listing', 'flags', 'exports'] as const;
+export const BENCHMARKS = [
+  'batch',
+  'capture',
+  'ingestion',
+  'lag',
+  'listing',
+  'flags',
+  'exports',
+  'apps',
+] as const;
 /** What the exports benchmark writes to S3, beside its baseline. */
 export const EXPORT_FORMATS = ['JSONLines', 'Parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -23,6 +32,8 @@ export interface BenchConfig {
   persons: number;
   /** Events put on Kafka per ingestion round. */
   ingestionEvents: number;
+  /** Events put on Kafka per apps round (each delivered as one webhook). */
+  appsEvents: number;
   /** /batch/ requests per second during the end-to-end lag rounds. */
   lagBatchesPerSecond: number;
   /** Length of one end-to-end lag round. */
@@ -90,6 +101,7 @@ export function loadBenchConfig(env: Environment, args: readonly string[]): Benc
     eventsPerBatch: readInteger(env, 'BENCH_BATCH_EVENTS', 50, 1),
     persons: readInteger(env, 'BENCH_PERSONS', 1_000, 1),
     ingestionEvents: readInteger(env, 'BENCH_INGEST_EVENTS', 20_000, 1_000),
+    appsEvents: readInteger(env, 'BENCH_APPS_EVENTS', 20_000, 1_000),
     lagBatchesPerSecond: readInteger(env, 'BENCH_LAG_RATE', 10, 1),
     lagSeconds: readInteger(env, 'BENCH_LAG_S', 10, 1),
     cpuProfileDir: readString(env, 'BENCH_CPU_PROF_DIR'),

@@ -14,6 +14,7 @@ import {
   prepareEventStores,
   startIngestionService,
 } from '@hogbase/ingestion';
+import type { RunningService } from '@hogbase/service-runtime';
 import {
   KafkaEventConsumer,
   type BatchHandler,
@@ -44,15 +45,20 @@ export interface IngestionPipeline {
   pool: Pool;
   deadLetters: KafkaEventPublisher;
   kafka: KafkaConfig & { brokers: string[] };
+  /** The ingestion config the service runs with (the apps' runtime settings among it). */
+  config: IngestionConfig;
   /**
    * startIngestionService over these engines, consuming `topics` in `groupId`; `onBatch` once each
-   * batch is written, with the performance.now() at which the service was handed it.
+   * batch is written, with the performance.now() at which the service was handed it. `withApps`
+   * gives the service the job engine's Postgres, as apps/ingestion does, so it runs destinations;
+   * without it ingestion is bare (no pipeline apps).
    */
   startIngestion(
     groupId: string,
     topics: string[],
     fromBeginning: boolean,
     onBatch?: (batch: ConsumedBatch, startedAt: number) => void,
+    options?: { withApps?: boolean },
   ): Promise<BenchIngestion>;
   /** A bare consumer with ingestion's settings (default batch size and concurrency), in its own group. */
   createConsumer(groupId: string, topics: string[], fromBeginning: boolean): KafkaEventConsumer;
@@ -67,11 +73,14 @@ class TimedConsumer extends KafkaEventConsumer {
   constructor(
     options: KafkaConsumerOptions,
     private readonly onCall: (batch: ConsumedBatch, startedAt: number, durationMs: number) => void,
+    /** Awaited before joining the group. */
+    private readonly beforeStart: () => Promise<void> = () => Promise.resolve(),
   ) {
     super(options);
   }
 
-  override start(handler: BatchHandler): Promise<void> {
+  override async start(handler: BatchHandler): Promise<void> {
+    await this.beforeStart();
     return super.start(async (batch) => {
       const startedAt = performance.now();
       await handler(batch);
@@ -117,8 +126,25 @@ export async function openIngestionPipeline(
     pool,
     deadLetters,
     kafka,
-    async startIngestion(groupId, topics, fromBeginning, onBatch) {
+    config,
+    async startIngestion(groupId, topics, fromBeginning, onBatch, options) {
       let calls = { durationsMs: [] as number[], sizes: [] as number[] };
+      // Set once startIngestionService returns, which is before it starts the consumer.
+      const running: { service?: RunningService } = {};
+      // TRICKY: the service starts the destinations' job engine beside the consumer, and a batch
+      // that comes first fails ("not started yet") and is retried after a back-off. A running
+      // deployment has its engine up, so the consumer joins only once the engine is.
+      const destinationsStarted = async () => {
+        // Bounded, so that a stop meanwhile ends it: the service retries a failed start until stopped.
+        const deadline = Date.now() + 60_000;
+        while (
+          running.service === undefined ||
+          (await running.service.ready()).checks.destinations !== true
+        ) {
+          if (Date.now() > deadline) throw new Error('the destinations job engine did not start in 60 s');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
       const consumer = new TimedConsumer(
         ingestionConsumerOptions(kafka, logger, { groupId, topics, fromBeginning }),
         (batch, startedAt, durationMs) => {
@@ -126,6 +152,7 @@ export async function openIngestionPipeline(
           calls.sizes.push(batch.messages.length);
           onBatch?.(batch, startedAt);
         },
+        options?.withApps ? destinationsStarted : undefined,
       );
       const service = await startIngestionService(config, {
         pool,
@@ -133,7 +160,9 @@ export async function openIngestionPipeline(
         consumer,
         deadLetters,
         logger,
+        databaseUrl: options?.withApps ? databaseUrl : undefined,
       });
+      running.service = service;
       return {
         stop: () => service.stop(),
         takeCalls() {

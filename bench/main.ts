@@ -3,7 +3,7 @@
 //
 //   npm run bench                       every benchmark
 //   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing, flags,
-//                                       exports)
+//                                       exports, apps)
 //   BENCH_ROUNDS=5 BENCH_INGEST_EVENTS=100000 npm run bench
 //
 // Everything it starts (the broker, S3Mock, the capture processes, the database, the chDB directories,
@@ -11,6 +11,7 @@
 import os from 'node:os';
 import { ConfigError, loadKafkaConfig } from '@hogbase/config';
 import { prepareEventStores } from '@hogbase/ingestion';
+import { runAppsBench } from './apps.bench';
 import { loadBenchConfig, type BenchConfig } from './bench.config';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.util';
 import { runBatchBench, runSingleEventBench } from './capture.bench';
@@ -86,7 +87,7 @@ async function startServices(config: BenchConfig, stops: Stops): Promise<Service
     stops.push('the exports steps and their chDB directory', () => steps.close());
     services.exportSteps = steps;
   }
-  if (!needs('batch', 'capture', 'ingestion', 'lag', 'flags')) return services;
+  if (!needs('batch', 'capture', 'ingestion', 'lag', 'flags', 'apps')) return services;
   const kafka = await startKafka(config.kafkaBrokers, log);
   stops.push('Kafka', () => kafka.stop());
   services.brokers = kafka.brokers;
@@ -105,7 +106,7 @@ async function startServices(config: BenchConfig, stops: Stops): Promise<Service
     services.ceiling = await startTarget('ceiling', {}, config.cpuProfileDir);
     stops.push('the ceiling target', () => services.ceiling?.stop() ?? Promise.resolve());
   }
-  if (needs('ingestion', 'lag')) {
+  if (needs('ingestion', 'lag', 'apps')) {
     services.pipeline = await openIngestionPipeline(kafka.brokers, database.url);
     stops.push('the ingestion pipeline', () => services.pipeline?.close() ?? Promise.resolve());
   }
@@ -149,6 +150,9 @@ async function runBenchmarks(config: BenchConfig, services: Services): Promise<B
         break;
       case 'flags':
         summaries.push(await runFlagsBench(config, capture(), database, log));
+        break;
+      case 'apps':
+        summaries.push(await runAppsBench(config, pipeline(), database, log));
         break;
       case 'exports':
         summaries.push(
