@@ -36,7 +36,7 @@ import { BatchExportSecrets } from './batch-exports/batch-export-secrets.service
 import { BatchExportController } from './batch-exports/batch-export.controller';
 import { BatchExportRunsService } from './batch-exports/batch-export-runs.service';
 import { BatchExportService } from './batch-exports/batch-export.service';
-import { PipelineAppController, PipelineImportAppController } from './plugins/pipeline-app.controller';
+import { PipelineAppActionController, PipelineAppController } from './plugins/pipeline-app.controller';
 import { PluginActivityService } from './plugins/plugin-activity.service';
 import { PluginCatalogService } from './plugins/plugin-catalog.service';
 import { PluginConfigController } from './plugins/plugin-config.controller';
@@ -98,8 +98,8 @@ export class ManagementModule {
         RolesController,
         FeatureFlagRoleAccessController,
         BatchExportController,
+        PipelineAppActionController,
         PipelineAppController,
-        PipelineImportAppController,
         PluginConfigController,
       ],
       providers: [

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, type FindOptionsWhere } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ActivityLog, type User } from '@hogbase/postgres';
 import { ApiError } from '../common/api-error';
@@ -19,7 +19,8 @@ export interface ActivityChange {
 
 export interface ActivityEntry {
   organizationId: string;
-  teamId: number;
+  /** Null for an organization-wide item (an app, not one project's config of it). */
+  teamId: number | null;
   user: User;
   scope: string;
   itemId: string;
@@ -128,20 +129,18 @@ export class ActivityLogService {
     );
   }
 
-  /** A page of a project's entries of one scope, newest first; one item's when `itemId` is given. */
+  /**
+   * A page of the entries `where` selects, newest first. `where` is the caller's scope (a project's
+   * flags, an organization's apps): it must always bind the organization or project the key reaches.
+   */
   async page(
     request: Request,
     query: Record<string, unknown>,
-    filter: { teamId: number; scope: string; itemId?: string },
+    where: FindOptionsWhere<ActivityLog>,
   ): Promise<ActivityPage> {
     // A limit that is not a positive integer is the default, as DRF reads one; a larger one is capped.
     const limit = Math.min(positive(query.limit, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
     const page = activityPageNumber(query.page);
-    const where = {
-      teamId: filter.teamId,
-      scope: filter.scope,
-      ...(filter.itemId ? { itemId: filter.itemId } : {}),
-    };
     const [entries, total] = await this.dataSource.getRepository(ActivityLog).findAndCount({
       where,
       relations: { user: true },

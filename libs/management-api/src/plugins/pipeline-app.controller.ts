@@ -16,60 +16,31 @@ import { PluginService } from './plugin.service';
 const READ: AccessRule = { scope: 'plugin:read', organizationParam: 'organization_id' };
 const WRITE: AccessRule = { scope: 'plugin:write', organizationParam: 'organization_id' };
 
-/** The five routes every collection has (import apps have only these). */
-abstract class PipelineAppRoutes {
-  constructor(protected readonly plugins: PluginService) {}
+const COLLECTION_PATHS = {
+  pipeline_destinations: 'api/organizations/:organization_id/pipeline_destinations',
+  pipeline_frontend_apps: 'api/organizations/:organization_id/pipeline_frontend_apps',
+  pipeline_import_apps: 'api/organizations/:organization_id/pipeline_import_apps',
+} as const;
 
-  protected organization(caller: AccessContext) {
-    return requireOrganization(caller).organization;
-  }
+function organizationOf(caller: AccessContext) {
+  return requireOrganization(caller).organization;
 }
 
 /**
- * Pipeline destinations and frontend apps: one app resource, each collection showing the apps its
- * capabilities filter keeps (an app of another kind is 404 there; create accepts any app).
- * NOTE: the collection-level actions come before `:id`, which would otherwise take their names.
+ * Pipeline destinations and frontend apps: the actions beyond the five routes every collection has.
+ * TRICKY: the management module lists this controller before PipelineAppController, so that
+ * `activity`, `unused`, ... are routed here before `GET :id` would take their names.
  */
 @ApiTags('pipeline apps')
-@Controller([
-  'api/organizations/:organization_id/pipeline_destinations',
-  'api/organizations/:organization_id/pipeline_frontend_apps',
-])
-export class PipelineAppController extends PipelineAppRoutes {
+@Controller([COLLECTION_PATHS.pipeline_destinations, COLLECTION_PATHS.pipeline_frontend_apps])
+export class PipelineAppActionController {
   constructor(
-    plugins: PluginService,
+    private readonly plugins: PluginService,
     private readonly sources: PluginSourceService,
     private readonly configs: PluginConfigService,
     private readonly catalog: PluginCatalogService,
     private readonly activity: PluginActivityService,
-  ) {
-    super(plugins);
-  }
-
-  @Get()
-  @Access(READ)
-  async list(
-    @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
-  ) {
-    const page = pageRequestFrom(query);
-    const { count, results } = await this.plugins.list(
-      this.organization(caller),
-      collectionOfPath(request.path),
-      page,
-    );
-    return toPage(request, page, count, results);
-  }
-
-  @Post()
-  @ApiOperation({
-    summary: 'Install: plugin_type source (name only), or a url (file:, archive, GitHub, GitLab, npm)',
-  })
-  @Access(WRITE)
-  async create(@Caller() caller: AccessContext, @Body() dto: CreatePipelineAppDto) {
-    return this.plugins.create(this.organization(caller), caller.user, dto);
-  }
+  ) {}
 
   @Get('activity')
   @ApiOperation({ summary: "The organization's activity of apps and their configs (?page=, ?limit=)" })
@@ -79,9 +50,9 @@ export class PipelineAppController extends PipelineAppRoutes {
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
   ) {
-    const { organization } = requireOrganization(caller);
+    const organization = organizationOf(caller);
     assertPluginAccess(organization, false);
-    return this.activity.page(request, query, organization.id);
+    return this.activity.page(request, query, organization);
   }
 
   @Get('exports_unsubscribe_configs')
@@ -90,7 +61,7 @@ export class PipelineAppController extends PipelineAppRoutes {
   })
   @Access(READ)
   async exportsUnsubscribeConfigs(@Caller() caller: AccessContext) {
-    return this.configs.exportsUnsubscribeConfigs(this.organization(caller));
+    return this.configs.exportsUnsubscribeConfigs(organizationOf(caller));
   }
 
   @Get('repository')
@@ -104,55 +75,21 @@ export class PipelineAppController extends PipelineAppRoutes {
   @ApiOperation({ summary: 'Ids of the apps no project has enabled' })
   @Access(READ)
   async unused(@Caller() caller: AccessContext) {
-    return this.plugins.unused(this.organization(caller));
-  }
-
-  @Get(':id')
-  @Access(READ)
-  async retrieve(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
-    return this.plugins.retrieve(this.organization(caller), collectionOfPath(request.path), id);
-  }
-
-  @Patch(':id')
-  @Access(WRITE)
-  async update(
-    @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
-    @Body() dto: UpdatePipelineAppDto,
-  ) {
-    return this.plugins.update(
-      this.organization(caller),
-      collectionOfPath(request.path),
-      id,
-      caller.user,
-      dto,
-    );
-  }
-
-  @Delete(':id')
-  @HttpCode(204)
-  @Access(WRITE)
-  async remove(
-    @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
-  ): Promise<void> {
-    await this.plugins.remove(this.organization(caller), collectionOfPath(request.path), id, caller.user);
+    return this.plugins.unused(organizationOf(caller));
   }
 
   @Get(':id/check_for_updates')
   @ApiOperation({ summary: "Fetches the latest version of the app's source; answers {plugin}" })
   @Access(READ)
   async checkForUpdates(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
-    return this.sources.checkForUpdates(this.organization(caller), collectionOfPath(request.path), id);
+    return this.sources.checkForUpdates(organizationOf(caller), collectionOfPath(request.path), id);
   }
 
   @Get(':id/source')
   @ApiOperation({ summary: "The app's files: {filename: source}" })
   @Access(READ)
   async source(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
-    return this.sources.source(this.organization(caller), collectionOfPath(request.path), id);
+    return this.sources.source(organizationOf(caller), collectionOfPath(request.path), id);
   }
 
   @Patch(':id/update_source')
@@ -165,7 +102,7 @@ export class PipelineAppController extends PipelineAppRoutes {
     @Body() body: unknown,
   ) {
     return this.sources.updateSource(
-      this.organization(caller),
+      organizationOf(caller),
       collectionOfPath(request.path),
       id,
       caller.user,
@@ -183,17 +120,18 @@ export class PipelineAppController extends PipelineAppRoutes {
     @Param('id') id: string,
     @Body() _dto: UpgradePipelineAppDto,
   ) {
-    return this.sources.upgrade(this.organization(caller), collectionOfPath(request.path), id, caller.user);
+    return this.sources.upgrade(organizationOf(caller), collectionOfPath(request.path), id, caller.user);
   }
 }
 
-/** Import apps: the first five routes only. */
+/**
+ * The five routes of all three collections: one app resource, each collection showing the apps its
+ * capabilities filter keeps (an app of another kind is 404 there; create accepts any app).
+ */
 @ApiTags('pipeline apps')
-@Controller('api/organizations/:organization_id/pipeline_import_apps')
-export class PipelineImportAppController extends PipelineAppRoutes {
-  constructor(plugins: PluginService) {
-    super(plugins);
-  }
+@Controller(Object.values(COLLECTION_PATHS))
+export class PipelineAppController {
+  constructor(private readonly plugins: PluginService) {}
 
   @Get()
   @Access(READ)
@@ -204,35 +142,47 @@ export class PipelineImportAppController extends PipelineAppRoutes {
   ) {
     const page = pageRequestFrom(query);
     const { count, results } = await this.plugins.list(
-      this.organization(caller),
-      'pipeline_import_apps',
+      organizationOf(caller),
+      collectionOfPath(request.path),
       page,
     );
     return toPage(request, page, count, results);
   }
 
   @Post()
+  @ApiOperation({
+    summary: 'Install: plugin_type source (name only), or a url (file:, archive, GitHub, GitLab, npm)',
+  })
   @Access(WRITE)
   async create(@Caller() caller: AccessContext, @Body() dto: CreatePipelineAppDto) {
-    return this.plugins.create(this.organization(caller), caller.user, dto);
+    return this.plugins.create(organizationOf(caller), caller.user, dto);
   }
 
   @Get(':id')
   @Access(READ)
-  async retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
-    return this.plugins.retrieve(this.organization(caller), 'pipeline_import_apps', id);
+  async retrieve(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+    return this.plugins.retrieve(organizationOf(caller), collectionOfPath(request.path), id);
   }
 
   @Patch(':id')
   @Access(WRITE)
-  async update(@Caller() caller: AccessContext, @Param('id') id: string, @Body() dto: UpdatePipelineAppDto) {
-    return this.plugins.update(this.organization(caller), 'pipeline_import_apps', id, caller.user, dto);
+  async update(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+    @Body() dto: UpdatePipelineAppDto,
+  ) {
+    return this.plugins.update(organizationOf(caller), collectionOfPath(request.path), id, caller.user, dto);
   }
 
   @Delete(':id')
   @HttpCode(204)
   @Access(WRITE)
-  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
-    await this.plugins.remove(this.organization(caller), 'pipeline_import_apps', id, caller.user);
+  async remove(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+  ): Promise<void> {
+    await this.plugins.remove(organizationOf(caller), collectionOfPath(request.path), id, caller.user);
   }
 }

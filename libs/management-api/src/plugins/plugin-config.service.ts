@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { Plugin, PluginConfig, PluginLogEntry, Team, type Organization, type User } from '@hogbase/postgres';
+import type { ActivityChange } from '../activity/activity-log.service';
 import type { ResolvedProject } from '../auth/access-context';
 import { notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
@@ -99,7 +100,7 @@ export class PluginConfigService {
         updatedAt: now,
       });
       await manager.getRepository(PluginConfig).save(config);
-      await this.record(manager, organization, user, plugin, config, 'config_created', null);
+      await this.activity.recordConfig(manager, organization, user, plugin, config, 'config_created');
       return (await this.presentAll(manager, [config], true))[0];
     });
   }
@@ -115,7 +116,7 @@ export class PluginConfigService {
     return this.dataSource.transaction(async (manager) => {
       const config = await this.find(manager, project, id, true);
       const plugin = await manager.getRepository(Plugin).findOneByOrFail({ id: config.pluginId });
-      const activities: [string, unknown][] = [];
+      const activities: [string, ActivityChange[] | null][] = [];
       if (dto.config !== undefined) {
         const values = await this.resolveConfig(plugin, config.config, dto.config);
         const changed = changedKeys(plugin.configSchema, config.config, values);
@@ -135,7 +136,7 @@ export class PluginConfigService {
       config.updatedAt = new Date();
       await manager.getRepository(PluginConfig).save(config);
       for (const [activity, changes] of activities) {
-        await this.record(manager, organization, user, plugin, config, activity, changes as never);
+        await this.activity.recordConfig(manager, organization, user, plugin, config, activity, changes);
       }
       return (await this.presentAll(manager, [config], true))[0];
     });
@@ -151,7 +152,7 @@ export class PluginConfigService {
       config.enabled = false;
       config.updatedAt = new Date();
       await manager.getRepository(PluginConfig).save(config);
-      await this.record(manager, project.organization, user, plugin, config, 'config_deleted', null);
+      await this.activity.recordConfig(manager, project.organization, user, plugin, config, 'config_deleted');
     });
   }
 
@@ -320,35 +321,6 @@ export class PluginConfigService {
     }
     return rates;
   }
-
-  private async record(
-    manager: EntityManager,
-    organization: Organization,
-    user: User,
-    plugin: Plugin,
-    config: PluginConfig,
-    activity: string,
-    changes:
-      | {
-          type: string;
-          action: 'changed' | 'created' | 'deleted';
-          field: string;
-          before: unknown;
-          after: unknown;
-        }[]
-      | null,
-  ): Promise<void> {
-    await this.activity.record(manager, {
-      organizationId: organization.id,
-      teamId: config.teamId,
-      user,
-      scope: 'PluginConfig',
-      itemId: config.id,
-      activity,
-      name: plugin.name,
-      changes,
-    });
-  }
 }
 
 /** The config keys whose value changed, as activity changes; secret values stay masked. */
@@ -356,19 +328,13 @@ function changedKeys(
   schema: unknown,
   before: Record<string, unknown>,
   after: Record<string, unknown>,
-): {
-  type: string;
-  action: 'changed' | 'created' | 'deleted';
-  field: string;
-  before: unknown;
-  after: unknown;
-}[] {
+): ActivityChange[] {
   const shownBefore = maskConfig(schema, before);
   const shownAfter = maskConfig(schema, after);
   const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
   return keys.flatMap((key) => {
     if (JSON.stringify(before[key]) === JSON.stringify(after[key])) return [];
-    const action: 'changed' | 'created' | 'deleted' =
+    const action: ActivityChange['action'] =
       before[key] === undefined ? 'created' : after[key] === undefined ? 'deleted' : 'changed';
     return [
       {

@@ -9,7 +9,7 @@ import {
   type BuiltFile,
 } from '@hogbase/apps-install';
 import type { ManagementConfig } from '@hogbase/config';
-import type { PluginSourceFileStatus } from '@hogbase/postgres';
+import type { Plugin, PluginSourceFileStatus } from '@hogbase/postgres';
 import { validationError } from '../common/api-error';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
 
@@ -45,6 +45,21 @@ export interface PreparedApp {
 export interface DownloadedApp extends PreparedApp {
   urlWithoutSecrets: string;
   tag: string | null;
+}
+
+/** The app's fields a download sets, on install and on each upgrade. */
+export function downloadedAppFields(app: DownloadedApp) {
+  return {
+    name: app.name,
+    description: app.description ?? '',
+    icon: app.icon,
+    configSchema: app.configSchema,
+    publicJobs: app.publicJobs,
+    isStateless: app.isStateless,
+    tag: app.tag,
+    capabilities: app.capabilities ?? {},
+    metrics: app.metrics ?? {},
+  } satisfies Partial<Plugin>;
 }
 
 function text(value: string | Uint8Array | undefined): string | undefined {

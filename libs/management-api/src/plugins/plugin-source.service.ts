@@ -5,7 +5,7 @@ import { Plugin, PluginSourceFile, type Organization, type User } from '@hogbase
 import { ApiError, validationError } from '../common/api-error';
 import type { PipelineCollection } from './pipeline-collections';
 import { assertActionAllowed, assertPluginAccess } from './plugin-access.util';
-import { PluginInstaller } from './plugin-installer.service';
+import { downloadedAppFields, PluginInstaller } from './plugin-installer.service';
 import type { PipelineAppResponse } from './plugin.presenter';
 import { PluginService } from './plugin.service';
 
@@ -139,18 +139,7 @@ export class PluginSourceService {
     return this.dataSource.transaction(async (manager) => {
       const plugin = await this.plugins.find(manager, organization, collection, id, true);
       const before = await this.plugins.present(plugin, manager);
-      Object.assign(plugin, {
-        name: app.name,
-        description: app.description ?? '',
-        icon: app.icon,
-        configSchema: app.configSchema,
-        publicJobs: app.publicJobs,
-        isStateless: app.isStateless,
-        tag: app.tag,
-        capabilities: app.capabilities ?? {},
-        metrics: app.metrics ?? {},
-        updatedAt: new Date(),
-      });
+      Object.assign(plugin, downloadedAppFields(app), { updatedAt: new Date() });
       await manager.getRepository(Plugin).save(plugin);
       await this.plugins.saveFiles(manager, plugin.id, app.files);
       const after = await this.plugins.present(plugin, manager);

@@ -109,13 +109,8 @@ export class UpdatePipelineAppDto extends PipelineAppFieldsDto {}
 /** `upgrade/` takes the writable body and ignores it, as PostHog does: the new version comes from the URL. */
 export class UpgradePipelineAppDto extends PipelineAppFieldsDto {}
 
-export class CreatePluginConfigDto {
-  @ApiProperty({ description: 'The id of an app the organization can see' })
-  @IsDefined({ message: messages.required })
-  @RejectNull()
-  @IsInt({ message: messages.integer })
-  plugin!: number;
-
+/** The writable fields of a config, shared by create and update. */
+class PluginConfigFieldsDto {
   @ApiPropertyOptional()
   @IsOptional()
   @DrfBooleanField()
@@ -137,27 +132,15 @@ export class CreatePluginConfigDto {
   config?: Record<string, unknown>;
 }
 
-export class UpdatePluginConfigDto {
-  @ApiPropertyOptional()
-  @IsOptional()
-  @DrfBooleanField()
-  @IsBoolean({ message: messages.boolean })
-  enabled?: boolean;
-
-  @ApiPropertyOptional()
-  @IsOptional()
+export class CreatePluginConfigDto extends PluginConfigFieldsDto {
+  @ApiProperty({ description: 'The id of an app the organization can see' })
+  @IsDefined({ message: messages.required })
   @RejectNull()
   @IsInt({ message: messages.integer })
-  @Min(-MAX_ORDER, { message: `Ensure this value is greater than or equal to ${-MAX_ORDER}.` })
-  @Max(MAX_ORDER, { message: `Ensure this value is less than or equal to ${MAX_ORDER}.` })
-  order?: number;
+  plugin!: number;
+}
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  @IsOptional()
-  @RejectNull()
-  @IsObject({ message: 'Expected a dictionary of items.' })
-  config?: Record<string, unknown>;
-
+export class UpdatePluginConfigDto extends PluginConfigFieldsDto {
   @ApiPropertyOptional({ description: 'true deletes the config (and disables it)' })
   @IsOptional()
   @DrfBooleanField()

@@ -15,7 +15,7 @@ import {
 import { PluginActivityService } from './plugin-activity.service';
 import { PluginCatalogService } from './plugin-catalog.service';
 import type { CreatePipelineAppDto, UpdatePipelineAppDto } from './plugin.dto';
-import { PluginInstaller, type SourceFileState } from './plugin-installer.service';
+import { downloadedAppFields, PluginInstaller, type SourceFileState } from './plugin-installer.service';
 import { presentPlugin, type PipelineAppResponse } from './plugin.presenter';
 
 /** The fields whose changes the activity log records. */
@@ -191,18 +191,9 @@ export class PluginService {
         }
         await this.refuseDuplicate(organization, url);
         const app = await this.installer.download(dto.url);
-        Object.assign(plugin, {
-          name: app.name,
-          description: app.description ?? '',
-          icon: app.icon,
+        Object.assign(plugin, downloadedAppFields(app), {
           url: app.urlWithoutSecrets,
           urlWithSecrets: dto.url,
-          configSchema: app.configSchema,
-          publicJobs: app.publicJobs,
-          isStateless: app.isStateless,
-          tag: app.tag,
-          capabilities: app.capabilities ?? {},
-          metrics: app.metrics ?? {},
         });
         files = app.files;
         break;
@@ -212,16 +203,7 @@ export class PluginService {
       return await this.dataSource.transaction(async (manager) => {
         await manager.getRepository(Plugin).save(plugin);
         await this.saveFiles(manager, plugin.id, files);
-        await this.activity.record(manager, {
-          organizationId: organization.id,
-          teamId: null,
-          user,
-          scope: 'Plugin',
-          itemId: plugin.id,
-          activity: 'installed',
-          name: plugin.name,
-          changes: null,
-        });
+        await this.activity.recordApp(manager, organization, user, plugin, 'installed');
         return this.present(plugin, manager);
       });
     } catch (error) {
@@ -276,16 +258,7 @@ export class PluginService {
         throw validationError('This plugin is marked as global! Make it local before uninstallation');
       }
       await manager.getRepository(Plugin).delete({ id: plugin.id });
-      await this.activity.record(manager, {
-        organizationId: organization.id,
-        teamId: null,
-        user,
-        scope: 'Plugin',
-        itemId: plugin.id,
-        activity: 'uninstalled',
-        name: plugin.name,
-        changes: null,
-      });
+      await this.activity.recordApp(manager, organization, user, plugin, 'uninstalled');
     });
   }
 
@@ -319,17 +292,8 @@ export class PluginService {
       after as unknown as Record<string, unknown>,
       TRACKED_FIELDS,
     );
-    if (changes.length === 0) return;
-    await this.activity.record(manager, {
-      organizationId: organization.id,
-      teamId: null,
-      user,
-      scope: 'Plugin',
-      itemId: plugin.id,
-      activity: 'updated',
-      name: plugin.name,
-      changes,
-    });
+    if (changes.length > 0)
+      await this.activity.recordApp(manager, organization, user, plugin, 'updated', changes);
   }
 
   /** Replaces an app's stored files with these. */
