@@ -5,7 +5,7 @@ import { DataSource, In, type EntityManager } from 'typeorm';
 import { Plugin, PluginConfig, PluginLogEntry, Team, type Organization, type User } from '@hogbase/postgres';
 import type { ActivityChange } from '../activity/activity-log.service';
 import type { ResolvedProject } from '../auth/access-context';
-import { notFound, validationError } from '../common/api-error';
+import { ApiError, notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
 import { assertPluginAccess, parsePluginId } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
@@ -66,17 +66,17 @@ export class PluginConfigService {
     const { organization, team } = project;
     assertPluginAccess(organization, false);
     return this.dataSource.transaction(async (manager) => {
+      // Only "not found" reads as DRF's bad pk: a failing database stays a 500, not a 400.
       const plugin = await this.plugins
         .find(manager, organization, null, dto.plugin)
-        .catch(() =>
-          Promise.reject(
-            validationError(
-              `Invalid pk "${dto.plugin}" - object does not exist.`,
-              'plugin',
-              'does_not_exist',
-            ),
-          ),
-        );
+        .catch((error: unknown) => {
+          if (!(error instanceof ApiError && error.code === 'not_found')) throw error;
+          throw validationError(
+            `Invalid pk "${dto.plugin}" - object does not exist.`,
+            'plugin',
+            'does_not_exist',
+          );
+        });
       // One config per app and project (PostHog's unique plugin/team), counted among those not deleted.
       await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [plugin.id, team.id]);
       const existing = await manager
