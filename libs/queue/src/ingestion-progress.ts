@@ -54,7 +54,9 @@ export class KafkaIngestionProgress implements IngestionProgress {
       let behind = 0n;
       for (const topic of this.options.topics) {
         const targets = await admin.fetchTopicOffsetsByTimestamp(topic, bound);
-        const [committed] = await admin.fetchOffsets({ groupId: this.options.groupId, topics: [topic] });
+        const [committed] = await whileCoordinatorLoads(() =>
+          admin.fetchOffsets({ groupId: this.options.groupId, topics: [topic] }),
+        );
         // -1: the group has committed nothing there yet, which is the partition's start.
         const committedAt = new Map(
           (committed?.partitions ?? []).map(({ partition, offset }) => [partition, max(BigInt(offset), 0n)]),
@@ -85,6 +87,26 @@ export class KafkaIngestionProgress implements IngestionProgress {
     })();
     this.admin.catch(() => (this.admin = undefined));
     return this.admin;
+  }
+}
+
+/** A group coordinator still loading its offsets (a broker just started) answers within seconds. */
+const COORDINATOR_LOAD_WAIT_MS = 10_000;
+
+/**
+ * TRICKY: right after a broker starts, the group coordinator answers "the coordinator is loading"
+ * (retriable) for a few seconds, and kafkajs's admin does not retry that one by itself.
+ */
+async function whileCoordinatorLoads<T>(request: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + COORDINATOR_LOAD_WAIT_MS;
+  for (;;) {
+    try {
+      return await request();
+    } catch (error) {
+      const loading = (error as { type?: string }).type === 'GROUP_LOAD_IN_PROGRESS';
+      if (!loading || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 }
 
