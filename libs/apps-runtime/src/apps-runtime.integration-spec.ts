@@ -6,7 +6,12 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { SecretBox, type AppsRuntimeConfig } from '@hogbase/config';
 import { openDataSource } from '@hogbase/postgres';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import {
+  createTestDatabase,
+  insertEnabledAppRows,
+  insertProjectRows,
+  type TestDatabase,
+} from '@hogbase/test-support';
 import type { AppCapturedEvent } from './app-instance';
 import { AppDestinations, type DestinationEvent } from './app-destinations';
 import { AppTransformations } from './app-transformations';
@@ -81,18 +86,7 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
     database = await createTestDatabase();
     await (await openDataSource({ url: database.url })).destroy();
     pool = new Pool({ connectionString: database.url, max: 6 });
-    organizationId = (
-      await pool.query<{ id: string }>(
-        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Apps', $2) RETURNING id`,
-        [randomUUID(), `apps-${randomBytes(3).toString('hex')}`],
-      )
-    ).rows[0].id;
-    teamId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-        [randomUUID(), organizationId, `phc_${randomBytes(8).toString('hex')}`],
-      )
-    ).rows[0].id;
+    ({ organizationId, teamId } = await insertProjectRows(pool, 'Apps'));
   });
 
   afterEach(async () => {
@@ -109,27 +103,16 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
   async function installApp(
     code: string,
     values: Record<string, unknown>,
-    capabilities: object = {},
+    capabilities: Record<string, unknown> = {},
   ): Promise<number> {
-    const pluginId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO plugins (organization_id, plugin_type, name, capabilities, metrics)
-         VALUES ($1, 'source', 'test app', $2, '{"events": "sum"}') RETURNING id`,
-        [organizationId, JSON.stringify(capabilities)],
-      )
-    ).rows[0].id;
-    await pool.query(
-      `INSERT INTO plugin_source_files (plugin_id, filename, source, transpiled, status)
-       VALUES ($1, 'index.ts', $2, $2, 'TRANSPILED')`,
-      [pluginId, code],
-    );
-    return (
-      await pool.query<{ id: number }>(
-        `INSERT INTO plugin_configs (plugin_id, team_id, enabled, "order", config, web_token)
-         VALUES ($1, $2, true, 0, $3, $4) RETURNING id`,
-        [pluginId, teamId, JSON.stringify(values), randomBytes(16).toString('hex')],
-      )
-    ).rows[0].id;
+    return insertEnabledAppRows(pool, {
+      organizationId,
+      teamId,
+      code,
+      config: values,
+      capabilities,
+      metrics: { events: 'sum' },
+    });
   }
 
   async function disableAll(): Promise<void> {

@@ -10,3 +10,4 @@ export * from './app-process.util';
 export * from './split-env.util';
 export * from './s3-test.util';
 export * from './app-archive-server.util';
+export * from './pipeline-app-rows.util';

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
@@ -9,7 +9,12 @@ import type { CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import { InProcessBus } from '@hogbase/queue';
 import type { RunningService } from '@hogbase/service-runtime';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import {
+  createTestDatabase,
+  insertEnabledAppRows,
+  insertProjectRows,
+  type TestDatabase,
+} from '@hogbase/test-support';
 import { startWorkersService } from '../workers.service';
 
 jest.setTimeout(120_000);
@@ -111,19 +116,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
     database = await createTestDatabase();
     await (await openDataSource({ url: database.url })).destroy();
     pool = new Pool({ connectionString: database.url, max: 4 });
-    organizationId = (
-      await pool.query<{ id: string }>(
-        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Imports', $2) RETURNING id`,
-        [randomUUID(), `imports-${randomBytes(3).toString('hex')}`],
-      )
-    ).rows[0].id;
-    apiToken = `phc_${randomBytes(8).toString('hex')}`;
-    teamId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-        [randomUUID(), organizationId, apiToken],
-      )
-    ).rows[0].id;
+    ({ organizationId, teamId, apiToken } = await insertProjectRows(pool, 'Imports'));
     clickhouse = await createTestClickHouse({ migrate: false });
     api = await startItemsApi();
     await bus.start((batch) => {
@@ -179,25 +172,14 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
     code: string,
     capabilities: { methods?: string[]; jobs?: string[]; scheduled_tasks?: string[] },
   ): Promise<number> {
-    const pluginId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO plugins (organization_id, plugin_type, name, capabilities)
-         VALUES ($1, 'source', 'Items import', $2) RETURNING id`,
-        [organizationId, JSON.stringify({ methods: [], jobs: [], scheduled_tasks: [], ...capabilities })],
-      )
-    ).rows[0].id;
-    await pool.query(
-      `INSERT INTO plugin_source_files (plugin_id, filename, source, transpiled, status)
-       VALUES ($1, 'index.ts', $2, $2, 'TRANSPILED')`,
-      [pluginId, code],
-    );
-    return (
-      await pool.query<{ id: number }>(
-        `INSERT INTO plugin_configs (plugin_id, team_id, enabled, "order", config, web_token)
-         VALUES ($1, $2, true, 0, $3, $4) RETURNING id`,
-        [pluginId, teamId, JSON.stringify({ url: api.url }), randomBytes(16).toString('hex')],
-      )
-    ).rows[0].id;
+    return insertEnabledAppRows(pool, {
+      organizationId,
+      teamId,
+      code,
+      config: { url: api.url },
+      capabilities: { methods: [], jobs: [], scheduled_tasks: [], ...capabilities },
+      name: 'Items import',
+    });
   }
 
   async function logOf(configId: number, type: string): Promise<string[]> {
