@@ -36,6 +36,8 @@ const RETRY_LIMIT = 5;
 const RETRY_DELAY_SECONDS = 5;
 const MAX_EVENTS_PER_JOB = 500;
 const TEAMS_REFRESH_MS = 5_000;
+/** How long a hand-off waits for the job engine to start before the batch fails (and is retried). */
+const START_WAIT_MS = 10_000;
 
 /** A failure worth trying again later (the receiver or the network), as opposed to the app's own bug. */
 class RetriableDeliveryError extends Error {}
@@ -117,12 +119,25 @@ export class AppDestinations {
     const teams = await this.destinationTeams();
     const wanted = events.filter((event) => teams.has(event.team_id));
     if (wanted.length === 0) return;
-    if (!this.started) throw new Error('the destinations job engine is not started yet');
+    await this.untilStarted();
     const jobs = [];
     for (let start = 0; start < wanted.length; start += MAX_EVENTS_PER_JOB) {
       jobs.push({ data: { events: wanted.slice(start, start + MAX_EVENTS_PER_JOB) } satisfies BatchJob });
     }
     await this.boss.insert(BATCH_QUEUE, jobs);
+  }
+
+  /** Waits (a bounded while) for the job engine to start: a batch right after start-up need not fail. */
+  private async untilStarted(): Promise<void> {
+    const deadline = Date.now() + START_WAIT_MS;
+    while (!this.started) {
+      if (this.stopSignal.signal.aborted || Date.now() > deadline) {
+        throw new Error(
+          `the destinations job engine is not started${this.lastError ? `: ${this.lastError}` : ''}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   async stop(): Promise<void> {
@@ -151,10 +166,19 @@ export class AppDestinations {
           expireInSeconds: 5 * 60,
           deleteAfterSeconds: 7 * 86_400,
         });
+        // NOTE: a worker takes up to 4 jobs a fetch and fetches again at once while fetches come back
+        // full: with one job a fetch and the 0.5 s poll, delivery paused half of the time on a backlog.
         await this.boss.work<BatchJob>(
           BATCH_QUEUE,
-          { localConcurrency: this.options.concurrency ?? 2, pollingIntervalSeconds: 0.5 },
-          async ([job]) => this.runBatch(job.data.events),
+          {
+            localConcurrency: this.options.concurrency ?? 2,
+            batchSize: 4,
+            burstWhenBatchFull: true,
+            pollingIntervalSeconds: 0.5,
+          },
+          async (jobs) => {
+            for (const job of jobs) await this.runBatch(job.data.events);
+          },
         );
         await this.boss.work<RetryJob>(
           RETRY_QUEUE,
