@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { FakeHttpServer, json, tarGz, zip } from '../test/app-archives';
+import { tarGz } from '@hogbase/test-support';
+import { FakeHttpServer, json, zip } from '../test/app-archives';
 import { AppInstallError, downloadApp, readPluginJson, UNSUPPORTED_URL_MESSAGE } from './index';
 
 const PLUGIN_JSON = JSON.stringify({ name: 'Hello', config: [{ key: 'greeting', type: 'string' }] });

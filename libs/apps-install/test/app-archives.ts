@@ -1,34 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
-import { pack } from 'tar-stream';
 
-/** Archive entry name → content; `{ symlink }` makes a link entry. */
-export type ArchiveEntries = Record<string, string | Uint8Array | { symlink: string }>;
-
-export async function tarGz(entries: ArchiveEntries): Promise<Buffer> {
-  const packer = pack();
-  const chunks: Buffer[] = [];
-  packer.on('data', (chunk: unknown) => {
-    chunks.push(chunk as Buffer);
-  });
-  const finished = new Promise<void>((resolve, reject) => {
-    packer.on('end', resolve);
-    packer.on('error', reject);
-  });
-  for (const [name, content] of Object.entries(entries)) {
-    if (typeof content === 'object' && 'symlink' in content) {
-      packer.entry({ name, type: 'symlink', linkname: content.symlink });
-    } else {
-      packer.entry({ name }, typeof content === 'string' ? content : Buffer.from(content));
-    }
-  }
-  packer.finalize();
-  await finished;
-  return gzipSync(Buffer.concat(chunks));
-}
-
+/** A zip of these entries (tarballs come from test-support's `tarGz`). */
 export function zip(entries: Record<string, string | Uint8Array>, comment?: string): Buffer {
   const zipped = Buffer.from(
     zipSync(

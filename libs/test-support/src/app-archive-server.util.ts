@@ -3,8 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 
-/** An npm-style tarball (everything under `package/`) of these files, built in memory: a pipeline app to install. */
-export async function npmTarball(files: Record<string, string>): Promise<Buffer> {
+/** Archive entry name → content; `{ symlink }` makes a link entry. */
+export type ArchiveEntries = Record<string, string | Uint8Array | { symlink: string }>;
+
+/** A gzipped tar of these entries, built in memory, names as given. */
+export async function tarGz(entries: ArchiveEntries): Promise<Buffer> {
   const packer = pack();
   const chunks: Buffer[] = [];
   packer.on('data', (chunk: unknown) => {
@@ -14,10 +17,23 @@ export async function npmTarball(files: Record<string, string>): Promise<Buffer>
     packer.on('end', resolve);
     packer.on('error', reject);
   });
-  for (const [name, content] of Object.entries(files)) packer.entry({ name: `package/${name}` }, content);
+  for (const [name, content] of Object.entries(entries)) {
+    if (typeof content === 'object' && 'symlink' in content) {
+      packer.entry({ name, type: 'symlink', linkname: content.symlink });
+    } else {
+      packer.entry({ name }, typeof content === 'string' ? content : Buffer.from(content));
+    }
+  }
   packer.finalize();
   await finished;
   return gzipSync(Buffer.concat(chunks));
+}
+
+/** An npm-style tarball (everything under `package/`) of these files: a pipeline app to install. */
+export function npmTarball(files: Record<string, string>): Promise<Buffer> {
+  return tarGz(
+    Object.fromEntries(Object.entries(files).map(([name, content]) => [`package/${name}`, content])),
+  );
 }
 
 /** A loopback HTTP server whose routes a test sets and changes: `routes[path] = () => [status, body]`. */
