@@ -96,7 +96,7 @@ describe('ingestion alone: /_health, /_ready and /metrics on INGESTION_PORT', ()
       const ready = await fetch(`${probeUrl}/_ready`);
       expect([ready.status, await ready.json()]).toEqual([
         200,
-        { status: 'ok', checks: { queue: true, postgres: true, clickhouse: true } },
+        { status: 'ok', checks: { queue: true, postgres: true, clickhouse: true, destinations: true } },
       ]);
       expect(app.output()).toContain('ingestion consuming');
 
