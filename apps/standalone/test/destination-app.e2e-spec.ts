@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
 import { READY_TIMEOUT_MS, startStandaloneForTest, type StandaloneForTest } from './app-process';
-import { managementRequest } from './management-request';
+import { managementApi } from './management-request';
 
 /**
  * A destination app on `npm start`, as a user installs one: an npm-style tarball served from a
@@ -88,19 +88,7 @@ describe('npm start: a destination app installed from an archive URL delivers po
 
   it('retries the deliveries its receiver refused, and shows them in the config logs and delivery rate', async () => {
     const { managementUrl, captureUrl, credentials } = standalone!;
-    const api = async <T = Record<string, any>>(method: string, path: string, body?: unknown) => {
-      const response = await managementRequest<T>(
-        managementUrl,
-        credentials.personal_api_key,
-        method,
-        path,
-        body,
-      );
-      if (response.status >= 300) {
-        throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
-      }
-      return response.body;
-    };
+    const api = managementApi(managementUrl, credentials.personal_api_key);
 
     const app = await api(
       'POST',

@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { startAppServer, type AppServer } from '@hogbase/test-support';
 import { READY_TIMEOUT_MS, REPO_ROOT, startStandaloneForTest, type StandaloneForTest } from './app-process';
-import { managementRequest } from './management-request';
+import { managementApi } from './management-request';
 
 /**
  * A published PostHog app installed unchanged: `@posthog/geoip-plugin@0.0.7` as `npm pack` made
@@ -67,21 +67,7 @@ describe('npm start: the published GeoIP app, installed unchanged, transforms ev
 
   it('adds the location of the event IP to the event and its person', async () => {
     const { managementUrl, captureUrl, credentials } = standalone!;
-    const api = async (method: string, requestPath: string, body?: unknown) => {
-      const response = await managementRequest(
-        managementUrl,
-        credentials.personal_api_key,
-        method,
-        requestPath,
-        body,
-      );
-      if (response.status >= 300) {
-        throw new Error(
-          `${method} ${requestPath} answered ${response.status}: ${JSON.stringify(response.body)}`,
-        );
-      }
-      return response.body;
-    };
+    const api = managementApi(managementUrl, credentials.personal_api_key);
     const app = await api(
       'POST',
       `/api/organizations/${credentials.organization_id}/pipeline_destinations/`,

@@ -32,3 +32,19 @@ export async function createFeatureFlags(
     expect({ key: flag.key, status: response.status }).toEqual({ key: flag.key, status: 201 });
   }
 }
+
+/**
+ * A client of the management API bound to one key, for a test's set-up steps: each call answers the
+ * body, and an answer of 300 or more fails the test with the request and what it answered.
+ */
+export function managementApi(baseUrl: string, key: string) {
+  return async <T = Record<string, any>>(method: string, requestPath: string, body?: unknown): Promise<T> => {
+    const response = await managementRequest<T>(baseUrl, key, method, requestPath, body);
+    if (response.status >= 300) {
+      throw new Error(
+        `${method} ${requestPath} answered ${response.status}: ${JSON.stringify(response.body)}`,
+      );
+    }
+    return response.body;
+  };
+}

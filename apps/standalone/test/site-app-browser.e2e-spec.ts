@@ -14,7 +14,7 @@ import {
   type InitialCredentials,
   type StandaloneForTest,
 } from './app-process';
-import { managementRequest } from './management-request';
+import { managementApi, managementRequest } from './management-request';
 
 /**
  * A site app (frontend app) on `npm start`, run by posthog-js in a real browser: Debian's Chromium,
@@ -108,21 +108,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
     standalone = await startStandaloneForTest('hogbase-site-app-test-', { LOG_LEVEL: 'warn' });
     ({ captureUrl, managementUrl, credentials } = standalone);
 
-    const api = async (method: string, requestPath: string, body: unknown) => {
-      const response = await managementRequest(
-        managementUrl,
-        credentials.personal_api_key,
-        method,
-        requestPath,
-        body,
-      );
-      if (response.status >= 300) {
-        throw new Error(
-          `${method} ${requestPath} answered ${response.status}: ${JSON.stringify(response.body)}`,
-        );
-      }
-      return response.body;
-    };
+    const api = managementApi(managementUrl, credentials.personal_api_key);
     const apps = `/api/organizations/${credentials.organization_id}/pipeline_frontend_apps/`;
     const { id: pluginId } = await api('POST', apps, { plugin_type: 'source', name: 'Greeter' });
     await api('PATCH', `${apps}${String(pluginId)}/update_source/`, {
