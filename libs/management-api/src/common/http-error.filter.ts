@@ -35,7 +35,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (error.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
       this.logger.error(
         {
-          err: exception,
+          err: withoutQueryValues(exception),
           method: request.method,
           url: redactUrl(request.originalUrl),
           requestId: request.id,
@@ -97,4 +97,19 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     return new ApiError('error', 'A server error occurred.');
   }
+}
+
+/**
+ * SECURITY: TypeORM's QueryFailedError carries the failed statement and its parameters, and pino's
+ * serializer logs every own property: an install whose INSERT failed would write the app URL's
+ * private token (and a config's sealed secrets) to the log. The message and stack are kept.
+ */
+export function withoutQueryValues(exception: unknown): unknown {
+  if (!(exception instanceof Error) || !('parameters' in exception || 'query' in exception)) return exception;
+  const copy = new Error(exception.message);
+  copy.name = exception.name;
+  copy.stack = exception.stack;
+  const { code } = exception as { code?: unknown };
+  if (code !== undefined) Object.assign(copy, { code });
+  return copy;
 }
