@@ -20,6 +20,7 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
   const encryptionKey = randomBytes(32);
   let testApp: ManagementTestApp;
   let api: ApiClient;
+  let ownerKey: string;
   let organizationId: string;
   let projectId: number;
   let pluginId: number;
@@ -43,10 +44,12 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
 
   beforeAll(async () => {
     testApp = await startManagementTestApp({ encryptionKeys: [encryptionKey] });
-    ({ api, organizationId, projectId } = await testApp.createOwner(
-      'owner@plugin-configs.test',
-      'Configs org',
-    ));
+    ({
+      api,
+      key: ownerKey,
+      organizationId,
+      projectId,
+    } = await testApp.createOwner('owner@plugin-configs.test', 'Configs org'));
     const index = 'export function composeWebhook() { return null; }';
     pluginId = await sourceApp('Configurable webhook', {
       'plugin.json': JSON.stringify(PLUGIN_JSON),
@@ -280,5 +283,322 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
     expect(await stored(configId)).toMatchObject({ deleted: true, enabled: false });
     const list = await api.get(configs());
     expect(list.body.results.map((config: { id: number }) => config.id)).not.toContain(configId);
+  });
+
+  describe('attachments: multipart add_attachment[<key>] and remove_attachment[<key>]', () => {
+    const ATTACHMENT_PLUGIN_JSON = {
+      name: 'Certificate app',
+      config: [
+        { key: 'label', name: 'Label', type: 'string' },
+        { key: 'certificate', name: 'Certificate', type: 'attachment', required: true },
+        { key: 'privateKey', name: 'Private key', type: 'attachment', secret: true },
+      ],
+    };
+    let attachmentPluginId: number;
+    let attachmentConfigId: number;
+
+    /** A multipart request as a browser's FormData sends it, with the owner's key. */
+    async function sendForm(method: 'POST' | 'PATCH', path: string, form: FormData, key = ownerKey) {
+      const response = await fetch(`${testApp.baseUrl}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}` },
+        body: form,
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : null };
+    }
+
+    function form(fields: Record<string, string>, files: Record<string, [string, string, string?]> = {}) {
+      const data = new FormData();
+      for (const [name, value] of Object.entries(fields)) data.append(name, value);
+      for (const [name, [contents, fileName, type]] of Object.entries(files)) {
+        data.append(name, new Blob([contents], type ? { type } : {}), fileName);
+      }
+      return data;
+    }
+
+    /** What the apps runtime reads for meta.attachments (libs/apps-runtime enabled-apps.ts). */
+    async function runtimeAttachments(pluginConfigId: number) {
+      const rows: {
+        key: string;
+        content_type: string;
+        file_name: string;
+        file_size: number;
+        contents: Buffer;
+      }[] = await testApp.dataSource.query(
+        'SELECT key, content_type, file_name, file_size, contents FROM plugin_attachments WHERE plugin_config_id = $1 ORDER BY key',
+        [pluginConfigId],
+      );
+      return rows.map((row) => ({ ...row, contents: row.contents.toString('utf8') }));
+    }
+
+    beforeAll(async () => {
+      attachmentPluginId = await sourceApp('Certificate app', {
+        'plugin.json': JSON.stringify(ATTACHMENT_PLUGIN_JSON),
+        'index.ts': 'export function composeWebhook() { return null; }',
+      });
+    });
+
+    it('refuses a config without its required attachment, and an attachment value sent as text', async () => {
+      const missing = await api.post(configs(), { plugin: attachmentPluginId, config: { label: 'x' } });
+      expect([missing.status, missing.body.code, missing.body.attr, missing.body.detail]).toEqual([
+        400,
+        'required',
+        'config__certificate',
+        '"Certificate" is required.',
+      ]);
+      const asText = await sendForm(
+        'POST',
+        configs(),
+        form({ plugin: String(attachmentPluginId), config: JSON.stringify({ certificate: 'PEM TEXT' }) }),
+      );
+      expect([asText.status, asText.body.attr, asText.body.detail]).toEqual([
+        400,
+        'config__certificate',
+        '"Certificate" is an attachment: upload it as the file add_attachment[certificate].',
+      ]);
+      expect(await testApp.dataSource.query('SELECT id FROM plugin_attachments')).toEqual([]);
+    });
+
+    it('creates a config from a form: fields, config JSON and files; shows files, masks a secret one', async () => {
+      const response = await sendForm(
+        'POST',
+        configs(),
+        form(
+          {
+            plugin: String(attachmentPluginId),
+            enabled: 'true',
+            order: '3',
+            config: JSON.stringify({ label: 'production' }),
+          },
+          {
+            'add_attachment[certificate]': [
+              '-----BEGIN CERTIFICATE-----',
+              'café.pem',
+              'application/x-pem-file',
+            ],
+            'add_attachment[privateKey]': ['very secret key', 'key.pem', 'application/x-pem-file'],
+          },
+        ),
+      );
+      expect(response.status).toBe(201);
+      expect(response.body).toMatchObject({
+        plugin: attachmentPluginId,
+        enabled: true,
+        order: 3,
+        config: {
+          label: 'production',
+          certificate: {
+            uid: expect.any(Number),
+            saved: true,
+            size: Buffer.byteLength('-----BEGIN CERTIFICATE-----'),
+            name: 'café.pem',
+            type: 'application/x-pem-file',
+          },
+          privateKey: { uid: -1, saved: true, size: -1, name: MASK, type: 'application/octet-stream' },
+        },
+      });
+      expect(JSON.stringify(response.body)).not.toContain('key.pem');
+      attachmentConfigId = response.body.id;
+      expect(await runtimeAttachments(attachmentConfigId)).toEqual([
+        {
+          key: 'certificate',
+          content_type: 'application/x-pem-file',
+          file_name: 'café.pem',
+          file_size: 27,
+          contents: '-----BEGIN CERTIFICATE-----',
+        },
+        {
+          key: 'privateKey',
+          content_type: 'application/x-pem-file',
+          file_name: 'key.pem',
+          file_size: 15,
+          contents: 'very secret key',
+        },
+      ]);
+      // An attachment lives in its own table, never in the config's values.
+      expect((await stored(attachmentConfigId)).config).toEqual({ label: 'production' });
+      const listed = await api.get(configs());
+      const shown = listed.body.results.find((config: { id: number }) => config.id === attachmentConfigId);
+      expect(shown.config.certificate).toEqual(response.body.config.certificate);
+    });
+
+    it('keeps the attachments through a JSON update that sends the config back as shown', async () => {
+      const shown = (await api.get(configs(`${attachmentConfigId}/`))).body;
+      const response = await api.patch(configs(`${attachmentConfigId}/`), {
+        config: { ...shown.config, label: 'staging' },
+      });
+      expect(response.status).toBe(200);
+      expect(response.body.config).toEqual({ ...shown.config, label: 'staging' });
+      expect((await stored(attachmentConfigId)).config).toEqual({ label: 'staging' });
+      expect((await runtimeAttachments(attachmentConfigId)).map((row) => row.key)).toEqual([
+        'certificate',
+        'privateKey',
+      ]);
+    });
+
+    it('replaces a file and removes another through PATCH, with a new updated_at for the runtime', async () => {
+      const before = await stored(attachmentConfigId);
+      const response = await sendForm(
+        'PATCH',
+        configs(`${attachmentConfigId}/`),
+        form(
+          { 'remove_attachment[privateKey]': 'true' },
+          { 'add_attachment[certificate]': ['rotated certificate', 'ca-2026.pem'] },
+        ),
+      );
+      expect(response.status).toBe(200);
+      expect(response.body.config).toEqual({
+        label: 'staging',
+        certificate: {
+          uid: expect.any(Number),
+          saved: true,
+          size: 19,
+          name: 'ca-2026.pem',
+          type: 'application/octet-stream',
+        },
+      });
+      expect(await runtimeAttachments(attachmentConfigId)).toEqual([
+        {
+          key: 'certificate',
+          content_type: 'application/octet-stream',
+          file_name: 'ca-2026.pem',
+          file_size: 19,
+          contents: 'rotated certificate',
+        },
+      ]);
+      expect((await stored(attachmentConfigId)).updatedAt.getTime()).toBeGreaterThan(
+        before.updatedAt.getTime(),
+      );
+    });
+
+    it.each([
+      [
+        'removing a required attachment',
+        form({ 'remove_attachment[certificate]': 'true' }),
+        'config__certificate',
+        '"Certificate" is required.',
+      ],
+      [
+        'a file for a field that is not an attachment',
+        form({}, { 'add_attachment[label]': ['text', 'label.txt'] }),
+        'add_attachment[label]',
+        '"Label" is not an attachment: send its value in config.',
+      ],
+      [
+        'a file for a key the schema does not have',
+        form({}, { 'add_attachment[nope]': ['text', 'nope.txt'] }),
+        'add_attachment[nope]',
+        '"nope" is not a field of this app\'s config.',
+      ],
+      [
+        'adding and removing the same key',
+        form({ 'remove_attachment[privateKey]': 'true' }, { 'add_attachment[privateKey]': ['k', 'k.pem'] }),
+        'add_attachment[privateKey]',
+        '"Private key" is both added and removed in one request.',
+      ],
+      [
+        'a file under another field name',
+        form({}, { upload: ['text', 'file.txt'] }),
+        null,
+        'Unexpected file "upload": send add_attachment[<key>].',
+      ],
+      [
+        'a config field that is not JSON',
+        form({ config: '{not json' }),
+        'config',
+        'JSON parse error - the config field is not valid JSON.',
+      ],
+    ])('refuses %s with 400 and changes nothing', async (_name, body, attr, detail) => {
+      const before = await runtimeAttachments(attachmentConfigId);
+      const response = await sendForm('PATCH', configs(`${attachmentConfigId}/`), body);
+      expect([response.status, response.body.attr, response.body.detail]).toEqual([400, attr, detail]);
+      expect(await runtimeAttachments(attachmentConfigId)).toEqual(before);
+    });
+
+    it('refuses a file larger than 1 MiB with 413, naming the field', async () => {
+      const response = await sendForm(
+        'PATCH',
+        configs(`${attachmentConfigId}/`),
+        form({}, { 'add_attachment[certificate]': ['x'.repeat(1024 * 1024 + 1), 'big.pem'] }),
+      );
+      expect([response.status, response.body.code, response.body.attr, response.body.detail]).toEqual([
+        413,
+        'payload_too_large',
+        'add_attachment[certificate]',
+        'The file add_attachment[certificate] is larger than 1048576 bytes (1 MiB), the most an attachment takes.',
+      ]);
+      expect((await runtimeAttachments(attachmentConfigId))[0].file_name).toBe('ca-2026.pem');
+      const exactly = await sendForm(
+        'PATCH',
+        configs(`${attachmentConfigId}/`),
+        form({}, { 'add_attachment[certificate]': ['y'.repeat(1024 * 1024), 'limit.pem'] }),
+      );
+      expect(exactly.status).toBe(200);
+      expect(exactly.body.config.certificate.size).toBe(1024 * 1024);
+    });
+
+    it('answers 400 to a form cut short or without a boundary, not a server error', async () => {
+      const truncated = await api.request('PATCH', configs(`${attachmentConfigId}/`), {
+        headers: { 'Content-Type': 'multipart/form-data; boundary=XYZ' },
+        rawBody:
+          '--XYZ\r\nContent-Disposition: form-data; name="add_attachment[certificate]"; filename="a.pem"\r\n\r\nhalf',
+      });
+      expect([truncated.status, truncated.body.code]).toEqual([400, 'parse_error']);
+      const noBoundary = await api.request('PATCH', configs(`${attachmentConfigId}/`), {
+        headers: { 'Content-Type': 'multipart/form-data' },
+        rawBody: 'enabled=true',
+      });
+      expect([noBoundary.status, noBoundary.body.code]).toEqual([400, 'parse_error']);
+    });
+
+    it('answers 403 to a form from a key without plugin:write, before storing anything', async () => {
+      const readOnly = await testApp.createKey('owner@plugin-configs.test', ['plugin:read']);
+      const before = await runtimeAttachments(attachmentConfigId);
+      const response = await sendForm(
+        'PATCH',
+        configs(`${attachmentConfigId}/`),
+        form({}, { 'add_attachment[certificate]': ['forged', 'forged.pem'] }),
+        readOnly,
+      );
+      expect([response.status, response.body.detail]).toEqual([
+        403,
+        "API key missing required scope 'plugin:write'",
+      ]);
+      expect(await runtimeAttachments(attachmentConfigId)).toEqual(before);
+    });
+
+    it('answers 415 to a form on routes that do not take one', async () => {
+      const flag = await sendForm(
+        'POST',
+        `/api/projects/${projectId}/feature_flags/`,
+        form({ key: 'a-flag' }),
+      );
+      expect([flag.status, flag.body.code]).toEqual([415, 'unsupported_media_type']);
+      const app = await sendForm(
+        'PATCH',
+        `/api/organizations/${organizationId}/pipeline_frontend_apps/${attachmentPluginId}/`,
+        form({ name: 'renamed' }),
+      );
+      expect([app.status, app.body.code]).toEqual([415, 'unsupported_media_type']);
+    });
+
+    it('records attachment activity, a secret file by a masked name', async () => {
+      const activity = await api.get(
+        `/api/organizations/${organizationId}/pipeline_destinations/activity/?limit=50`,
+      );
+      const entries = activity.body.results.filter(
+        (entry: { scope: string; item_id: string }) =>
+          entry.scope === 'PluginConfig' && entry.item_id === String(attachmentConfigId),
+      );
+      expect(entries.map((entry: { activity: string }) => entry.activity)).toEqual(
+        expect.arrayContaining(['attachment_created', 'attachment_updated', 'attachment_deleted']),
+      );
+      expect(JSON.stringify(entries)).not.toContain('key.pem');
+      const deleted = entries.find((entry: { activity: string }) => entry.activity === 'attachment_deleted');
+      expect(deleted.detail.changes).toEqual([
+        expect.objectContaining({ action: 'deleted', field: 'privateKey', before: MASK, after: null }),
+      ]);
+    });
   });
 });

@@ -16,8 +16,15 @@ import { OpenApiDocument } from './schema/openapi-document';
 import { UnsupportedMediaTypeError } from './common/validation.pipe';
 import { refuseDeepBodies, securityHeaders } from './common/request-hardening.middleware';
 import { publicOriginMiddleware } from './common/public-url.util';
+import { MULTIPART_FORM_ROUTES } from './plugins/plugin-config.controller';
 
 const PROBE_PATHS = new Set(['/_health', '/_ready', '/metrics']);
+
+/** The routes whose interceptor parses a multipart form (after the access guard): the rest refuse one. */
+const multipartForms = new RouteMatcher();
+multipartForms.load(
+  MULTIPART_FORM_ROUTES.map((route) => ({ ...route, handler: 'multipart form', rule: undefined })),
+);
 
 /** A write with a body that is not JSON is a 415, as DRF answers, rather than an empty body. */
 function refuseUnsupportedBodies(
@@ -26,6 +33,10 @@ function refuseUnsupportedBodies(
   next: express.NextFunction,
 ) {
   const contentType = request.headers['content-type'];
+  if (request.is('multipart/form-data') && multipartForms.methodsFor(request.path).includes(request.method)) {
+    next();
+    return;
+  }
   const hasBody =
     Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
   if (

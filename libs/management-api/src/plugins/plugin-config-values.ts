@@ -1,3 +1,4 @@
+import type { ActivityChange } from '../activity/activity-log.service';
 import { validationError } from '../common/api-error';
 
 /** What PostHog shows in place of a secret value, and what a client may send back to keep it. */
@@ -48,7 +49,8 @@ const isMissing = (value: unknown) => value === undefined || value === null || v
 /**
  * Checks a config (secrets already resolved to their kept or new values) against the app's
  * schema: no unknown keys, required fields present (a schema default stands in), choices among
- * their values, json fields parsable. Attachments come as uploads, which this API does not take.
+ * their values, json fields parsable. Attachments come as uploads (see attachmentKeysAfter): an
+ * attachment's value sent back as shown (`{saved: true, …}`) is dropped, any other is refused.
  */
 export function validateConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
   const fields = new Map(configFields(schema).map((field) => [field.key, field]));
@@ -60,7 +62,11 @@ export function validateConfig(schema: unknown, config: Record<string, unknown>)
     const attr = `config__${key}`;
     switch (field.type) {
       case 'attachment':
-        throw validationError(`"${field.name}" is an attachment: upload it as a file.`, attr);
+        if (isShownAttachment(value)) continue;
+        throw validationError(
+          `"${field.name}" is an attachment: upload it as the file add_attachment[${key}].`,
+          attr,
+        );
       case 'choice':
         if (field.choices && !field.choices.includes(value)) {
           throw validationError(
@@ -84,6 +90,7 @@ export function validateConfig(schema: unknown, config: Record<string, unknown>)
     cleaned[key] = value;
   }
   for (const field of fields.values()) {
+    if (field.type === 'attachment') continue;
     if (field.required && !field.hasDefault && isMissing(cleaned[field.key])) {
       throw validationError(`"${field.name}" is required.`, `config__${field.key}`, 'required');
     }
@@ -100,4 +107,85 @@ export function maskConfig(schema: unknown, config: Record<string, unknown>): Re
       secrets.has(key) && !isMissing(value) ? SECRET_MASK : value,
     ]),
   );
+}
+
+/** A config value as the API shows an attachment, which a client may send back unchanged. */
+function isShownAttachment(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<string, unknown>).saved === true;
+}
+
+/** The attachment changes of one request: files by key (`add_attachment[key]`), keys to remove. */
+export interface AttachmentChanges {
+  add: Map<string, AttachmentUpload>;
+  remove: Set<string>;
+}
+
+export interface AttachmentUpload {
+  contentType: string;
+  fileName: string;
+  contents: Buffer;
+}
+
+export const noAttachmentChanges = (): AttachmentChanges => ({ add: new Map(), remove: new Set() });
+
+export const hasAttachmentChanges = (changes: AttachmentChanges) =>
+  changes.add.size + changes.remove.size > 0;
+
+/**
+ * The keys that hold a file once `changes` apply to `existing`: only attachment fields of the
+ * schema take or lose one, and a required attachment field must end up with a file.
+ */
+export function attachmentKeysAfter(
+  schema: unknown,
+  existing: ReadonlySet<string>,
+  changes: AttachmentChanges,
+): Set<string> {
+  const fields = new Map(configFields(schema).map((field) => [field.key, field]));
+  const named = [
+    ...[...changes.add.keys()].map((key) => [key, `add_attachment[${key}]`] as const),
+    ...[...changes.remove].map((key) => [key, `remove_attachment[${key}]`] as const),
+  ];
+  for (const [key, formField] of named) {
+    const field = fields.get(key);
+    if (!field) throw validationError(`"${key}" is not a field of this app's config.`, formField);
+    if (field.type !== 'attachment') {
+      throw validationError(`"${field.name}" is not an attachment: send its value in config.`, formField);
+    }
+    if (changes.add.has(key) && changes.remove.has(key)) {
+      throw validationError(`"${field.name}" is both added and removed in one request.`, formField);
+    }
+  }
+  const after = new Set([...existing].filter((key) => !changes.remove.has(key)));
+  for (const key of changes.add.keys()) after.add(key);
+  for (const field of fields.values()) {
+    if (field.type === 'attachment' && field.required && !after.has(field.key)) {
+      throw validationError(`"${field.name}" is required.`, `config__${field.key}`, 'required');
+    }
+  }
+  return after;
+}
+
+/** The config keys whose value changed, as activity changes; secret values stay masked. */
+export function changedKeys(
+  schema: unknown,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): ActivityChange[] {
+  const shownBefore = maskConfig(schema, before);
+  const shownAfter = maskConfig(schema, after);
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return keys.flatMap((key) => {
+    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) return [];
+    const action: ActivityChange['action'] =
+      before[key] === undefined ? 'created' : after[key] === undefined ? 'deleted' : 'changed';
+    return [
+      {
+        type: 'PluginConfig',
+        action,
+        field: key,
+        before: shownBefore[key] ?? null,
+        after: shownAfter[key] ?? null,
+      },
+    ];
+  });
 }

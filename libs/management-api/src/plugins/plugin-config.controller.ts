@@ -1,17 +1,42 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Req,
+  UseInterceptors,
+} from '@nestjs/common';
+import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { AttachmentChangesOf, PluginConfigFormInterceptor } from './plugin-config-form.interceptor';
+import type { AttachmentChanges } from './plugin-config-values';
 import { PluginConfigService } from './plugin-config.service';
 import { CreatePluginConfigDto, UpdatePluginConfigDto } from './plugin.dto';
 
 const READ: AccessRule = { scope: 'plugin:read', projectParam: 'project_id' };
 const WRITE: AccessRule = { scope: 'plugin:write', projectParam: 'project_id' };
 
+const PLUGIN_CONFIGS_PATH = 'api/projects/:project_id/plugin_configs';
+
+/**
+ * The routes that take PostHog's multipart form besides JSON: the app lets that content type
+ * through to these only (any other route answers 415 to it).
+ */
+export const MULTIPART_FORM_ROUTES = [
+  { method: 'POST', path: `/${PLUGIN_CONFIGS_PATH}` },
+  { method: 'PATCH', path: `/${PLUGIN_CONFIGS_PATH}/:id` },
+] as const;
+
 @ApiTags('pipeline apps')
-@Controller('api/projects/:project_id/plugin_configs')
+@Controller(PLUGIN_CONFIGS_PATH)
 export class PluginConfigController {
   constructor(private readonly configs: PluginConfigService) {}
 
@@ -30,11 +55,19 @@ export class PluginConfigController {
 
   @Post()
   @ApiOperation({
-    summary: 'Configures an app for the project; secret values are sealed and never shown again',
+    summary:
+      'Configures an app for the project; secret values are sealed and never shown again. ' +
+      'As a multipart form, `config` is JSON text and files `add_attachment[<key>]` fill attachment fields',
   })
+  @ApiConsumes('application/json', 'multipart/form-data')
   @Access(WRITE)
-  async create(@Caller() caller: AccessContext, @Body() dto: CreatePluginConfigDto) {
-    return this.configs.create(requireProject(caller), caller.user, dto);
+  @UseInterceptors(PluginConfigFormInterceptor)
+  async create(
+    @Caller() caller: AccessContext,
+    @Body() dto: CreatePluginConfigDto,
+    @AttachmentChangesOf() attachments: AttachmentChanges,
+  ) {
+    return this.configs.create(requireProject(caller), caller.user, dto, attachments);
   }
 
   @Get(':id')
@@ -44,10 +77,21 @@ export class PluginConfigController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Secret values omitted or sent back masked keep their stored value' })
+  @ApiOperation({
+    summary:
+      'Secret values omitted or sent back masked keep their stored value. As a multipart form, ' +
+      'files `add_attachment[<key>]` replace attachments and fields `remove_attachment[<key>]` delete them',
+  })
+  @ApiConsumes('application/json', 'multipart/form-data')
   @Access(WRITE)
-  async update(@Caller() caller: AccessContext, @Param('id') id: string, @Body() dto: UpdatePluginConfigDto) {
-    return this.configs.update(requireProject(caller), caller.user, id, dto);
+  @UseInterceptors(PluginConfigFormInterceptor)
+  async update(
+    @Caller() caller: AccessContext,
+    @Param('id') id: string,
+    @Body() dto: UpdatePluginConfigDto,
+    @AttachmentChangesOf() attachments: AttachmentChanges,
+  ) {
+    return this.configs.update(requireProject(caller), caller.user, id, dto, attachments);
   }
 
   @Delete(':id')

@@ -9,11 +9,23 @@ import { ApiError, notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
 import { assertPluginAccess, parsePluginId } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
+import { applyAttachmentChanges, attachmentsOf, type AttachmentSummary } from './plugin-attachment.store';
 import { PluginConfigSecrets } from './plugin-config-secrets.service';
-import { maskConfig, secretKeys, SECRET_MASK, validateConfig } from './plugin-config-values';
+import {
+  attachmentKeysAfter,
+  changedKeys,
+  hasAttachmentChanges,
+  maskConfig,
+  noAttachmentChanges,
+  secretKeys,
+  SECRET_MASK,
+  validateConfig,
+  type AttachmentChanges,
+} from './plugin-config-values';
 import type { CreatePluginConfigDto, UpdatePluginConfigDto } from './plugin.dto';
 import {
   type PipelineAppResponse,
+  presentAttachment,
   presentLogEntry,
   presentPluginConfig,
   type PluginConfigResponse,
@@ -62,6 +74,7 @@ export class PluginConfigService {
     project: ResolvedProject,
     user: User,
     dto: CreatePluginConfigDto,
+    attachments: AttachmentChanges = noAttachmentChanges(),
   ): Promise<PluginConfigResponse> {
     const { organization, team } = project;
     assertPluginAccess(organization, false);
@@ -84,7 +97,8 @@ export class PluginConfigService {
         .exists({ where: { pluginId: plugin.id, teamId: team.id, deleted: false } });
       if (existing)
         throw validationError('This app is already configured for this project.', 'plugin', 'unique');
-      const values = await this.resolveConfig(plugin, {}, dto.config ?? {});
+      const values = await this.resolveConfig(plugin, {}, dto.config ?? {}, attachments);
+      attachmentKeysAfter(plugin.configSchema, new Set(), attachments);
       const now = new Date();
       const config = manager.getRepository(PluginConfig).create({
         pluginId: plugin.id,
@@ -101,6 +115,16 @@ export class PluginConfigService {
       });
       await manager.getRepository(PluginConfig).save(config);
       await this.activity.recordConfig(manager, organization, user, plugin, config, 'config_created');
+      const secrets = secretKeys(plugin.configSchema);
+      for (const [activity, changes] of await applyAttachmentChanges(
+        manager,
+        config,
+        [],
+        attachments,
+        secrets,
+      )) {
+        await this.activity.recordConfig(manager, organization, user, plugin, config, activity, changes);
+      }
       return (await this.presentAll(manager, [config], true))[0];
     });
   }
@@ -110,6 +134,7 @@ export class PluginConfigService {
     user: User,
     id: string,
     dto: UpdatePluginConfigDto,
+    attachments: AttachmentChanges = noAttachmentChanges(),
   ): Promise<PluginConfigResponse> {
     const { organization } = project;
     assertPluginAccess(organization, false);
@@ -117,11 +142,20 @@ export class PluginConfigService {
       const config = await this.find(manager, project, id, true);
       const plugin = await manager.getRepository(Plugin).findOneByOrFail({ id: config.pluginId });
       const activities: [string, ActivityChange[] | null][] = [];
+      const stored = await attachmentsOf(manager, [config.id]);
       if (dto.config !== undefined) {
-        const values = await this.resolveConfig(plugin, config.config, dto.config);
+        const values = await this.resolveConfig(plugin, config.config, dto.config, attachments);
         const changed = changedKeys(plugin.configSchema, config.config, values);
         config.config = values;
         if (changed.length) activities.push(['config_updated', changed]);
+      }
+      if (dto.config !== undefined || hasAttachmentChanges(attachments)) {
+        this.refuseStatelessConfig(plugin, attachments);
+        attachmentKeysAfter(
+          plugin.configSchema,
+          new Set(stored.map((attachment) => attachment.key)),
+          attachments,
+        );
       }
       if (dto.order !== undefined) config.order = dto.order;
       if (dto.enabled !== undefined && dto.enabled !== config.enabled) {
@@ -133,8 +167,18 @@ export class PluginConfigService {
         config.enabled = false;
         activities.push(['config_deleted', null]);
       }
+      // A new updated_at is also how the apps runtime learns that the attachments changed.
       config.updatedAt = new Date();
       await manager.getRepository(PluginConfig).save(config);
+      activities.push(
+        ...(await applyAttachmentChanges(
+          manager,
+          config,
+          stored,
+          attachments,
+          secretKeys(plugin.configSchema),
+        )),
+      );
       for (const [activity, changes] of activities) {
         await this.activity.recordConfig(manager, organization, user, plugin, config, activity, changes);
       }
@@ -251,10 +295,9 @@ export class PluginConfigService {
     plugin: Plugin,
     stored: Record<string, unknown>,
     incoming: Record<string, unknown>,
+    attachments: AttachmentChanges,
   ): Promise<Record<string, unknown>> {
-    if (plugin.isStateless && Object.keys(incoming).length > 0) {
-      throw validationError('Stateless plugins cannot have a config!', 'config');
-    }
+    this.refuseStatelessConfig(plugin, attachments, incoming);
     const secrets = secretKeys(plugin.configSchema);
     const merged: Record<string, unknown> = { ...incoming };
     for (const key of secrets) {
@@ -280,6 +323,16 @@ export class PluginConfigService {
     return result;
   }
 
+  private refuseStatelessConfig(
+    plugin: Plugin,
+    attachments: AttachmentChanges,
+    incoming: Record<string, unknown> = {},
+  ): void {
+    if (plugin.isStateless && (Object.keys(incoming).length > 0 || hasAttachmentChanges(attachments))) {
+      throw validationError('Stateless plugins cannot have a config!', 'config');
+    }
+  }
+
   private async presentAll(
     manager: EntityManager,
     configs: PluginConfig[],
@@ -292,15 +345,25 @@ export class PluginConfigService {
     const infos = withPluginInfo
       ? new Map((await this.plugins.presentAll(plugins, manager)).map((info) => [info.id, info]))
       : new Map<number, PipelineAppResponse>();
-    const rates = await this.deliveryRates(
-      manager,
-      configs.map((config) => config.id),
-    );
+    const ids = configs.map((config) => config.id);
+    const rates = await this.deliveryRates(manager, ids);
+    const attachments = new Map<number, AttachmentSummary[]>();
+    for (const attachment of await attachmentsOf(manager, ids)) {
+      attachments.set(attachment.pluginConfigId, [
+        ...(attachments.get(attachment.pluginConfigId) ?? []),
+        attachment,
+      ]);
+    }
     return configs.map((config) => {
       const schema = byId.get(config.pluginId)?.configSchema;
+      const secrets = secretKeys(schema);
+      // PostHog shows a stored file in place of its key's config value.
+      const shownAttachments = (attachments.get(config.id) ?? []).map(
+        (attachment) => [attachment.key, presentAttachment(attachment, secrets.has(attachment.key))] as const,
+      );
       return presentPluginConfig(
         config,
-        maskConfig(schema, config.config),
+        { ...maskConfig(schema, config.config), ...Object.fromEntries(shownAttachments) },
         rates.get(config.id) ?? null,
         infos.get(config.pluginId),
       );
@@ -321,29 +384,4 @@ export class PluginConfigService {
     }
     return rates;
   }
-}
-
-/** The config keys whose value changed, as activity changes; secret values stay masked. */
-function changedKeys(
-  schema: unknown,
-  before: Record<string, unknown>,
-  after: Record<string, unknown>,
-): ActivityChange[] {
-  const shownBefore = maskConfig(schema, before);
-  const shownAfter = maskConfig(schema, after);
-  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  return keys.flatMap((key) => {
-    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) return [];
-    const action: ActivityChange['action'] =
-      before[key] === undefined ? 'created' : after[key] === undefined ? 'deleted' : 'changed';
-    return [
-      {
-        type: 'PluginConfig',
-        action,
-        field: key,
-        before: shownBefore[key] ?? null,
-        after: shownAfter[key] ?? null,
-      },
-    ];
-  });
 }

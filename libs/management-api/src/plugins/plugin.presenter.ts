@@ -1,5 +1,6 @@
-import type { Plugin, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
+import type { Plugin, PluginAttachment, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
+import { SECRET_MASK } from './plugin-config-values';
 
 /** How long a `latest_tag` equal to `tag` is still shown after a check (PostHog's 30 minutes). */
 const LATEST_TAG_FRESH_MS = 30 * 60 * 1000;
@@ -107,6 +108,30 @@ export function presentPluginConfig(
     description: null,
     deleted: pluginConfig.deleted,
   };
+}
+
+/** How PostHog shows a stored attachment in `config`; a secret one names nothing of the file. */
+export interface AttachmentResponse {
+  uid: number;
+  saved: true;
+  size: number;
+  name: string;
+  type: string;
+}
+
+export function presentAttachment(
+  attachment: Pick<PluginAttachment, 'id' | 'fileSize' | 'fileName' | 'contentType'>,
+  secret: boolean,
+): AttachmentResponse {
+  return secret
+    ? { uid: -1, saved: true, size: -1, name: SECRET_MASK, type: 'application/octet-stream' }
+    : {
+        uid: attachment.id,
+        saved: true,
+        size: attachment.fileSize,
+        name: attachment.fileName,
+        type: attachment.contentType,
+      };
 }
 
 export function presentLogEntry(entry: PluginLogEntry): PluginLogEntryResponse {
