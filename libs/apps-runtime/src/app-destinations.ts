@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
+import { sleep } from '@hogbase/queue';
 import { Counter, type Registry } from 'prom-client';
 import { SandboxAppError, type SandboxFetch, type SandboxJson } from '@hogbase/apps-sandbox';
 import { messageOf, type AppInstance } from './app-instance';
@@ -194,7 +195,7 @@ export class AppDestinations {
         this.lastError = messageOf(error);
         logger.warn({ err: error, attempt }, 'destinations cannot start the job engine yet; retrying');
         await this.boss.stop({ graceful: false, close: true }).catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** (attempt - 1), 15_000)));
+        await sleep(Math.min(500 * 2 ** (attempt - 1), 15_000), this.stopSignal.signal);
       }
     }
   }

@@ -8,3 +8,4 @@ export * from './kafka-topics.util';
 export * from './dead-letter.util';
 export * from './in-process.bus';
 export * from './ingestion-progress';
+export * from './deadline.util';

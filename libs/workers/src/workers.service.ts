@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { DestinationFactory } from '@hogbase/batch-exports';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { SecretBox, WorkersConfig } from '@hogbase/config';
-import type { EventPublisher, IngestionProgress } from '@hogbase/queue';
+import { sleep, type EventPublisher, type IngestionProgress } from '@hogbase/queue';
 import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
 import { ImportApps } from './import-apps/import-apps.service';
 import { executeRun } from './run-executor';
@@ -282,17 +282,5 @@ export function startWorkersService(
       await boss.stop({ graceful: true, timeout: STOP_GRACE_MS, close: true }).catch(() => undefined);
       await importApps?.close();
     },
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }

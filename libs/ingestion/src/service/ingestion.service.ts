@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AppDestinations, AppTransformations, createAppsRuntime } from '@hogbase/apps-runtime';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
-import type { BatchHandler, EventConsumer, EventPublisher } from '@hogbase/queue';
+import { sleep, type BatchHandler, type EventConsumer, type EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
@@ -55,19 +55,6 @@ function consumerCheck(consumer: EventConsumer): CheckResult {
     return ready || (reason ?? 'the consumer is not consuming');
   }
   return consumer.healthy() || 'the consumer is not consuming (rejoining its group or stopped)';
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function messageOf(error: unknown): string {
@@ -139,7 +126,7 @@ export function startIngestionService(
           logger.warn({ err: error, attempt }, `ingestion cannot ${what} yet; retrying until it can`);
         }
         state = { phase, lastError: reason };
-        await pause(
+        await sleep(
           Math.min(START_RETRY_INITIAL_MS * 2 ** (attempt - 1), START_RETRY_MAX_MS),
           stopSignal.signal,
         );

@@ -5,7 +5,7 @@ import { Counter, type Registry } from 'prom-client';
 import { createAppsRuntime, type AppInstance, type AppsRuntime } from '@hogbase/apps-runtime';
 import type { SandboxJson } from '@hogbase/apps-sandbox';
 import type { AppsRuntimeConfig } from '@hogbase/config';
-import type { EventPublisher } from '@hogbase/queue';
+import { sleep, type EventPublisher } from '@hogbase/queue';
 import { AppCapturePublisher } from './app-capture.publisher';
 import {
   isScheduledTask,
@@ -264,16 +264,4 @@ export class ImportApps {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
