@@ -121,6 +121,8 @@ export class KafkaEventConsumer implements EventConsumer {
   private consumer: Consumer | undefined;
   private handler: BatchHandler | undefined;
   private stopping: Promise<void> | undefined;
+  /** kafkajs's own stop and disconnect, which may outlive a bounded `stop()`. */
+  private kafkajsStopped: Promise<void> = Promise.resolve();
   private starting: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   /** Set while kafkajs's runner starts (joins the group): see shutdown(). */
   private runnerStarting: { started: Promise<void>; resolve: () => void } | undefined;
@@ -314,6 +316,7 @@ export class KafkaEventConsumer implements EventConsumer {
         await Promise.allSettled([...this.inFlight]);
         await consumer.disconnect().catch(() => undefined);
       })();
+      this.kafkajsStopped = stopped;
       if (!(await settlesWithin(stopped, deadline - Date.now()))) {
         this.logger.warn(
           { groupId: this.options.groupId, stopTimeoutMs: this.stopTimeoutMs },
@@ -322,6 +325,15 @@ export class KafkaEventConsumer implements EventConsumer {
       }
     }
     this.state.stopped();
+  }
+
+  /**
+   * Resolves once kafkajs itself has stopped and disconnected, which a bounded `stop()` may return
+   * before (a broker that does not answer): a process or test that must not leave kafkajs requests
+   * behind waits on this, within a bound of its own.
+   */
+  whenKafkajsStopped(): Promise<void> {
+    return this.kafkajsStopped;
   }
 
   private track(processing: Promise<void>): Promise<void> {
