@@ -8,8 +8,6 @@ import {
   ClickHouseSettings,
   createClient,
 } from '@clickhouse/client';
-import { drainPending } from 'chdb';
-import { createChdbConnection } from 'chdb/connection';
 import { assertDatabaseName } from './sql-identifier.util';
 
 export type { ClickHouseClient } from '@clickhouse/client';
@@ -63,6 +61,30 @@ interface EmbeddedEngine {
  * per worker process, so tests use one data path per worker and isolate by database name.
  */
 let embeddedEngine: EmbeddedEngine | undefined;
+
+interface ChdbModules {
+  drainPending: typeof import('chdb').drainPending;
+  createChdbConnection: typeof import('chdb/connection').createChdbConnection;
+}
+
+/**
+ * chDB is loaded on first use, not with this module: loading it maps a ~500 MB native engine, which
+ * a process talking to a ClickHouse server never needs, and the container image may leave it out.
+ */
+function loadChdb(): ChdbModules {
+  try {
+    /* eslint-disable @typescript-eslint/no-require-imports -- a synchronous, deferred load */
+    const { drainPending } = require('chdb') as typeof import('chdb');
+    const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    return { drainPending, createChdbConnection };
+  } catch (error) {
+    throw new ClickHouseEngineError(
+      'The embedded ClickHouse (chDB) is not available in this installation ' +
+        `(${error instanceof Error ? error.message.split('\n')[0] : String(error)}): set CLICKHOUSE_URL to a ClickHouse server`,
+    );
+  }
+}
 const embeddedClients = new WeakSet<ClickHouseClient>();
 
 export class ClickHouseEngineError extends Error {
@@ -116,7 +138,7 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseCli
   }
   // Owner only: the events are there. (Files chDB creates inside follow the process umask.)
   mkdirSync(requested, { recursive: true, mode: 0o700 });
-  const connection = createChdbConnection({ path: requested });
+  const connection = loadChdb().createChdbConnection({ path: requested });
   const client = createClient({
     // NOTE: chdb/connection implements the Connection of @clickhouse/client-common 1.23.0, which the
     // client now vendors as its own copy: the same contract, but the settings types have drifted
@@ -147,6 +169,6 @@ export async function closeClickHouse(client: ClickHouseClient): Promise<void> {
   if (embeddedEngine.openClients > 0) return;
   // close() defers the native teardown while an aborted query is still running; the engine only
   // lets go of its data path (so another one may be opened) once that has finished.
-  await drainPending();
+  await loadChdb().drainPending();
   if (embeddedEngine?.openClients === 0) embeddedEngine = undefined;
 }

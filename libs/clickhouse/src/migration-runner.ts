@@ -230,3 +230,28 @@ export async function migrateClickHouse(
   }
   return result;
 }
+
+/**
+ * Names of the migrations not yet recorded in `<database>.schema_migrations`, in order: all of
+ * them before the first run. Reads only, so a process may wait on it while another one migrates.
+ */
+export async function pendingClickHouseMigrations(
+  client: ClickHouseClient,
+  options: MigrateClickHouseOptions,
+): Promise<string[]> {
+  const database = assertDatabaseName(options.database);
+  const migrations = await loadClickHouseMigrations(
+    options.cluster === undefined ? 'single-node' : 'cluster',
+    options.migrationsDir ?? CLICKHOUSE_MIGRATIONS_DIR,
+  );
+  const exists = await client.query({
+    query:
+      'SELECT count() AS found FROM system.tables WHERE database = {database:String} AND name = {table:String}',
+    query_params: { database, table: MIGRATIONS_TABLE },
+    format: 'JSONEachRow',
+  });
+  const [{ found }] = await exists.json<{ found: string }>();
+  if (Number(found) === 0) return migrations.map((migration) => migration.name);
+  const applied = await readApplied(client, database);
+  return migrations.filter((migration) => !applied.has(migration.version)).map((migration) => migration.name);
+}

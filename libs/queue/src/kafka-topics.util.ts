@@ -67,6 +67,24 @@ export async function ensureTopics(
   }
 }
 
+/** The names of `topics` the cluster does not have yet; reads only (for a process waiting on migrate). */
+export async function missingTopics(
+  brokers: readonly string[],
+  topics: readonly TopicSpec[],
+  options: Omit<KafkaClientOptions, 'brokers'> = {},
+): Promise<string[]> {
+  const admin = createKafkaClient({ ...options, brokers }, { quiet: true }).admin();
+  try {
+    await admin.connect();
+    const existing = new Set(await admin.listTopics());
+    return topics.filter((topic) => !existing.has(topic.name)).map((topic) => topic.name);
+  } catch (error) {
+    throw toQueueError(error, 'cannot list the Kafka topics');
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
 /** The topics of the event pipeline (live, historical, dead letters), for the migrate step. */
 export function eventTopicSpecs(partitions: number, replicationFactor: number): TopicSpec[] {
   return [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, DEAD_LETTER_TOPIC].map((name) => ({

@@ -9,6 +9,7 @@ import {
   closeClickHouse,
   createClickHouse,
   migrateClickHouse,
+  pendingClickHouseMigrations,
 } from '@hogbase/clickhouse';
 import {
   type ClickHouseConfig,
@@ -30,7 +31,14 @@ import {
   runMigrationsExclusively,
   startEmbeddedPostgres,
 } from '@hogbase/postgres';
-import { type EnsuredTopic, ensureTopics, eventTopicSpecs, QueueUnavailableError } from '@hogbase/queue';
+import {
+  type EnsuredTopic,
+  ensureTopics,
+  eventTopicSpecs,
+  missingTopics,
+  QueueUnavailableError,
+  sleep,
+} from '@hogbase/queue';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -50,6 +58,10 @@ Commands:
       steps listed. Prints {"migrated": true, "postgres": {"target","applied"},
       "clickhouse": {"target","database","applied"}, "kafka": {"brokers","topics": [{"name","created","partitions"}]}},
       "applied" naming the migrations this run applied; a step that did not run is null.
+  migrate --wait [--only <steps>] [--timeout <seconds>]
+      Applies nothing: waits until another process (the deployment's migrate Job) has applied every
+      Postgres and ClickHouse migration and created the topics, retrying while they are unreachable.
+      Prints {"migrated": true, "waited_seconds"}; exits 1 after --timeout seconds (default 600).
       While \`npm start\` runs on the embedded chDB, no other process may open it (the server migrated
       ClickHouse when it started): leave clickhouse out of --only then.
 
@@ -202,6 +214,98 @@ async function migrate(config: ManagementConfig, only: string | undefined): Prom
   return { migrated: true, postgres, clickhouse, kafka };
 }
 
+/** What each step still lacks: pending migration names, missing topics, or why it cannot tell. */
+async function pendingSteps(
+  config: ManagementConfig,
+  steps: Set<MigrateStep>,
+  clickhouse: ClickHouseConfig,
+  kafka: KafkaConfig,
+): Promise<string[]> {
+  const pending: string[] = [];
+  const check = async (step: MigrateStep, lacks: () => Promise<string[]>) => {
+    if (!steps.has(step)) return;
+    try {
+      const names = await lacks();
+      if (names.length > 0) pending.push(`${step}: ${names.join(', ')}`);
+    } catch (error) {
+      pending.push(`${step}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  const databaseUrl = config.database.url;
+  await check('postgres', async () => {
+    if (!databaseUrl) throw new ConfigError('DATABASE_URL', '', 'is required by migrate --wait');
+    const dataSource = new DataSource(
+      postgresDataSourceOptions({ url: databaseUrl, poolSize: 1, applicationName: 'admin-cli' }),
+    );
+    try {
+      await dataSource.initialize();
+      const waiting = await new MigrationExecutor(dataSource).getPendingMigrations();
+      return waiting.map((migration) => migration.name);
+    } finally {
+      if (dataSource.isInitialized) await dataSource.destroy();
+    }
+  });
+  await check('clickhouse', async () => {
+    const client = createClickHouse(clickhouse);
+    try {
+      return await pendingClickHouseMigrations(client, {
+        database: clickhouse.database,
+        cluster: clickhouse.cluster,
+      });
+    } finally {
+      await closeClickHouse(client);
+    }
+  });
+  const { brokers } = kafka;
+  if (brokers) {
+    await check('kafka', () =>
+      missingTopics(brokers, eventTopicSpecs(kafka.topicPartitions, kafka.replicationFactor), {
+        clientId: `${kafka.clientId}-admin`,
+      }),
+    );
+  }
+  return pending;
+}
+
+const WAIT_POLL_MS = 2_000;
+
+/** An init container's step: returns once the migrate Job has done everything; applies nothing. */
+async function waitForMigrations(
+  config: ManagementConfig,
+  only: string | undefined,
+  timeout: string | undefined,
+): Promise<{ migrated: true; waited_seconds: number }> {
+  const steps = migrateSteps(only);
+  const timeoutSeconds = timeout === undefined ? 600 : Number(timeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
+    throw new UsageError('--timeout must be a positive number of seconds');
+  }
+  if (steps.has('postgres') && !config.database.url) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      '',
+      'is required by migrate --wait (it waits on a shared Postgres)',
+    );
+  }
+  const clickhouse = loadClickHouseConfig();
+  const kafka = loadKafkaConfig();
+  const startedAt = Date.now();
+  let reported = '';
+  for (;;) {
+    const pending = await pendingSteps(config, steps, clickhouse, kafka);
+    const waited_seconds = Math.round((Date.now() - startedAt) / 1000);
+    if (pending.length === 0) return { migrated: true, waited_seconds };
+    const summary = pending.join('; ');
+    if (waited_seconds >= timeoutSeconds) {
+      throw new AdminError(`still not migrated after ${timeoutSeconds} s: ${summary}`);
+    }
+    // stdout carries only the JSON result; progress goes to stderr, once per change.
+    if (summary !== reported) process.stderr.write(`waiting for the migrate step: ${summary}\n`);
+    reported = summary;
+    await sleep(WAIT_POLL_MS);
+  }
+}
+
 async function main(argv: string[]): Promise<unknown> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help') {
@@ -224,6 +328,8 @@ async function main(argv: string[]): Promise<unknown> {
       'first-name': { type: 'string' },
       'last-name': { type: 'string' },
       only: { type: 'string' },
+      wait: { type: 'boolean' },
+      timeout: { type: 'string' },
     },
   });
   if (!['bootstrap', 'create-key', 'revoke-key', 'accept-invite', 'migrate'].includes(command)) {
@@ -234,6 +340,7 @@ async function main(argv: string[]): Promise<unknown> {
   // holds events and key hashes: what they create is for this user only, as with `npm start`.
   process.umask(0o077);
   const config = loadManagementConfig();
+  if (command === 'migrate' && values.wait) return waitForMigrations(config, values.only, values.timeout);
   if (command === 'migrate') return migrate(config, values.only);
   const { databaseUrl, embedded } = await connectPostgres(config);
   const context = await NestFactory.createApplicationContext(

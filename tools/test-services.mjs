@@ -1,0 +1,221 @@
+// The engines the test commands start and stop (`npm test`, `npm run test:deploy`): the machine's
+// PostgreSQL cluster, a Kafka broker and an S3-compatible server from cached jars, and Debian
+// packages a suite needs. Each start pushes its stop, so a caller stops exactly what it started.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { startKafkaBroker } from './kafka-broker.mjs';
+import { startS3Server } from './s3-server.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const POSTGRES_VERSION = '15';
+const POSTGRES_CLUSTER = 'main';
+const TEST_ROLE = 'hogbase_test';
+const TEST_ROLE_PASSWORD = 'hogbase_test';
+const POSTGRES_READY_TIMEOUT_MS = 30_000;
+
+/**
+ * The helpers, bound to the caller's log line and its interruption check (a Ctrl-C during
+ * start-up still stops what already started).
+ */
+export function testServices({ log, throwIfInterrupted = () => undefined }) {
+  /**
+   * Runs a command to completion. Output is captured (and returned) unless `inherit` is set.
+   * Resolves with the exit code instead of throwing so callers decide what a failure means.
+   */
+  function run(command, args, { inherit = false, cwd = repoRoot, env = process.env } = {}) {
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, args, {
+        cwd,
+        env,
+        stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (chunk) => (stdout += chunk));
+      child.stderr?.on('data', (chunk) => (stderr += chunk));
+      child.on('error', (error) =>
+        reject(new Error(`cannot run ${command}: ${error.message}`, { cause: error })),
+      );
+      child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, stdout, stderr }));
+    });
+  }
+
+  async function runOrThrow(command, args, options) {
+    const result = await run(command, args, options);
+    if (result.code !== 0) {
+      const output = `${result.stdout}${result.stderr}`.trim();
+      throw new Error(
+        `${command} ${args.join(' ')} failed (exit ${result.code})${output ? `:\n${output}` : ''}`,
+      );
+    }
+    return result;
+  }
+
+  async function findPostgresCluster() {
+    const { stdout } = await runOrThrow('pg_lsclusters', ['--no-header']);
+    for (const line of stdout.split('\n')) {
+      const [version, cluster, port, status] = line.trim().split(/\s+/);
+      if (version === POSTGRES_VERSION && cluster === POSTGRES_CLUSTER) {
+        return { port: Number(port), online: status.startsWith('online') };
+      }
+    }
+    throw new Error(
+      `PostgreSQL ${POSTGRES_VERSION} cluster "${POSTGRES_CLUSTER}" not found by pg_lsclusters; ` +
+        'install it or set TEST_DATABASE_URL',
+    );
+  }
+
+  async function waitForPostgres(port) {
+    const deadline = Date.now() + POSTGRES_READY_TIMEOUT_MS;
+    for (;;) {
+      throwIfInterrupted();
+      const { code } = await run('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(port)]);
+      if (code === 0) return;
+      if (Date.now() > deadline) {
+        throw new Error(`PostgreSQL on 127.0.0.1:${port} not ready after ${POSTGRES_READY_TIMEOUT_MS} ms`);
+      }
+      await sleep(250);
+    }
+  }
+
+  async function ensureTestRole(port) {
+    if (process.getuid?.() !== 0) {
+      throw new Error(
+        `creating the ${TEST_ROLE} role needs root (runuser -u postgres); ` +
+          'run as root or set TEST_DATABASE_URL',
+      );
+    }
+    // SUPERUSER so tests can CREATE DATABASE and CREATE EXTENSION; this role only exists on a
+    // developer or CI machine's local cluster, reachable on 127.0.0.1.
+    const sql = `DO $$
+  BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${TEST_ROLE}') THEN
+      CREATE ROLE ${TEST_ROLE} LOGIN SUPERUSER PASSWORD '${TEST_ROLE_PASSWORD}';
+    ELSE
+      ALTER ROLE ${TEST_ROLE} LOGIN SUPERUSER PASSWORD '${TEST_ROLE_PASSWORD}';
+    END IF;
+  END
+  $$;`;
+    // cwd '/': the postgres user may not be allowed into the repository directory.
+    await runOrThrow(
+      'runuser',
+      ['-u', 'postgres', '--', 'psql', '-X', '-q', '-p', String(port), '-v', 'ON_ERROR_STOP=1', '-c', sql],
+      { cwd: '/' },
+    );
+  }
+
+  /** Pushes a stop callback onto `stops` only if it starts the cluster itself. */
+  async function startPostgres(childEnv, stops) {
+    if (process.env.TEST_DATABASE_URL) {
+      log('PostgreSQL: using TEST_DATABASE_URL from the environment');
+      childEnv.TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+      return;
+    }
+
+    const cluster = await findPostgresCluster();
+    if (cluster.online) {
+      log(
+        `PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER} already running on port ${cluster.port}; will leave it running`,
+      );
+    } else {
+      log(`starting PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER} on port ${cluster.port}`);
+      // Register the stop before starting: a half-started cluster must be stopped too.
+      stops.push(async () => {
+        log(`stopping PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER}`);
+        const { code, stderr } = await run('pg_ctlcluster', [POSTGRES_VERSION, POSTGRES_CLUSTER, 'stop']);
+        if (code !== 0) log(`could not stop PostgreSQL: ${stderr.trim()}`);
+      });
+      await runOrThrow('pg_ctlcluster', [POSTGRES_VERSION, POSTGRES_CLUSTER, 'start']);
+    }
+    await waitForPostgres(cluster.port);
+    throwIfInterrupted();
+    await ensureTestRole(cluster.port);
+    childEnv.TEST_DATABASE_URL = `postgres://${TEST_ROLE}:${TEST_ROLE_PASSWORD}@127.0.0.1:${cluster.port}/postgres`;
+    log(`PostgreSQL ready: TEST_DATABASE_URL=postgres://${TEST_ROLE}:***@127.0.0.1:${cluster.port}/postgres`);
+  }
+
+  /**
+   * Honours KAFKA_BROKERS from the environment; otherwise starts a single-node KRaft broker from the
+   * cached jars (tools/kafka-broker.mjs) on free loopback ports and pushes its stop onto `stops`.
+   */
+  async function startKafka(childEnv, stops) {
+    if (process.env.KAFKA_BROKERS) {
+      log(`Kafka: using KAFKA_BROKERS=${process.env.KAFKA_BROKERS} from the environment`);
+      childEnv.KAFKA_BROKERS = process.env.KAFKA_BROKERS;
+      return;
+    }
+    log('starting a Kafka broker (single KRaft node on 127.0.0.1, jars cached in ~/.cache/hogbase)');
+    // NOTE: startKafkaBroker resolves only once the broker answers and stops a broker that failed to
+    // start by itself, so there is no half-started broker to register; a Ctrl-C reaches the JVM too
+    // (same process group), and the module's exit hook kills it if this process dies without stop().
+    // It logs the ready line (address, start time) and the stopped line.
+    const kafka = await startKafkaBroker({ port: 0, log });
+    stops.push(() => kafka.stop());
+    childEnv.KAFKA_BROKERS = kafka.brokers;
+  }
+
+  /**
+   * Honours S3_ENDPOINT from the environment; otherwise starts Adobe S3Mock from the cached jar
+   * (tools/s3-server.mjs) on a free loopback port and pushes its stop onto `stops`.
+   */
+  async function startS3(childEnv, stops) {
+    if (process.env.S3_ENDPOINT) {
+      log(`S3: using S3_ENDPOINT=${process.env.S3_ENDPOINT} from the environment`);
+      childEnv.S3_ENDPOINT = process.env.S3_ENDPOINT;
+      return;
+    }
+    log('starting an S3-compatible server (Adobe S3Mock on 127.0.0.1, jar cached in ~/.cache/hogbase)');
+    // NOTE: as with Kafka, startS3Server resolves only once the server answers, stops a server that
+    // failed to start by itself, and kills the JVM from an exit hook if this process dies first.
+    const s3 = await startS3Server({ port: 0, log });
+    stops.push(() => s3.stop());
+    childEnv.S3_ENDPOINT = s3.endpoint;
+  }
+
+  /**
+   * The browser the site-app test drives: CHROMIUM_PATH, or Debian's `chromium` package, installed
+   * with apt-get when it is missing (these machines run the tests as root and reach Debian's mirror).
+   */
+  async function ensureChromium(childEnv) {
+    if (process.env.CHROMIUM_PATH) {
+      childEnv.CHROMIUM_PATH = process.env.CHROMIUM_PATH;
+      return;
+    }
+    const debianChromium = '/usr/bin/chromium';
+    if (!existsSync(debianChromium)) {
+      if (process.getuid?.() !== 0) {
+        throw new Error(
+          `${debianChromium} is missing: install Debian's chromium package, or set CHROMIUM_PATH`,
+        );
+      }
+      log("installing Debian's chromium package for the site-app browser test (apt-get)");
+      await aptInstall(['chromium']);
+    }
+    childEnv.CHROMIUM_PATH = debianChromium;
+  }
+
+  /** Installs Debian packages with apt-get (these machines run the tests as root). */
+  async function aptInstall(packages) {
+    const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await runOrThrow('apt-get', ['update', '-qq'], { env: aptEnv });
+    await runOrThrow('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
+      env: aptEnv,
+    });
+  }
+
+  async function stopServices(stops) {
+    for (const stop of [...stops].reverse()) {
+      try {
+        await stop();
+      } catch (error) {
+        log(`stop failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  return { run, runOrThrow, startPostgres, startKafka, startS3, ensureChromium, aptInstall, stopServices };
+}
