@@ -1,7 +1,6 @@
-import { EVENTS_TOPIC } from '@hogbase/event-contract';
-import { createKafkaClient } from '@hogbase/queue';
 import { freePort, isRunning } from '@hogbase/test-support';
 import { AppSlot, startFaultEngines, type FaultEngines } from './deployment';
+import { waitForGroupDrained } from './group-drain';
 
 const DRAIN_TIMEOUT_MS = 180_000;
 
@@ -78,33 +77,9 @@ export class SplitDeployment {
    * capture acknowledged is then in Postgres and ClickHouse (offsets move only after both writes).
    */
   async drained(): Promise<void> {
-    const kafka = createKafkaClient({ brokers: [this.kafka.brokers], clientId: 'fault-suite' });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-      for (;;) {
-        const ends = await admin.fetchTopicOffsets(EVENTS_TOPIC);
-        const [committed] = await admin.fetchOffsets({
-          groupId: this.engines.groupId,
-          topics: [EVENTS_TOPIC],
-        });
-        const at = new Map(committed.partitions.map(({ partition, offset }) => [partition, BigInt(offset)]));
-        const behind = ends.filter(
-          ({ partition, high }) => BigInt(high) > 0n && (at.get(partition) ?? -1n) < BigInt(high),
-        );
-        if (behind.length === 0) return;
-        if (Date.now() > deadline) {
-          throw new Error(
-            `ingestion did not commit the events topic's end within ${DRAIN_TIMEOUT_MS} ms: ` +
-              `${JSON.stringify(behind)} vs ${JSON.stringify([...at])}\n${this.ingestion.output()}`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    } finally {
-      await admin.disconnect();
-    }
+    await waitForGroupDrained([this.kafka.brokers], this.engines.groupId, DRAIN_TIMEOUT_MS, () =>
+      this.ingestion.output(),
+    );
   }
 
   /**

@@ -1,0 +1,38 @@
+import { EVENTS_TOPIC } from '@hogbase/event-contract';
+import { createKafkaClient } from '@hogbase/queue';
+
+/**
+ * Waits until `groupId` has committed the events topic's end on every partition: every event
+ * capture acknowledged is then in Postgres and ClickHouse (ingestion commits only after both
+ * writes). `describe` adds context (e.g. ingestion's output) to the timeout's message.
+ */
+export async function waitForGroupDrained(
+  brokers: string[],
+  groupId: string,
+  timeoutMs: number,
+  describe: () => string = () => '',
+): Promise<void> {
+  const admin = createKafkaClient({ brokers, clientId: 'drain-check' }).admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ends = await admin.fetchTopicOffsets(EVENTS_TOPIC);
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [EVENTS_TOPIC] });
+      const at = new Map(committed.partitions.map(({ partition, offset }) => [partition, BigInt(offset)]));
+      const behind = ends.filter(
+        ({ partition, high }) => BigInt(high) > 0n && (at.get(partition) ?? -1n) < BigInt(high),
+      );
+      if (behind.length === 0) return;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `group ${groupId} did not commit the events topic's end within ${timeoutMs} ms: ` +
+            `${JSON.stringify(behind)} vs ${JSON.stringify([...at])}\n${describe()}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// `npm run test:deploy`: what a platform team deploys, checked here without Docker or a cluster.
+//   1. k8s/: every kustomize overlay rendered and validated offline (check-manifests.mjs);
+//      docker/compose.yaml checked (check-compose.mjs).
+//   2. docker/Dockerfile built with podman on a stand-in base image (image.mjs), twice: the default
+//      image and the one keeping chDB's engine.
+//   3. docker/test: the containers run against the machine's PostgreSQL and a Kafka broker this
+//      command starts (and stops), posthog-node events through the capture container listed by
+//      the management container, each service stopped with SIGTERM under load.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { testServices } from '../test-services.mjs';
+import { buildImage, EMBEDDED_IMAGE, ensureBaseImage, ensureContainerTools, IMAGE } from './image.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function log(message) {
+  console.log(`[test:deploy] ${message}`);
+}
+
+let receivedSignal = null;
+let child = null;
+const throwIfInterrupted = () => {
+  if (receivedSignal) throw new Error(`interrupted by ${receivedSignal}`);
+};
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    receivedSignal = signal;
+    child?.kill(signal);
+  });
+}
+
+const services = testServices({ log, throwIfInterrupted });
+
+/** Runs a step with inherited output; resolves with its exit code. */
+function step(command, args, env = process.env) {
+  log(`running ${path.basename(command)} ${args.join(' ')}`);
+  return new Promise((resolve, reject) => {
+    child = spawn(command, args, { cwd: repoRoot, env, stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      child = null;
+      resolve(code ?? 1);
+    });
+  });
+}
+
+async function main() {
+  const failures = [];
+  const check = async (name, command, args, env) => {
+    const code = await step(command, args, env);
+    if (code !== 0) failures.push(`${name} (exit ${code})`);
+    throwIfInterrupted();
+  };
+
+  await check('k8s manifests', process.execPath, ['tools/deploy/check-manifests.mjs']);
+  // Debian's docker-compose 1.29 validates the compose file offline against its schema.
+  if ((await services.run('sh', ['-c', 'command -v docker-compose'])).code !== 0) {
+    log('installing docker-compose (apt-get) to validate docker/compose.yaml offline');
+    await services.aptInstall(['docker-compose']);
+  }
+  await check('compose file', process.execPath, ['tools/deploy/check-compose.mjs']);
+
+  await ensureContainerTools({ ...services, log });
+  await ensureBaseImage({ ...services, log });
+  throwIfInterrupted();
+  const built = [];
+  for (const [tag, embeddedClickHouse] of [
+    [IMAGE, false],
+    [EMBEDDED_IMAGE, true],
+  ]) {
+    built.push(await buildImage({ ...services, log }, { tag, embeddedClickHouse }));
+    throwIfInterrupted();
+  }
+
+  const childEnv = { ...process.env, HOGBASE_IMAGE: IMAGE, HOGBASE_EMBEDDED_IMAGE: EMBEDDED_IMAGE };
+  const stops = [];
+  try {
+    await services.startPostgres(childEnv, stops);
+    await services.startKafka(childEnv, stops);
+    throwIfInterrupted();
+    await check(
+      'containers',
+      process.execPath,
+      [
+        '--experimental-vm-modules',
+        '--disable-warning=ExperimentalWarning',
+        path.join(repoRoot, 'node_modules/jest/bin/jest.js'),
+        '-c',
+        'docker/test/jest.config.js',
+      ],
+      childEnv,
+    );
+  } finally {
+    await services.stopServices(stops);
+  }
+
+  for (const { tag, size } of built) log(`image ${tag}: ${(size / 1e6).toFixed(0)} MB`);
+  if (failures.length > 0) throw new Error(`failed: ${failures.join(', ')}`);
+}
+
+main().then(
+  () => {
+    log('exit 0');
+  },
+  (error) => {
+    log(`error: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(receivedSignal === 'SIGINT' ? 130 : receivedSignal === 'SIGTERM' ? 143 : 1);
+  },
+);
