@@ -55,6 +55,8 @@ async function main() {
   };
 
   await check('k8s manifests', process.execPath, ['tools/deploy/check-manifests.mjs']);
+  // Each check must be able to fail: copies of k8s/ broken one way each are all refused.
+  await check('k8s checks self-test', process.execPath, ['tools/deploy/check-manifests.mjs', '--self-test']);
   // Debian's docker-compose 1.29 validates the compose file offline against its schema.
   if ((await services.run('sh', ['-c', 'command -v docker-compose'])).code !== 0) {
     log('installing docker-compose (apt-get) to validate docker/compose.yaml offline');
