@@ -24,7 +24,7 @@ Commands:
 
 const [command] = process.argv.slice(2);
 if (command in SERVICES) {
-  process.argv.splice(2, 1);
+  // argv stays as it is: capture's cluster workers (CAPTURE_WORKERS) re-run this same command line.
   require(path.join(__dirname, SERVICES[command]));
 } else if (command === 'migrate') {
   // admin.cli reads `migrate [options]` from argv as it is.

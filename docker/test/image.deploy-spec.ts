@@ -108,8 +108,13 @@ describe(`the images ${IMAGE} and ${EMBEDDED_IMAGE}`, () => {
     const captureUrl = `http://127.0.0.1:${ports.capture}`;
     const ingestionUrl = `http://127.0.0.1:${ports.ingestion}`;
     const managementUrl = `http://127.0.0.1:${ports.management}`;
-    // Capture needs no volume: tokens come from Postgres, events go to Kafka.
-    const capture = container('capture', { CAPTURE_PORT: String(ports.capture) }, false);
+    // Capture needs no volume: tokens come from Postgres, events go to Kafka. Two workers: the
+    // primary passes SIGTERM on and exits once both drained.
+    const capture = container(
+      'capture',
+      { CAPTURE_PORT: String(ports.capture), CAPTURE_WORKERS: '2' },
+      false,
+    );
     const ingestion = container('ingestion', { INGESTION_PORT: String(ports.ingestion) });
     const management = container('management', { MANAGEMENT_PORT: String(ports.management) });
 

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import {
   CaptureError,
   decodePayload,
@@ -51,6 +52,11 @@ export interface CaptureAppOptions {
   flags?: FlagServices;
   /** A project's site apps: `siteApps` in the remote config, and the scripts posthog-js loads. */
   siteApps?: SiteAppSource;
+  /**
+   * What /metrics answers: this app's registry by default; in a worker of a capture cluster, the
+   * metrics of every worker, summed (capture-cluster.ts).
+   */
+  metricsText?: (own: Registry) => Promise<string>;
 }
 
 interface ErrorBody {
@@ -237,8 +243,9 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     );
     return reply.code(status).header('cache-control', 'no-store').send(body);
   });
+  const metricsText = options.metricsText ?? ((own: Registry) => own.metrics());
   app.get('/metrics', async (_request, reply) =>
-    reply.type('text/plain; version=0.0.4').send(await metrics.registry.metrics()),
+    reply.type('text/plain; version=0.0.4').send(await metricsText(metrics.registry)),
   );
 
   return { app, metrics };

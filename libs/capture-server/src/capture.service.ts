@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { ConfigError, type CaptureConfig, type KafkaConfig } from '@hogbase/config';
 import { KafkaEventPublisher, type EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
@@ -41,6 +42,7 @@ const MESSAGE_OVERHEAD_BYTES = 4_096;
 export async function startCaptureService(
   config: CaptureConfig,
   engines: CaptureEngines,
+  options: { metricsText?: (own: Registry) => Promise<string> } = {},
 ): Promise<CaptureService> {
   const { pool, logger } = engines;
   const queue = new QueueHealth(engines.publisher);
@@ -67,6 +69,7 @@ export async function startCaptureService(
     // The in-process bus has no message size limit.
     maxEventBytes: config.kafka.brokers ? config.kafka.maxMessageBytes - MESSAGE_OVERHEAD_BYTES : undefined,
     ready,
+    metricsText: options.metricsText,
   });
   await app.listen({ host: config.host, port: config.port });
   const { port } = app.server.address() as AddressInfo;

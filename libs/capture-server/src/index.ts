@@ -12,3 +12,4 @@ export * from './site-apps/site-apps.routes';
 export * from './site-apps/site-app-script.util';
 export * from './capture.service';
 export * from './queue-health';
+export * from './capture-cluster';

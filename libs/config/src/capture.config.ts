@@ -17,6 +17,8 @@ export interface CaptureConfig {
   maxDecodedBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** Processes serving the port (node:cluster) when capture runs alone; 1: this process only. */
+  workers: number;
   /** The queue capture publishes to; `brokers` undefined in npm start (the in-process bus). */
   kafka: KafkaConfig;
 }
@@ -32,6 +34,7 @@ export function loadCaptureConfig(env: Environment = process.env): CaptureConfig
     maxDecodedBytes: readInteger(env, 'CAPTURE_MAX_DECODED_BYTES', 100 * 1024 * 1024, 1024),
     trustProxy: readBoolean(env, 'TRUST_PROXY', false),
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    workers: readInteger(env, 'CAPTURE_WORKERS', 1, 1),
     kafka: loadKafkaConfig(env),
   };
 }
