@@ -4,15 +4,18 @@
 //
 //   BENCH_TARGET=capture  the capture service as apps/capture starts it (openCaptureEngines,
 //                         startCaptureService): a KafkaEventPublisher (acks -1), tokens and flags
-//                         over a pg Pool. Needs DATABASE_URL and KAFKA_BROKERS.
+//                         over a pg Pool. Needs DATABASE_URL and KAFKA_BROKERS. With
+//                         CAPTURE_WORKERS > 1, as apps/capture runs then: this process supervises
+//                         that many workers sharing the port (startCaptureCluster).
 //   BENCH_TARGET=ceiling  a plain node:http server that reads each body, gunzips it when the
 //                         SDK gzipped it, JSON-parses it and answers {status: 1}: what any
 //                         capture must do at least, so the most this machine can do.
+import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import pino from 'pino';
-import { openCaptureEngines, startCaptureService } from '@hogbase/capture-server';
+import { openCaptureEngines, startCaptureCluster, startCaptureService } from '@hogbase/capture-server';
 import { ConfigError, loadCaptureConfig, runMain } from '@hogbase/config';
 
 /** The first message a target sends its parent. */
@@ -66,12 +69,42 @@ async function startCeiling(): Promise<{ port: number; stop(): Promise<void> }> 
   };
 }
 
+/** The primary of CAPTURE_WORKERS workers, listening once the first of them does. */
+function startCaptureWorkers(workers: number): Promise<{ port: number; stop(): Promise<void> }> {
+  const logger = pino({ level: 'warn' });
+  return new Promise((resolve) => {
+    const running = startCaptureCluster({
+      workers,
+      logger,
+      onListening: ({ port }) =>
+        resolve({
+          port,
+          async stop() {
+            await running.stop();
+          },
+        }),
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const kind = process.env.BENCH_TARGET;
   if (kind !== 'capture' && kind !== 'ceiling') {
     throw new ConfigError('BENCH_TARGET', kind ?? '', 'must be capture or ceiling');
   }
-  const target = kind === 'capture' ? await startCapture() : await startCeiling();
+  const { workers } = loadCaptureConfig();
+  if (kind === 'capture' && cluster.isWorker) {
+    // A worker of the primary below: it serves, the primary reports the port to the bench.
+    const worker = await startCapture();
+    process.once('SIGTERM', () => void worker.stop().then(() => process.exit(0)));
+    return;
+  }
+  const target =
+    kind === 'capture'
+      ? workers > 1
+        ? await startCaptureWorkers(workers)
+        : await startCapture()
+      : await startCeiling();
   let stopping = false;
   const stop = () => {
     if (stopping) return;

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { loadKafkaConfig } from '@hogbase/config';
@@ -31,7 +32,38 @@ interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   failed: number;
+  /** CPU time the path's process spent during the run (user + system), ms. */
+  cpuMs: number;
 }
+
+/** A process's fields after its command name (which may hold spaces), from /proc/<pid>/stat. */
+function statFields(pid: string | number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined; // gone meanwhile
+  }
+}
+
+/**
+ * User + system CPU time so far of a process and its children (capture's workers), ms, from /proc
+ * (clock ticks of 10 ms).
+ */
+function processCpuMs(pid: number): number {
+  const cpuOf = (fields: string[]) =>
+    ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  let total = cpuOf(statFields(pid) ?? []);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields && Number(fields[1]) === pid) total += cpuOf(fields);
+  }
+  return total;
+}
+
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** One of the compared paths, run for a number of seconds at the benchmark's concurrency. */
 interface LoadPath {
@@ -49,8 +81,11 @@ function httpPath(
   return {
     name,
     async run(durationSeconds) {
+      const cpuBefore = processCpuMs(target.pid);
       const result = await autocannon({ url: target.url, connections, duration: durationSeconds, requests });
+      const cpuMs = processCpuMs(target.pid) - cpuBefore;
       return {
+        cpuMs,
         // Only 2xx count: a 503 (Kafka too slow) is not an event captured.
         requestsPerSecond: result['2xx'] / result.duration,
         p50Ms: result.latency.p50,
@@ -77,6 +112,7 @@ function publishPath(
     async run(durationSeconds) {
       const latencies: number[] = [];
       let failed = 0;
+      const cpuBefore = process.cpuUsage();
       const startedAt = performance.now();
       const endAt = startedAt + durationSeconds * 1000;
       await Promise.all(
@@ -92,7 +128,9 @@ function publishPath(
           }
         }),
       );
+      const cpu = process.cpuUsage(cpuBefore);
       return {
+        cpuMs: (cpu.user + cpu.system) / 1000,
         requestsPerSecond: latencies.length / ((performance.now() - startedAt) / 1000),
         p50Ms: percentile(latencies, 0.5),
         p99Ms: percentile(latencies, 0.99),
@@ -133,8 +171,12 @@ async function comparePaths(
 function comparisonMetrics(
   results: Record<LoadPath['name'], LoadResult[]>,
   eventsPerRequest: number,
+  durationSeconds: number,
 ): Metric[] {
   const eventsPerSecond = (result: LoadResult) => result.requestsPerSecond * eventsPerRequest;
+  // Events in the run: its rate times its length, which the CPU time covers.
+  const cpuPerThousand = (result: LoadResult) =>
+    result.cpuMs / ((eventsPerSecond(result) * durationSeconds) / 1000);
   const ratio = (of: LoadResult[], to: LoadResult[]) =>
     of.map((result, round) => result.requestsPerSecond / to[round].requestsPerSecond);
   return [
@@ -180,6 +222,24 @@ function comparisonMetrics(
       key: 'capture_p99_ms',
       label: 'capture: p99 latency (ms)',
       rounds: results.capture.map((result) => result.p99Ms),
+    },
+    {
+      key: 'capture_cpu_ms_per_1000_events',
+      label: 'capture: CPU ms per 1,000 events',
+      rounds: results.capture.map((result) => cpuPerThousand(result)),
+      digits: 1,
+    },
+    {
+      key: 'publish_cpu_ms_per_1000_events',
+      label: 'Kafka publish alone: CPU ms per 1,000 events',
+      rounds: results.publish.map((result) => cpuPerThousand(result)),
+      digits: 1,
+    },
+    {
+      key: 'ceiling_cpu_ms_per_1000_events',
+      label: 'ceiling: CPU ms per 1,000 events',
+      rounds: results.ceiling.map((result) => cpuPerThousand(result)),
+      digits: 1,
     },
     {
       key: 'capture_failed',
@@ -249,6 +309,7 @@ export async function runBatchBench(
   const metrics = comparisonMetrics(
     await compare(config, targets, requests, messages, log),
     config.eventsPerBatch,
+    config.durationSeconds,
   );
   printRoundsTable(
     `1. /batch/ throughput, ${config.eventsPerBatch}-event posthog-node bodies (gzip), ${config.connections} connections: ` +
@@ -296,7 +357,11 @@ export async function runSingleEventBench(
     `/capture/: ${requests.length} single-event JSON bodies, median ${bodyBytes} bytes; ` +
       `${config.connections} connections, ${config.rounds} × ${config.durationSeconds} s per path`,
   );
-  const metrics = comparisonMetrics(await compare(config, targets, requests, messages, log), 1);
+  const metrics = comparisonMetrics(
+    await compare(config, targets, requests, messages, log),
+    1,
+    config.durationSeconds,
+  );
   printRoundsTable(
     `2. /capture/ single events (JSON), ${config.connections} connections: capture → Kafka (acks -1), ` +
       'beside a plain node:http ceiling and the Kafka publish alone',
