@@ -117,6 +117,22 @@ describe('FlagStore', () => {
     expect([flagValue(results['pro-plan']), flagValue(results['big-companies'])]).toEqual([false, false]);
   });
 
+  it('reads nothing stored for an unknown person, an unknown group or an unmapped group type', async () => {
+    const team = await store.teamFlags(teamId);
+    const context = await store.contextFor(team, {
+      distinctId: 'nobody',
+      personProperties: { plan: 'pro' },
+      groups: { company: 'unknown-co', project: 'p1' },
+    });
+    expect(context.personProperties).toEqual({ plan: 'pro' });
+    expect(context.groupProperties).toEqual({ company: {} });
+    expect(context.hashKeyOverrides).toEqual({});
+    expect(context.isInStaticCohort?.(team.cohorts[0].id)).toBe(false);
+    const acme = await store.contextFor(team, { distinctId: 'alice', groups: { company: 'acme' } });
+    expect(acme.groupProperties).toEqual({ company: { size: 50 } });
+    expect(acme.isInStaticCohort?.(team.cohorts[0].id)).toBe(true);
+  });
+
   it('records hash key overrides for continuity flags, keeping the first', async () => {
     const team = await store.teamFlags(teamId);
     await store.recordHashKeyOverrides(team, 'alice', 'anon-1');
