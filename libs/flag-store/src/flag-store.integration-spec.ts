@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { evaluateFlags, flagValue } from '@hogbase/flag-evaluation';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { FlagStore } from './flag-store';
+import { FlagStore, pgSqlClient } from './flag-store';
 
 /** The store over a migrated database: one project's definitions and a person's context, nothing of another project's. */
 describe('FlagStore', () => {
@@ -131,6 +131,18 @@ describe('FlagStore', () => {
     const acme = await store.contextFor(team, { distinctId: 'alice', groups: { company: 'acme' } });
     expect(acme.groupProperties).toEqual({ company: { size: 50 } });
     expect(acme.isInStaticCohort?.(team.cohorts[0].id)).toBe(true);
+  });
+
+  it('reads the same context through a named statement, again on a connection that prepared it', async () => {
+    const named = new FlagStore(pgSqlClient(pool));
+    const team = await store.teamFlags(teamId);
+    const subject = { distinctId: 'alice', groups: { company: 'acme' }, personProperties: { age: 3 } };
+    const plain = await store.contextFor(team, subject);
+    for (let call = 0; call < 8; call += 1) {
+      const context = await named.contextFor(team, subject);
+      expect({ ...context, isInStaticCohort: undefined }).toEqual({ ...plain, isInStaticCohort: undefined });
+      expect(context.isInStaticCohort?.(team.cohorts[0].id)).toBe(true);
+    }
   });
 
   it('records hash key overrides for continuity flags, keeping the first', async () => {

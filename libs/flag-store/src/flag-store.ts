@@ -6,10 +6,26 @@ import type {
   FlagFilters,
   Properties,
 } from '@hogbase/flag-evaluation';
+import type { Pool, QueryResultRow } from 'pg';
 
 /** What both `pg.Pool` and a TypeORM DataSource adapter offer: a parameterised query. */
 export interface SqlClient {
   query<T>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
+  /**
+   * A named statement (pg's `{name, text, values}`): Postgres parses and plans it once per
+   * connection instead of on every call, which for the per-request read costs more than running it
+   * (about 0.3 ms planning against 0.05 ms executing). Without it the text is run as a plain query.
+   */
+  queryNamed?<T>(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }>;
+}
+
+/** pg's Pool or Client as a SqlClient that runs the per-request read as a named statement. */
+export function pgSqlClient(pg: Pick<Pool, 'query'>): SqlClient {
+  return {
+    query: <T>(text: string, values?: unknown[]) => pg.query<T & QueryResultRow>(text, values),
+    queryNamed: <T>(statement: { name: string; text: string; values: unknown[] }) =>
+      pg.query<T & QueryResultRow>(statement),
+  };
 }
 
 /** A project's flag definitions and what evaluating them needs besides a person. */
@@ -159,16 +175,19 @@ export class FlagStore {
     const groups = subject.groups ?? {};
     const indexByType = groupIndexByType(team);
     const wanted = Object.entries(groups).filter(([type]) => indexByType.has(type));
-    const {
-      rows: [row],
-    } = await this.sql.query<ContextRow>(CONTEXT_QUERY, [
+    const values = [
       team.teamId,
       subject.distinctId,
       team.cohorts.some((cohort) => cohort.is_static),
       team.flags.some((flag) => flag.ensure_experience_continuity),
       wanted.map(([type]) => indexByType.get(type)),
       wanted.map(([, key]) => String(key)),
-    ]);
+    ];
+    const {
+      rows: [row],
+    } = this.sql.queryNamed
+      ? await this.sql.queryNamed<ContextRow>({ name: 'flag-store-context', text: CONTEXT_QUERY, values })
+      : await this.sql.query<ContextRow>(CONTEXT_QUERY, values);
     const staticCohorts = new Set(row?.static_cohort_ids ?? []);
     const groupProperties: Record<string, Record<string, unknown>> = {};
     for (const [type, key] of wanted) {
