@@ -245,10 +245,13 @@ class EvaluationRequest {
       if (matches) {
         const override = condition.variant;
         const variants = filters.multivariate?.variants ?? [];
+        // Without variants there is nothing to place, so no variant hash to compute.
         const variant =
           override && variants.some((candidate) => candidate.key === override)
             ? override
-            : variantForHash(this.hash(flag, 'variant', aggregation), variants);
+            : variants.length === 0
+              ? null
+              : variantForHash(this.hash(flag, 'variant', aggregation), variants);
         return {
           matches: true,
           variant,
