@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { CaptureError, decodePayload, type QueryParams } from '@hogbase/capture-core';
 import {
   buildLocalEvaluationPayload,
+  type CompiledFlags,
   evaluateFlags,
   flagValue,
   type FlagEvaluationResult,
@@ -148,6 +149,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
   async function evaluate(
     request: FlagRequest,
     team: TeamFlags,
+    compiled: CompiledFlags,
   ): Promise<{ results: Record<string, FlagEvaluationResult>; errors: boolean }> {
     let errors = false;
     if (request.anonDistinctId && request.anonDistinctId !== request.distinctId) {
@@ -176,7 +178,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         timezone: team.timezone,
       };
     }
-    return { results: evaluateFlags(team.flags, context, { flagKeys: request.flagKeys }), errors };
+    return { results: evaluateFlags(compiled, context, { flagKeys: request.flagKeys }), errors };
   }
 
   const remote =
@@ -199,16 +201,17 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         const teamId = await tokens.resolve(flagRequest.token);
         if (teamId === null) return await reply.code(401).send(INVALID_TOKEN);
         let team: TeamFlags;
+        let compiled: CompiledFlags;
         let stale = false;
         try {
-          ({ flags: team, stale } = await flags.definitions.get(teamId));
+          ({ flags: team, compiled, stale } = await flags.definitions.get(teamId));
         } catch (failure) {
           if (!(failure instanceof FlagDefinitionsUnavailableError)) throw failure;
           logger.warn({ err: failure }, 'flag definitions unavailable');
           const empty = shapeOf(query) === 'v2' ? v2Body({}, true) : legacyBody({}, true);
           return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, empty) : empty);
         }
-        const { results, errors } = await evaluate(flagRequest, team);
+        const { results, errors } = await evaluate(flagRequest, team, compiled);
         const shaped =
           shapeOf(query) === 'v2' ? v2Body(results, errors || stale) : legacyBody(results, errors || stale);
         return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, shaped) : shaped);
