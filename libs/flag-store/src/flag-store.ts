@@ -19,7 +19,11 @@ export interface SqlClient {
   queryNamed?<T>(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }>;
 }
 
-/** pg's Pool or Client as a SqlClient that runs the per-request read as a named statement. */
+/**
+ * pg's Pool or Client as a SqlClient that runs the per-request read as a named statement.
+ * NOTE: a named statement lives on its server connection; behind PgBouncer in transaction mode
+ * that needs PgBouncer 1.21+ with `max_prepared_statements` set, else use the plain client.
+ */
 export function pgSqlClient(pg: Pick<Pool, 'query'>): SqlClient {
   return {
     query: <T>(text: string, values?: unknown[]) => pg.query<T & QueryResultRow>(text, values),
