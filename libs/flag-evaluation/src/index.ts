@@ -24,6 +24,7 @@ export {
   type JsonValue,
   type Properties,
 } from './flag-definition';
+export { CompiledFlags } from './compiled-flags';
 export { evaluateFlag, evaluateFlags, type EvaluateFlagsOptions } from './flag-evaluator';
 export { calculateHash, flagHash, isInRollout, variantForHash } from './flag-hash';
 export { matchProperty } from './property-matching';

@@ -7,7 +7,7 @@ import type {
   FlagFilters,
   FlagProperty,
 } from './flag-definition';
-import { flagDependencyIds } from './flag-evaluator';
+import { flagDependencyIds } from './compiled-flags';
 
 /** One flag as `local_evaluation` / `/flags/definitions` serve it (MinimalFeatureFlagSerializer). */
 export interface LocalEvaluationFlag {

@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { evaluateFlags, flagValue } from '@hogbase/flag-evaluation';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { FlagStore } from './flag-store';
+import { FlagStore, pgSqlClient } from './flag-store';
 
 /** The store over a migrated database: one project's definitions and a person's context, nothing of another project's. */
 describe('FlagStore', () => {
@@ -115,6 +115,34 @@ describe('FlagStore', () => {
     });
     const results = evaluateFlags(team.flags, overridden);
     expect([flagValue(results['pro-plan']), flagValue(results['big-companies'])]).toEqual([false, false]);
+  });
+
+  it('reads nothing stored for an unknown person, an unknown group or an unmapped group type', async () => {
+    const team = await store.teamFlags(teamId);
+    const context = await store.contextFor(team, {
+      distinctId: 'nobody',
+      personProperties: { plan: 'pro' },
+      groups: { company: 'unknown-co', project: 'p1' },
+    });
+    expect(context.personProperties).toEqual({ plan: 'pro' });
+    expect(context.groupProperties).toEqual({ company: {} });
+    expect(context.hashKeyOverrides).toEqual({});
+    expect(context.isInStaticCohort?.(team.cohorts[0].id)).toBe(false);
+    const acme = await store.contextFor(team, { distinctId: 'alice', groups: { company: 'acme' } });
+    expect(acme.groupProperties).toEqual({ company: { size: 50 } });
+    expect(acme.isInStaticCohort?.(team.cohorts[0].id)).toBe(true);
+  });
+
+  it('reads the same context through a named statement, again on a connection that prepared it', async () => {
+    const named = new FlagStore(pgSqlClient(pool));
+    const team = await store.teamFlags(teamId);
+    const subject = { distinctId: 'alice', groups: { company: 'acme' }, personProperties: { age: 3 } };
+    const plain = await store.contextFor(team, subject);
+    for (let call = 0; call < 8; call += 1) {
+      const context = await named.contextFor(team, subject);
+      expect({ ...context, isInStaticCohort: undefined }).toEqual({ ...plain, isInStaticCohort: undefined });
+      expect(context.isInStaticCohort?.(team.cohorts[0].id)).toBe(true);
+    }
   });
 
   it('records hash key overrides for continuity flags, keeping the first', async () => {

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
+import { CompiledFlags } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
 
 interface Entry {
   flags: TeamFlags;
+  /** The flags prepared for evaluation, once per read rather than on every `/flags` call. */
+  compiled: CompiledFlags;
   /** A digest of the definitions: the ETag of local evaluation. */
   version: string;
   loadedAt: number;
@@ -42,7 +45,9 @@ export class FlagDefinitionsCache {
     this.maxTeams = options.maxTeams ?? 10_000;
   }
 
-  async get(teamId: number): Promise<{ flags: TeamFlags; version: string; stale: boolean }> {
+  async get(
+    teamId: number,
+  ): Promise<{ flags: TeamFlags; compiled: CompiledFlags; version: string; stale: boolean }> {
     const entry = this.entries.get(teamId);
     if (entry && this.now() - entry.loadedAt < this.ttlMs) return { ...entry, stale: false };
     try {
@@ -60,7 +65,12 @@ export class FlagDefinitionsCache {
         .teamFlags(teamId)
         .then((flags) => {
           const version = createHash('sha1').update(JSON.stringify(flags)).digest('hex');
-          const entry: Entry = { flags, version, loadedAt: this.now() };
+          const entry: Entry = {
+            flags,
+            compiled: new CompiledFlags(flags.flags),
+            version,
+            loadedAt: this.now(),
+          };
           if (this.entries.size >= this.maxTeams && !this.entries.has(teamId)) {
             const oldest = this.entries.keys().next().value;
             if (oldest !== undefined) this.entries.delete(oldest);

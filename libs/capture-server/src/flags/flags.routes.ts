@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { CaptureError, decodePayload, type QueryParams } from '@hogbase/capture-core';
 import {
   buildLocalEvaluationPayload,
+  type CompiledFlags,
   evaluateFlags,
-  flagValue,
   type FlagEvaluationResult,
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
@@ -15,6 +14,7 @@ import { SiteAppsUnavailableError, type SiteAppSource } from '../site-apps/site-
 import { siteAppLink, type SiteAppLink } from '../site-apps/site-app-script.util';
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
 import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
+import { legacyBody, v2Body, v2Json } from './flag-response.util';
 import { PersonalKeyAuthorizer } from './personal-key.authorizer';
 
 export interface FlagServices {
@@ -39,6 +39,9 @@ interface RouteOptions {
 
 type ResponseShape = 'v2' | 'legacy';
 
+/** Fastify's own JSON content type: a string body sent with it is not serialized again. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 const error = (type: string, code: string, detail: string) => ({ type, code, detail, attr: null });
 const INVALID_TOKEN = error(
   'authentication_error',
@@ -62,12 +65,6 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
     .some((tag) => tag === '*' || tag === etag);
 }
 
-/** A payload as the SDKs parse it: a JSON string (what PostHog stores), whatever was stored. */
-function payloadText(payload: unknown): string | undefined {
-  if (payload === undefined || payload === null) return undefined;
-  return typeof payload === 'string' ? payload : JSON.stringify(payload);
-}
-
 /** What posthog-js reads from `/decide` and `/flags?config=true` besides flags: everything off. */
 const REMOTE_CONFIG = {
   config: { enable_collect_everything: true },
@@ -81,42 +78,6 @@ const REMOTE_CONFIG = {
   capturePerformance: false,
   autocapture_opt_out: false,
 };
-
-function v2Body(results: Record<string, FlagEvaluationResult>, errors: boolean) {
-  return {
-    flags: Object.fromEntries(
-      Object.entries(results).map(([key, result]) => [
-        key,
-        {
-          key,
-          enabled: result.enabled,
-          variant: result.variant,
-          reason: result.reason,
-          metadata: { ...result.metadata, payload: payloadText(result.metadata.payload) },
-          ...(result.failed ? { failed: true } : {}),
-        },
-      ]),
-    ),
-    errorsWhileComputingFlags: errors || Object.values(results).some((result) => result.failed),
-    requestId: randomUUID(),
-    evaluatedAt: Date.now(),
-  };
-}
-
-function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boolean) {
-  const featureFlags: Record<string, string | boolean> = {};
-  const featureFlagPayloads: Record<string, string> = {};
-  for (const [key, result] of Object.entries(results)) {
-    featureFlags[key] = flagValue(result);
-    const payload = result.enabled ? payloadText(result.metadata.payload) : undefined;
-    if (payload !== undefined) featureFlagPayloads[key] = payload;
-  }
-  return {
-    featureFlags,
-    featureFlagPayloads,
-    errorsWhileComputingFlags: errors || Object.values(results).some((result) => result.failed),
-  };
-}
 
 /**
  * The flag endpoints SDKs call on the capture host: remote evaluation (`/flags`, `/decide`) and the
@@ -148,6 +109,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
   async function evaluate(
     request: FlagRequest,
     team: TeamFlags,
+    compiled: CompiledFlags,
   ): Promise<{ results: Record<string, FlagEvaluationResult>; errors: boolean }> {
     let errors = false;
     if (request.anonDistinctId && request.anonDistinctId !== request.distinctId) {
@@ -176,7 +138,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         timezone: team.timezone,
       };
     }
-    return { results: evaluateFlags(team.flags, context, { flagKeys: request.flagKeys }), errors };
+    return { results: evaluateFlags(compiled, context, { flagKeys: request.flagKeys }), errors };
   }
 
   const remote =
@@ -199,16 +161,21 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         const teamId = await tokens.resolve(flagRequest.token);
         if (teamId === null) return await reply.code(401).send(INVALID_TOKEN);
         let team: TeamFlags;
+        let compiled: CompiledFlags;
         let stale = false;
         try {
-          ({ flags: team, stale } = await flags.definitions.get(teamId));
+          ({ flags: team, compiled, stale } = await flags.definitions.get(teamId));
         } catch (failure) {
           if (!(failure instanceof FlagDefinitionsUnavailableError)) throw failure;
           logger.warn({ err: failure }, 'flag definitions unavailable');
           const empty = shapeOf(query) === 'v2' ? v2Body({}, true) : legacyBody({}, true);
           return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, empty) : empty);
         }
-        const { results, errors } = await evaluate(flagRequest, team);
+        const { results, errors } = await evaluate(flagRequest, team, compiled);
+        if (shapeOf(query) === 'v2' && !withConfig(query)) {
+          // What server-side SDKs ask for on every call: the body is built as text (v2Json).
+          return await reply.type(JSON_CONTENT_TYPE).send(v2Json(results, errors || stale));
+        }
         const shaped =
           shapeOf(query) === 'v2' ? v2Body(results, errors || stale) : legacyBody(results, errors || stale);
         return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, shaped) : shaped);

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { flagValue, type FlagEvaluationResult } from '@hogbase/flag-evaluation';
+
+/** A payload as the SDKs parse it: a JSON string (what PostHog stores), whatever was stored. */
+function payloadText(payload: unknown): string | undefined {
+  if (payload === undefined || payload === null) return undefined;
+  return typeof payload === 'string' ? payload : JSON.stringify(payload);
+}
+
+/** The body of `/flags?v=2` (and `/decide?v=4`): every answer with its reason and metadata. */
+export function v2Body(results: Record<string, FlagEvaluationResult>, errors: boolean) {
+  return {
+    flags: Object.fromEntries(
+      Object.entries(results).map(([key, result]) => [
+        key,
+        {
+          key,
+          enabled: result.enabled,
+          variant: result.variant,
+          reason: result.reason,
+          metadata: { ...result.metadata, payload: payloadText(result.metadata.payload) },
+          ...(result.failed ? { failed: true } : {}),
+        },
+      ]),
+    ),
+    errorsWhileComputingFlags: errors || Object.values(results).some((result) => result.failed),
+    requestId: randomUUID(),
+    evaluatedAt: Date.now(),
+  };
+}
+
+/** The body of `/flags` before v2 and `/decide` before v4: values and payloads by flag key. */
+export function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boolean) {
+  const featureFlags: Record<string, string | boolean> = {};
+  const featureFlagPayloads: Record<string, string> = {};
+  for (const [key, result] of Object.entries(results)) {
+    featureFlags[key] = flagValue(result);
+    const payload = result.enabled ? payloadText(result.metadata.payload) : undefined;
+    if (payload !== undefined) featureFlagPayloads[key] = payload;
+  }
+  return {
+    featureFlags,
+    featureFlagPayloads,
+    errorsWhileComputingFlags: errors || Object.values(results).some((result) => result.failed),
+  };
+}
+
+/** JSON of CompiledFlags' shared, frozen metadata and reason objects, made once per definitions read. */
+const sharedJson = new WeakMap<object, string>();
+
+function jsonOnce(value: object, make: () => string): string {
+  // A fresh object (a failed or disabled answer) is serialized each time rather than kept.
+  if (!Object.isFrozen(value)) return make();
+  let json = sharedJson.get(value);
+  if (json === undefined) {
+    json = make();
+    sharedJson.set(value, json);
+  }
+  return json;
+}
+
+/**
+ * `JSON.stringify(v2Body(results, errors))`, built from pieces: an answer's metadata and reason
+ * are the same objects from one `/flags` call to the next (CompiledFlags shares them), so their
+ * JSON is made once. Serializing 50 answers whole was about a seventh of a `/flags` call's time.
+ */
+export function v2Json(results: Record<string, FlagEvaluationResult>, errors: boolean): string {
+  let flags = '';
+  let failed = false;
+  for (const key of Object.keys(results)) {
+    const result = results[key];
+    if (result.failed) failed = true;
+    const keyJson = JSON.stringify(key);
+    const variant = result.variant === null ? 'null' : JSON.stringify(result.variant);
+    const reason = jsonOnce(result.reason, () => JSON.stringify(result.reason));
+    const metadata = jsonOnce(result.metadata, () =>
+      JSON.stringify({ ...result.metadata, payload: payloadText(result.metadata.payload) }),
+    );
+    flags +=
+      `${flags === '' ? '' : ','}${keyJson}:{"key":${keyJson},"enabled":${result.enabled},` +
+      `"variant":${variant},"reason":${reason},"metadata":${metadata}${result.failed ? ',"failed":true' : ''}}`;
+  }
+  return (
+    `{"flags":{${flags}},"errorsWhileComputingFlags":${errors || failed},` +
+    `"requestId":"${randomUUID()}","evaluatedAt":${Date.now()}}`
+  );
+}
