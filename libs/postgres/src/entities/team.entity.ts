@@ -38,6 +38,38 @@ export class Team {
   @Column('boolean', { name: 'inject_web_apps', default: false })
   injectWebApps!: boolean;
 
+  /** Turns posthog-js's autocapture off (remote config `autocapture_opt_out`). */
+  @Column('boolean', { name: 'autocapture_opt_out', default: false })
+  autocaptureOptOut!: boolean;
+
+  /** Lets posthog-js capture uncaught exceptions as `$exception` (remote config `autocaptureExceptions`). */
+  @Column('boolean', { name: 'autocapture_exceptions_opt_in', default: false })
+  autocaptureExceptionsOptIn!: boolean;
+
+  /** Lets posthog-js send `$web_vitals` events (remote config `capturePerformance.web_vitals`). */
+  @Column('boolean', { name: 'autocapture_web_vitals_opt_in', default: false })
+  autocaptureWebVitalsOptIn!: boolean;
+
+  /** Which web vitals posthog-js sends (`FCP`, `LCP`, `INP`, `CLS`); null: the SDK's default. */
+  @Column('text', { name: 'autocapture_web_vitals_allowed_metrics', array: true, nullable: true })
+  autocaptureWebVitalsAllowedMetrics!: string[] | null;
+
+  /** Network timing (remote config `capturePerformance.network_timing`): recorded into replays only. */
+  @Column('boolean', { name: 'capture_performance_opt_in', default: true })
+  capturePerformanceOptIn!: boolean;
+
+  /** Console logs in replays: kept for PostHog's settings, inert while this server keeps no recordings. */
+  @Column('boolean', { name: 'capture_console_log_opt_in', default: true })
+  captureConsoleLogOptIn!: boolean;
+
+  /** Lets posthog-js send `$dead_click` events (remote config `captureDeadClicks`). */
+  @Column('boolean', { name: 'capture_dead_clicks', default: false })
+  captureDeadClicks!: boolean;
+
+  /** Lets posthog-js attach heatmap data to its events (remote config `heatmaps`). */
+  @Column('boolean', { name: 'heatmaps_opt_in', default: false })
+  heatmapsOptIn!: boolean;
+
   @Column('text', { name: 'app_urls', array: true, default: () => "'{}'" })
   appUrls!: string[];
 

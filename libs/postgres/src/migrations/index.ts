@@ -4,6 +4,7 @@ import { CreateFeatureFlags1763900000000 } from './1763900000000-CreateFeatureFl
 import { CreateBatchExports1764000000000 } from './1764000000000-CreateBatchExports';
 import { AddPersonsUpdatedAt1764100000000 } from './1764100000000-AddPersonsUpdatedAt';
 import { CreatePipelineApps1764200000000 } from './1764200000000-CreatePipelineApps';
+import { AddRemoteConfigAndSecretKeys1764300000000 } from './1764300000000-AddRemoteConfigAndSecretKeys';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   CreateBatchExports1764000000000,
   AddPersonsUpdatedAt1764100000000,
   CreatePipelineApps1764200000000,
+  AddRemoteConfigAndSecretKeys1764300000000,
 ];
