@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runInNewContext } from 'node:vm';
@@ -14,6 +13,7 @@ import { createFlagServices } from '../flags/flag-services';
 import { createCapturePool } from '../postgres-pool';
 import { ProjectChangeListener } from '../project-changes.listener';
 import { ProjectTokenCache } from '../project-token.cache';
+import { listenOnLoopback, TEST_CAPTURE_OPTIONS } from '../testing/capture-app-for-test.util';
 import { SiteAppsCache } from '../site-apps/site-apps.cache';
 import { RemoteConfigCache } from './remote-config.cache';
 
@@ -77,14 +77,9 @@ describe('remote config served by capture', () => {
       siteApps,
       remoteConfig,
       logger,
-      batchBodyLimit: 20_000_000,
-      eventBodyLimit: 1_000_000,
-      maxDecodedBytes: 20_000_000,
-      trustProxy: false,
-      ready: () => Promise.resolve(true),
+      ...TEST_CAPTURE_OPTIONS,
     }));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    baseUrl = await listenOnLoopback(app);
   });
 
   afterEach(async () => {
