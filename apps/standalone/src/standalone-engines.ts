@@ -105,14 +105,20 @@ export function openStandaloneEngines(
 // the server is up (`npm run admin`, pool of 2) connects through this server. Under load the app's
 // pool holds all of its connections, so the limit keeps room for the CLI beyond the app's pool.
 const ADMIN_CLI_CONNECTIONS = 4;
+/** Capture's LISTEN connection for project changes (project-changes.listener.ts). */
+const CAPTURE_LISTENER_CONNECTIONS = 1;
 
-/** The embedded Postgres's connection limit: the services' pools, the job engine's, one spare, and the admin CLI's. */
+/**
+ * The embedded Postgres's connection limit: the services' pools, capture's listener, the job
+ * engine's, one spare, and the admin CLI's.
+ */
 function embeddedPostgresConnections({ management, capture, ingestion, workers }: StandaloneConfig): number {
   return (
     management.database.poolSize +
     capture.databasePoolSize +
     ingestion.database.poolSize +
     workers.database.poolSize +
+    CAPTURE_LISTENER_CONNECTIONS +
     STANDALONE_JOB_ENGINE_CONNECTIONS +
     1 +
     ADMIN_CLI_CONNECTIONS

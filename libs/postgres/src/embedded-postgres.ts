@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { EmbeddedWireServer } from './embedded-wire.server';
 
 export interface EmbeddedPostgres {
   /** A `postgres://` URL that `pg` and TypeORM use unchanged (it names a Unix socket). */
@@ -139,8 +139,8 @@ async function prepareSocketDir(dataDir: string): Promise<string> {
 /**
  * Runs Postgres in-process (PGlite, Postgres compiled to WASM) with its files under
  * `<dataDir>/postgres`, and serves the wire protocol on a Unix socket so that `pg` and TypeORM work
- * as against any Postgres. The socket server queues statements by connection and keeps a
- * transaction on the connection that opened it, so a small pool is safe.
+ * as against any Postgres (embedded-wire.server.ts: one session shared by every connection, each
+ * connection's queries and transactions kept whole, LISTEN/NOTIFY across connections).
  *
  * SECURITY: PGlite has no authentication: whoever reaches the socket is superuser. The socket
  * therefore lives in an owner-only directory (`<dataDir>/postgres-socket`, or a 0700 temp
@@ -168,15 +168,15 @@ export async function startEmbeddedPostgres(
   const socketDir = await prepareSocketDir(dataDir);
   const maxConnections = options.maxConnections ?? 8;
   let db: PGlite | undefined;
-  let server: PGLiteSocketServer | undefined;
+  let server: EmbeddedWireServer | undefined;
   try {
     db = await PGlite.create({ dataDir: databaseDir });
     // TRICKY: PGlite's file layer applies its own umask (022), not the process's, and its initdb
     // copies the template files as 0666: the directory's 0700 is what keeps others out, and this
     // brings the files in line with it.
     await restrictToOwner(databaseDir);
-    server = new PGLiteSocketServer({ db, path: socketPath(socketDir), maxConnections });
-    await server.start();
+    server = new EmbeddedWireServer(db, maxConnections);
+    await server.listen(socketPath(socketDir));
   } catch (error) {
     await server?.stop();
     await db?.close();

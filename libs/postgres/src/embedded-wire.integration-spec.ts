@@ -1,0 +1,181 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Pool, type Notification } from 'pg';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+
+/** Polls until `check` passes. */
+async function eventually(check: () => void, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      check();
+      return;
+    } catch (failure) {
+      if (Date.now() > deadline) throw failure;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+describe('embedded Postgres: many connections on one PGlite session', () => {
+  let root: string;
+  let embedded: EmbeddedPostgres;
+  const clients: Client[] = [];
+
+  const connect = async () => {
+    const client = new Client({ connectionString: embedded.url });
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'hogbase-embedded-wire-test-'));
+    embedded = await startEmbeddedPostgres(root, { maxConnections: 12 });
+    const setup = await connect();
+    await setup.query(`CREATE TABLE items (id serial PRIMARY KEY, owner text NOT NULL, n integer NOT NULL)`);
+    await setup.query(`
+      CREATE FUNCTION notify_item() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_notify('items_changed', NEW.owner); RETURN NULL; END $$`);
+    await setup.query(
+      `CREATE TRIGGER items_notify AFTER INSERT ON items FOR EACH ROW EXECUTE FUNCTION notify_item()`,
+    );
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
+  });
+
+  afterAll(async () => {
+    await embedded.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('keeps each connection’s parameterized queries whole when many run at once', async () => {
+    const pool = new Pool({ connectionString: embedded.url, max: 8 });
+    try {
+      // Different statements with different parameter types, all on the unnamed statement: an
+      // interleaved Parse of one connection between another's Parse and Bind fails or answers wrongly.
+      const answers = await Promise.all(
+        Array.from({ length: 400 }, (_, index) =>
+          index % 2 === 0
+            ? pool
+                .query<{ value: number }>('SELECT $1::int * 2 AS value', [index])
+                .then(({ rows }) => rows[0].value)
+            : pool
+                .query<{ value: string }>("SELECT $1::text || '-' || $2::text AS value", [`a${index}`, 'b'])
+                .then(({ rows }) => rows[0].value),
+        ),
+      );
+      answers.forEach((answer, index) => {
+        expect(answer).toEqual(index % 2 === 0 ? index * 2 : `a${index}-b`);
+      });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('gives each connection its own named statements, and deallocates them when it closes', async () => {
+    const [first, second] = await Promise.all([connect(), connect()]);
+    for (let round = 0; round < 3; round += 1) {
+      const [one, two] = await Promise.all([
+        first.query<{ value: string }>({
+          name: 'same-name',
+          text: "SELECT 'first:' || $1 AS value",
+          values: [round],
+        }),
+        second.query<{ value: number }>({
+          name: 'same-name',
+          text: 'SELECT $1::int + 100 AS value',
+          values: [round],
+        }),
+      ]);
+      expect(one.rows[0].value).toBe(`first:${round}`);
+      expect(two.rows[0].value).toBe(round + 100);
+    }
+    const observer = await connect();
+    const prepared = async () =>
+      (await observer.query<{ count: string }>('SELECT count(*) FROM pg_prepared_statements')).rows[0].count;
+    expect(await prepared()).toBe('2');
+    await first.end();
+    await second.end();
+    for (let attempt = 0; attempt < 50 && (await prepared()) !== '0'; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await prepared()).toBe('0');
+  });
+
+  it("keeps an open transaction to its connection: another's statements wait for its end, and a dropped one is rolled back", async () => {
+    const [writer, reader] = await Promise.all([connect(), connect()]);
+    await writer.query('BEGIN');
+    await writer.query(`INSERT INTO items (owner, n) VALUES ('tx', 1)`);
+    let read: number | undefined;
+    const waiting = reader
+      .query<{ count: string }>(`SELECT count(*) FROM items WHERE owner = 'tx'`)
+      .then(({ rows }) => (read = Number(rows[0].count)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The session is the writer's until it commits: the reader has not run yet.
+    expect(read).toBeUndefined();
+    await writer.query(`INSERT INTO items (owner, n) VALUES ('tx', 2)`);
+    await writer.query('COMMIT');
+    await waiting;
+    expect(read).toBe(2);
+
+    const dropped = await connect();
+    await dropped.query('BEGIN');
+    await dropped.query(`INSERT INTO items (owner, n) VALUES ('dropped', 1)`);
+    // The socket goes away without COMMIT or ROLLBACK.
+    dropped.on('error', () => undefined);
+    (dropped as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    const { rows } = await reader.query<{ count: string }>(
+      `SELECT count(*) FROM items WHERE owner = 'dropped'`,
+    );
+    expect(rows[0].count).toBe('0');
+    expect((await reader.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('delivers NOTIFY to the connections that LISTEN, whichever connection committed it', async () => {
+    const [listener, other, writer] = await Promise.all([connect(), connect(), connect()]);
+    const heard: Notification[] = [];
+    const otherHeard: Notification[] = [];
+    listener.on('notification', (notification) => heard.push(notification));
+    other.on('notification', (notification) => otherHeard.push(notification));
+    await listener.query('LISTEN items_changed');
+
+    await writer.query(`INSERT INTO items (owner, n) VALUES ('from-trigger', 1)`);
+    await writer.query(`NOTIFY items_changed, 'direct'`);
+    await writer.query('BEGIN');
+    await writer.query(`SELECT pg_notify('items_changed', 'in-a-transaction')`);
+    await writer.query('COMMIT');
+    await eventually(() =>
+      expect(heard.map((notification) => notification.payload)).toEqual([
+        'from-trigger',
+        'direct',
+        'in-a-transaction',
+      ]),
+    );
+    expect(heard[0].channel).toBe('items_changed');
+    expect(otherHeard).toEqual([]);
+
+    await listener.query('UNLISTEN items_changed');
+    await writer.query(`NOTIFY items_changed, 'after-unlisten'`);
+    await writer.query('SELECT 1');
+    expect(heard).toHaveLength(3);
+  });
+
+  it('refuses a connection beyond its limit as Postgres does', async () => {
+    // The earlier tests' connections may still be closing on the server side: count what gets in.
+    let admitted = 0;
+    let refusal: unknown;
+    for (let attempt = 0; attempt < 20 && !refusal; attempt += 1) {
+      await connect().then(
+        () => (admitted += 1),
+        (failure: unknown) => (refusal = failure),
+      );
+    }
+    expect(admitted).toBeGreaterThan(0);
+    expect(admitted).toBeLessThanOrEqual(12);
+    expect(refusal).toEqual(expect.objectContaining({ message: 'sorry, too many clients already' }));
+  });
+});
