@@ -143,6 +143,15 @@ describe('projects', () => {
         app_urls: [],
         anonymize_ips: false,
         inject_web_apps: false,
+        autocapture_opt_out: false,
+        autocapture_exceptions_opt_in: false,
+        autocapture_web_vitals_opt_in: false,
+        autocapture_web_vitals_allowed_metrics: null,
+        capture_performance_opt_in: true,
+        capture_console_log_opt_in: true,
+        capture_dead_clicks: false,
+        heatmaps_opt_in: false,
+        session_recording_opt_in: false,
         effective_membership_level: MembershipLevel.Owner,
       });
       expect(Number.isInteger(response.body.id)).toBe(true);
@@ -467,6 +476,50 @@ describe('projects', () => {
         name: 'Renamed',
         timezone: 'America/New_York',
       });
+    });
+
+    it('changes the settings the SDKs remote config is built from, and validates them', async () => {
+      const owner = await testApp.createOwner(email('owner'));
+      const settings = {
+        autocapture_opt_out: true,
+        autocapture_exceptions_opt_in: true,
+        autocapture_web_vitals_opt_in: true,
+        autocapture_web_vitals_allowed_metrics: ['LCP', 'INP'],
+        capture_performance_opt_in: false,
+        capture_console_log_opt_in: false,
+        capture_dead_clicks: true,
+        heatmaps_opt_in: true,
+      };
+      const response = await owner.api.patch(`/api/projects/${owner.projectId}/`, settings);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ ...settings, session_recording_opt_in: false });
+      expect((await owner.api.get(`/api/projects/${owner.projectId}/`)).body).toMatchObject(settings);
+
+      const cleared = await owner.api.patch(`/api/projects/${owner.projectId}/`, {
+        autocapture_web_vitals_allowed_metrics: null,
+      });
+      expect(cleared.body).toMatchObject({
+        autocapture_web_vitals_allowed_metrics: null,
+        heatmaps_opt_in: true,
+      });
+
+      for (const [body, attr, detail] of [
+        [{ autocapture_opt_out: 'maybe' }, 'autocapture_opt_out', 'Must be a valid boolean.'],
+        [
+          { autocapture_web_vitals_allowed_metrics: ['LCP', 'TTFB'] },
+          'autocapture_web_vitals_allowed_metrics',
+          '"TTFB" is not a valid choice.',
+        ],
+        [
+          { autocapture_web_vitals_allowed_metrics: 'LCP' },
+          'autocapture_web_vitals_allowed_metrics',
+          'Expected a list of items.',
+        ],
+      ] as const) {
+        const refused = await owner.api.patch(`/api/projects/${owner.projectId}/`, body);
+        expect({ body, status: refused.status }).toEqual({ body, status: 400 });
+        expect(refused.body).toMatchObject({ type: 'validation_error', attr, detail });
+      }
     });
 
     it('ignores read-only fields such as api_token and organization', async () => {

@@ -26,6 +26,9 @@ import { CaptureMetrics } from './capture-metrics';
 import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { TokenLookupUnavailableError } from './project-token.cache';
+import { registerRecordingsRoutes } from './recordings.routes';
+import type { RemoteConfigSource } from './remote-config/remote-config.cache';
+import { registerRemoteConfigRoutes } from './remote-config/remote-config.routes';
 import type { SiteAppSource } from './site-apps/site-apps.cache';
 import { registerSiteAppRoutes } from './site-apps/site-apps.routes';
 
@@ -50,8 +53,10 @@ export interface CaptureAppOptions {
   maxEventBytes?: number;
   /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
   flags?: FlagServices;
-  /** A project's site apps: `siteApps` in the remote config, and the scripts posthog-js loads. */
+  /** A project's site apps: the `/site_app/` scripts posthog-js loads when `config.js` failed. */
   siteApps?: SiteAppSource;
+  /** The remote config SDKs load at start (`/array/:token/config(.js)`, `/flags?config=true`, `/decide`). */
+  remoteConfig?: RemoteConfigSource;
   /**
    * What /metrics answers: this app's registry by default; in a worker of a capture cluster, the
    * metrics of every worker, summed (capture-cluster.ts).
@@ -217,19 +222,17 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     registerFlagRoutes(app, {
       tokens: options.tokens,
       flags: options.flags,
-      siteApps: options.siteApps,
+      remoteConfig: options.remoteConfig,
       logger: options.logger,
       maxDecodedBytes: options.maxDecodedBytes,
       bodyLimit: options.eventBodyLimit,
     });
   }
 
-  if (options.siteApps) {
-    registerSiteAppRoutes(app, {
-      siteApps: options.siteApps,
-      tokens: options.tokens,
-      logger: options.logger,
-    });
+  registerRecordingsRoutes(app);
+  if (options.siteApps) registerSiteAppRoutes(app, { siteApps: options.siteApps });
+  if (options.remoteConfig) {
+    registerRemoteConfigRoutes(app, { remoteConfig: options.remoteConfig, tokens: options.tokens });
   }
 
   app.get('/_health', (_request, reply) => reply.send({ status: 'ok' }));

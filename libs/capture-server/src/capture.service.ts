@@ -9,7 +9,9 @@ import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
 import { buildCaptureApp } from './capture.app';
 import { createFlagServices } from './flags/flag-services';
 import { createCapturePool } from './postgres-pool';
+import { ProjectChangeListener } from './project-changes.listener';
 import { ProjectTokenCache } from './project-token.cache';
+import { RemoteConfigCache } from './remote-config/remote-config.cache';
 import { QueueHealth } from './queue-health';
 import { SiteAppsCache } from './site-apps/site-apps.cache';
 
@@ -56,11 +58,24 @@ export async function startCaptureService(
         },
       },
     });
+  const tokens = new ProjectTokenCache(pool, { logger });
+  const flags = createFlagServices(pool);
+  const siteApps = new SiteAppsCache(pool, { logger });
+  const remoteConfig = new RemoteConfigCache(pool, siteApps, { logger });
+  const changes = new ProjectChangeListener(pool.options, logger);
+  changes.onChange((teamId) => {
+    // Site apps first: the remote config is rebuilt from them.
+    siteApps.forget(teamId);
+    remoteConfig.forget(teamId);
+    flags.definitions.forget(teamId);
+    tokens.forget(teamId);
+  });
   const { app, metrics } = buildCaptureApp({
     publisher: queue,
-    tokens: new ProjectTokenCache(pool, { logger }),
-    flags: createFlagServices(pool),
-    siteApps: new SiteAppsCache(pool, { logger }),
+    tokens,
+    flags,
+    siteApps,
+    remoteConfig,
     logger,
     batchBodyLimit: config.batchBodyLimit,
     eventBodyLimit: config.eventBodyLimit,
@@ -72,6 +87,7 @@ export async function startCaptureService(
     metricsText: options.metricsText,
   });
   await app.listen({ host: config.host, port: config.port });
+  changes.start();
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return {
@@ -80,7 +96,10 @@ export async function startCaptureService(
     metrics: metrics.registry,
     ready,
     // Stops taking requests and waits for those in flight (each bounded by the publish timeout).
-    stop: () => app.close(),
+    async stop() {
+      await app.close();
+      await changes.stop();
+    },
   };
 }
 

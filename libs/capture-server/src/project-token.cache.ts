@@ -88,6 +88,20 @@ export class ProjectTokenCache {
     }
   }
 
+  /**
+   * Drops the tokens of a project (its token was reset or it was deleted) and the tokens remembered
+   * as unknown (one may be its new token); every token when `teamId` is null.
+   */
+  forget(teamId: number | null): void {
+    if (teamId === null) {
+      this.entries.clear();
+      return;
+    }
+    for (const [token, entry] of this.entries) {
+      if (entry.teamId === teamId || entry.teamId === null) this.entries.delete(token);
+    }
+  }
+
   private lookup(token: string): Promise<number | null> {
     let pending = this.inFlight.get(token);
     if (!pending) {

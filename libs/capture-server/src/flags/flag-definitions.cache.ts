@@ -58,6 +58,12 @@ export class FlagDefinitionsCache {
     }
   }
 
+  /** Drops a project's definitions (every project's when null): its flags or cohorts changed. */
+  forget(teamId: number | null): void {
+    if (teamId === null) this.entries.clear();
+    else this.entries.delete(teamId);
+  }
+
   private load(teamId: number): Promise<Entry> {
     let pending = this.inFlight.get(teamId);
     if (!pending) {

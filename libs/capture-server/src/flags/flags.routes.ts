@@ -9,9 +9,10 @@ import {
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
 import { BROWSER_ROUTE } from '../cors';
+import { matchesEtag } from '../etag.util';
 import { TokenLookupUnavailableError } from '../project-token.cache';
-import { SiteAppsUnavailableError, type SiteAppSource } from '../site-apps/site-apps.cache';
-import { siteAppLink, type SiteAppLink } from '../site-apps/site-app-script.util';
+import { STATIC_FLAGS_CONFIG_FIELDS } from '../remote-config/remote-config';
+import { RemoteConfigUnavailableError, type RemoteConfigSource } from '../remote-config/remote-config.cache';
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
 import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
 import { legacyBody, v2Body, v2Json } from './flag-response.util';
@@ -30,8 +31,8 @@ interface Tokens {
 interface RouteOptions {
   tokens: Tokens;
   flags: FlagServices;
-  /** When absent, `siteApps` is always empty. */
-  siteApps?: SiteAppSource;
+  /** The remote config `/flags?config=true` and `/decide` carry; without it, only what holds for every project. */
+  remoteConfig?: RemoteConfigSource;
   logger: Logger;
   maxDecodedBytes: number;
   bodyLimit: number;
@@ -54,32 +55,6 @@ function first(value: string | readonly string[] | undefined): string | undefine
 }
 
 /**
- * Whether `If-None-Match` names `etag`, compared weakly as RFC 9110 asks. NOTE: a proxy that
- * compresses responses (nginx's gzip) turns the ETag into `W/"…"`, and the SDK sends that back.
- */
-function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch
-    .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === '*' || tag === etag);
-}
-
-/** What posthog-js reads from `/decide` and `/flags?config=true` besides flags: everything off. */
-const REMOTE_CONFIG = {
-  config: { enable_collect_everything: true },
-  toolbarParams: {},
-  isAuthenticated: false,
-  supportedCompression: ['gzip', 'gzip-js'],
-  sessionRecording: false,
-  surveys: false,
-  heatmaps: false,
-  siteApps: [],
-  capturePerformance: false,
-  autocapture_opt_out: false,
-};
-
-/**
  * The flag endpoints SDKs call on the capture host: remote evaluation (`/flags`, `/decide`) and the
  * definitions for local evaluation (`/flags/definitions`, `/api/feature_flag/local_evaluation`).
  */
@@ -87,23 +62,20 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
   const { flags, tokens, logger } = options;
 
   /**
-   * `siteApps` of the remote config. A Postgres outage leaves them out (the cache logs it once)
-   * rather than failing the flags the SDK also asked for.
+   * The remote config fields of `/flags?config=true` and `/decide`. A Postgres outage leaves the
+   * project's settings out rather than failing the flags the SDK also asked for.
    */
-  async function siteAppLinks(teamId: number): Promise<SiteAppLink[]> {
-    if (!options.siteApps) return [];
-    try {
-      return (await options.siteApps.forTeam(teamId)).map(siteAppLink);
-    } catch (failure) {
-      if (!(failure instanceof SiteAppsUnavailableError)) throw failure;
-      return [];
+  async function withRemoteConfig<T extends object>(teamId: number, body: T) {
+    let fields: Readonly<Record<string, unknown>> = STATIC_FLAGS_CONFIG_FIELDS;
+    if (options.remoteConfig) {
+      try {
+        fields = (await options.remoteConfig.forTeam(teamId))?.flagsFields ?? fields;
+      } catch (failure) {
+        if (!(failure instanceof RemoteConfigUnavailableError)) throw failure;
+      }
     }
+    return { ...fields, ...body };
   }
-  const withRemoteConfig = async <T extends object>(teamId: number, body: T) => ({
-    ...REMOTE_CONFIG,
-    siteApps: await siteAppLinks(teamId),
-    ...body,
-  });
 
   /** Evaluates one request; a Postgres failure degrades to what is cached plus the request's properties. */
   async function evaluate(

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { ExpiringLookup, OutageLog, type ExpiringLookupOptions } from '../expiring-lookup';
 import { siteConfigFromSchema, type SiteApp } from './site-app-script.util';
 
 export class SiteAppsUnavailableError extends Error {
@@ -9,15 +10,7 @@ export class SiteAppsUnavailableError extends Error {
   }
 }
 
-export interface SiteAppsCacheOptions {
-  /**
-   * How long what was read is served before Postgres is asked again: how long an app enabled,
-   * changed or disabled in the management API takes to reach pages.
-   */
-  ttlMs?: number;
-  /** While reads fail, how long a stale entry is served before Postgres is asked again. */
-  retryAfterFailureMs?: number;
-  maxEntries?: number;
+export interface SiteAppsCacheOptions extends ExpiringLookupOptions {
   /** Gets one line when reads start failing and one when they answer again. */
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
@@ -28,6 +21,8 @@ export interface SiteAppSource {
   forTeam(teamId: number): Promise<SiteApp[]>;
   /** The app a `/site_app/:id/:token/…` URL names, or null when none is served under it. */
   find(id: number, webToken: string): Promise<SiteApp | null>;
+  /** Drops what was read for a project (every project when null): its apps changed. */
+  forget(teamId: number | null): void;
 }
 
 interface SiteAppRow {
@@ -69,7 +64,12 @@ export class SiteAppsCache implements SiteAppSource {
   private readonly apps: ExpiringLookup<string, SiteApp | null>;
 
   constructor(pool: Pool, options: SiteAppsCacheOptions = {}, now: () => number = Date.now) {
-    const outage = new OutageLog(options.logger);
+    const outage = new OutageLog(options.logger, {
+      failing:
+        'site apps reads failing: apps read before are served from the cache, others get 503 until Postgres answers',
+      answering: 'site apps reads answer again',
+    });
+    const unavailable = (cause: unknown) => new SiteAppsUnavailableError(cause);
     this.teams = new ExpiringLookup(
       async (teamId) => {
         const result = await pool.query<SiteAppRow>(
@@ -78,6 +78,7 @@ export class SiteAppsCache implements SiteAppSource {
         );
         return result.rows.map(toSiteApp);
       },
+      unavailable,
       options,
       outage,
       now,
@@ -92,6 +93,7 @@ export class SiteAppsCache implements SiteAppSource {
         const row = result.rows[0];
         return row ? toSiteApp(row) : null;
       },
+      unavailable,
       options,
       outage,
       now,
@@ -107,94 +109,11 @@ export class SiteAppsCache implements SiteAppSource {
     if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return Promise.resolve(null);
     return this.apps.get(`${id}/${webToken}`);
   }
-}
 
-/** Logs the change of state once each way, shared by both lookups (they fail together). */
-class OutageLog {
-  private failing = false;
-
-  constructor(private readonly logger?: Pick<Logger, 'warn' | 'info'>) {}
-
-  failed(error: unknown): void {
-    if (this.failing) return;
-    this.failing = true;
-    this.logger?.warn(
-      { err: error },
-      'site apps reads failing: apps read before are served from the cache, others get 503 until Postgres answers',
-    );
-  }
-
-  answered(): void {
-    if (!this.failing) return;
-    this.failing = false;
-    this.logger?.info('site apps reads answer again');
-  }
-}
-
-interface Entry<V> {
-  value: V;
-  checkedAt: number;
-}
-
-/** A bounded map of values read by `read`, each trusted for ttlMs; concurrent reads of a key share one. */
-class ExpiringLookup<K, V> {
-  private readonly entries = new Map<K, Entry<V>>();
-  private readonly inFlight = new Map<K, Promise<V>>();
-  private readonly ttlMs: number;
-  private readonly retryAfterFailureMs: number;
-  private readonly maxEntries: number;
-
-  constructor(
-    private readonly read: (key: K) => Promise<V>,
-    options: SiteAppsCacheOptions,
-    private readonly outage: OutageLog,
-    private readonly now: () => number,
-  ) {
-    this.ttlMs = options.ttlMs ?? 10_000;
-    this.retryAfterFailureMs = Math.min(options.retryAfterFailureMs ?? 5_000, this.ttlMs);
-    this.maxEntries = options.maxEntries ?? 10_000;
-  }
-
-  async get(key: K): Promise<V> {
-    const entry = this.entries.get(key);
-    if (entry && this.now() - entry.checkedAt < this.ttlMs) return entry.value;
-    try {
-      const value = await this.lookup(key);
-      this.outage.answered();
-      return value;
-    } catch (error) {
-      this.outage.failed(error);
-      if (!entry) throw new SiteAppsUnavailableError(error);
-      // Served as it was, and asked again only after retryAfterFailureMs.
-      this.entries.set(key, {
-        value: entry.value,
-        checkedAt: Math.max(entry.checkedAt, this.now() - (this.ttlMs - this.retryAfterFailureMs)),
-      });
-      return entry.value;
-    }
-  }
-
-  private lookup(key: K): Promise<V> {
-    let pending = this.inFlight.get(key);
-    if (!pending) {
-      pending = this.read(key)
-        .then((value) => {
-          this.remember(key, value);
-          return value;
-        })
-        .finally(() => this.inFlight.delete(key));
-      this.inFlight.set(key, pending);
-    }
-    return pending;
-  }
-
-  private remember(key: K, value: V): void {
-    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) {
-      // Drop the oldest insertion: Map iterates in insertion order.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.delete(key);
-    this.entries.set(key, { value, checkedAt: this.now() });
+  forget(teamId: number | null): void {
+    if (teamId === null) this.teams.forget();
+    else this.teams.forget(teamId);
+    // The apps are keyed by their URL, not their project: a change anywhere drops them all (rare).
+    this.apps.forget();
   }
 }

@@ -10,6 +10,7 @@ import { buildCaptureApp } from '../capture.app';
 import { createFlagServices } from '../flags/flag-services';
 import { createCapturePool } from '../postgres-pool';
 import { ProjectTokenCache } from '../project-token.cache';
+import { RemoteConfigCache } from '../remote-config/remote-config.cache';
 import { SiteAppsCache } from './site-apps.cache';
 
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
@@ -96,11 +97,14 @@ describe('site apps served by capture', () => {
     pool = createCapturePool(database.url, { warn: () => undefined }, 2);
     clock = 1_000_000;
     const logger = pino({ level: 'silent' });
+    const cacheTimes = { ttlMs: 10_000, retryAfterFailureMs: 1_000 };
+    const siteApps = new SiteAppsCache(pool, cacheTimes, () => clock);
     ({ app } = buildCaptureApp({
       publisher: new InProcessBus(),
       tokens: new ProjectTokenCache(pool),
       flags: createFlagServices(pool),
-      siteApps: new SiteAppsCache(pool, { ttlMs: 10_000, retryAfterFailureMs: 1_000 }, () => clock),
+      siteApps,
+      remoteConfig: new RemoteConfigCache(pool, siteApps, cacheTimes, () => clock),
       logger,
       batchBodyLimit: 20_000_000,
       eventBodyLimit: 1_000_000,

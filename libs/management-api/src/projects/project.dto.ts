@@ -1,8 +1,10 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   IsArray,
   IsBoolean,
+  IsIn,
   IsDefined,
   IsNotEmpty,
   IsOptional,
@@ -26,7 +28,66 @@ function IsTimeZoneChoice(): PropertyDecorator {
   );
 }
 
-export class CreateProjectDto {
+/** The web vitals posthog-js can report (`autocapture_web_vitals_allowed_metrics`). */
+export const WEB_VITALS_METRICS = ['FCP', 'LCP', 'INP', 'CLS'] as const;
+
+/** An optional boolean setting, with DRF's parsing and messages. */
+function BooleanSetting(description: string): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ description }),
+    DrfBooleanField(),
+    IsOptional(),
+    IsBoolean({ message: messages.boolean }),
+  );
+}
+
+/**
+ * The project settings the SDKs' remote config is built from (`/array/:token/config`, `/flags?config=true`,
+ * `/decide`), with PostHog's names. A change reaches SDKs on their next load: capture is notified.
+ */
+export class ProjectSdkSettingsDto {
+  @BooleanSetting("Lets posthog-js load the project's enabled site apps")
+  inject_web_apps?: boolean;
+
+  @BooleanSetting('Turns posthog-js autocapture (clicks, changes, submits) off')
+  autocapture_opt_out?: boolean;
+
+  @BooleanSetting('Lets posthog-js capture uncaught errors as `$exception` events')
+  autocapture_exceptions_opt_in?: boolean;
+
+  @BooleanSetting('Lets posthog-js send `$web_vitals` events')
+  autocapture_web_vitals_opt_in?: boolean;
+
+  @ApiPropertyOptional({ type: [String], enum: WEB_VITALS_METRICS, nullable: true })
+  @IsOptional()
+  @IsArray({ message: 'Expected a list of items.' })
+  @ArrayMaxSize(WEB_VITALS_METRICS.length)
+  @IsIn(WEB_VITALS_METRICS, {
+    each: true,
+    // With `each`, the message is given the whole list: name the first item refused.
+    message: (args) =>
+      messages.choice(
+        ([] as unknown[])
+          .concat(args.value)
+          .find((item) => !(WEB_VITALS_METRICS as readonly unknown[]).includes(item)),
+      ),
+  })
+  autocapture_web_vitals_allowed_metrics?: string[] | null;
+
+  @BooleanSetting('Network timing in session recordings (kept for PostHog parity: no recordings here)')
+  capture_performance_opt_in?: boolean;
+
+  @BooleanSetting('Console logs in session recordings (kept for PostHog parity: no recordings here)')
+  capture_console_log_opt_in?: boolean;
+
+  @BooleanSetting('Lets posthog-js send `$dead_click` events')
+  capture_dead_clicks?: boolean;
+
+  @BooleanSetting('Lets posthog-js send heatmap data with its events')
+  heatmaps_opt_in?: boolean;
+}
+
+export class CreateProjectDto extends ProjectSdkSettingsDto {
   @ApiProperty({ maxLength: 200 })
   @DrfCharField()
   @IsDefined({ message: messages.required })
@@ -55,12 +116,6 @@ export class CreateProjectDto {
   @IsBoolean({ message: messages.boolean })
   anonymize_ips?: boolean;
 
-  @ApiPropertyOptional({ description: "Lets posthog-js load the project's enabled site apps" })
-  @DrfBooleanField()
-  @IsOptional()
-  @IsBoolean({ message: messages.boolean })
-  inject_web_apps?: boolean;
-
   @ApiPropertyOptional()
   @DrfBooleanField()
   @IsOptional()
@@ -74,7 +129,7 @@ export class CreateProjectDto {
   completed_snippet_onboarding?: boolean;
 }
 
-export class UpdateProjectDto {
+export class UpdateProjectDto extends ProjectSdkSettingsDto {
   @ApiPropertyOptional({ maxLength: 200 })
   @DrfCharField()
   @ValidateIf((_dto, value) => value !== undefined)
@@ -102,12 +157,6 @@ export class UpdateProjectDto {
   @IsOptional()
   @IsBoolean({ message: messages.boolean })
   anonymize_ips?: boolean;
-
-  @ApiPropertyOptional({ description: "Lets posthog-js load the project's enabled site apps" })
-  @DrfBooleanField()
-  @IsOptional()
-  @IsBoolean({ message: messages.boolean })
-  inject_web_apps?: boolean;
 
   @ApiPropertyOptional()
   @DrfBooleanField()

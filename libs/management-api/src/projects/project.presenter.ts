@@ -21,6 +21,16 @@ export interface ProjectResponse extends ProjectBasicResponse {
   app_urls: string[];
   anonymize_ips: boolean;
   inject_web_apps: boolean;
+  autocapture_opt_out: boolean;
+  autocapture_exceptions_opt_in: boolean;
+  autocapture_web_vitals_opt_in: boolean;
+  autocapture_web_vitals_allowed_metrics: string[] | null;
+  capture_performance_opt_in: boolean;
+  capture_console_log_opt_in: boolean;
+  capture_dead_clicks: boolean;
+  heatmaps_opt_in: boolean;
+  /** Always false: this server keeps no recordings, so posthog-js is never told to record. */
+  session_recording_opt_in: false;
   effective_membership_level: MembershipLevel | null;
 }
 
@@ -47,6 +57,15 @@ export function presentProject(team: Team, level: MembershipLevel | null): Proje
     app_urls: team.appUrls,
     anonymize_ips: team.anonymizeIps,
     inject_web_apps: team.injectWebApps,
+    autocapture_opt_out: team.autocaptureOptOut,
+    autocapture_exceptions_opt_in: team.autocaptureExceptionsOptIn,
+    autocapture_web_vitals_opt_in: team.autocaptureWebVitalsOptIn,
+    autocapture_web_vitals_allowed_metrics: team.autocaptureWebVitalsAllowedMetrics,
+    capture_performance_opt_in: team.capturePerformanceOptIn,
+    capture_console_log_opt_in: team.captureConsoleLogOptIn,
+    capture_dead_clicks: team.captureDeadClicks,
+    heatmaps_opt_in: team.heatmapsOptIn,
+    session_recording_opt_in: false,
     effective_membership_level: level,
   };
 }

@@ -14,7 +14,7 @@ import { assertOrganizationAccess } from '../auth/organization-access.util';
 import { notFound } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
-import type { CreateProjectDto, UpdateProjectDto } from './project.dto';
+import type { CreateProjectDto, ProjectSdkSettingsDto, UpdateProjectDto } from './project.dto';
 import { presentProject, ProjectResponse } from './project.presenter';
 
 @Injectable()
@@ -94,7 +94,7 @@ export class ProjectService {
       );
       created.appUrls = dto.app_urls ?? [];
       created.anonymizeIps = dto.anonymize_ips ?? false;
-      created.injectWebApps = dto.inject_web_apps ?? false;
+      applySdkSettings(created, dto);
       created.isDemo = dto.is_demo ?? false;
       created.completedSnippetOnboarding = dto.completed_snippet_onboarding ?? false;
       return manager.save(created);
@@ -111,7 +111,7 @@ export class ProjectService {
     if (dto.timezone !== undefined) team.timezone = dto.timezone;
     if (dto.app_urls !== undefined) team.appUrls = dto.app_urls;
     if (dto.anonymize_ips !== undefined) team.anonymizeIps = dto.anonymize_ips;
-    if (dto.inject_web_apps !== undefined) team.injectWebApps = dto.inject_web_apps;
+    applySdkSettings(team, dto);
     if (dto.completed_snippet_onboarding !== undefined) {
       team.completedSnippetOnboarding = dto.completed_snippet_onboarding;
     }
@@ -141,4 +141,25 @@ export class ProjectService {
       );
     });
   }
+}
+
+/** Copies the SDK settings the request gives onto the project; an omitted one keeps its value. */
+function applySdkSettings(team: Team, dto: ProjectSdkSettingsDto): void {
+  if (dto.inject_web_apps !== undefined) team.injectWebApps = dto.inject_web_apps;
+  if (dto.autocapture_opt_out !== undefined) team.autocaptureOptOut = dto.autocapture_opt_out;
+  if (dto.autocapture_exceptions_opt_in !== undefined) {
+    team.autocaptureExceptionsOptIn = dto.autocapture_exceptions_opt_in;
+  }
+  if (dto.autocapture_web_vitals_opt_in !== undefined) {
+    team.autocaptureWebVitalsOptIn = dto.autocapture_web_vitals_opt_in;
+  }
+  if (dto.autocapture_web_vitals_allowed_metrics !== undefined) {
+    team.autocaptureWebVitalsAllowedMetrics = dto.autocapture_web_vitals_allowed_metrics;
+  }
+  if (dto.capture_performance_opt_in !== undefined)
+    team.capturePerformanceOptIn = dto.capture_performance_opt_in;
+  if (dto.capture_console_log_opt_in !== undefined)
+    team.captureConsoleLogOptIn = dto.capture_console_log_opt_in;
+  if (dto.capture_dead_clicks !== undefined) team.captureDeadClicks = dto.capture_dead_clicks;
+  if (dto.heatmaps_opt_in !== undefined) team.heatmapsOptIn = dto.heatmaps_opt_in;
 }

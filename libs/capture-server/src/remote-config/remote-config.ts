@@ -1,0 +1,99 @@
+import type { SiteAppLink } from '../site-apps/site-app-script.util';
+
+/** The project settings a remote config is built from (teams columns, PostHog's names). */
+export interface ProjectSdkSettings {
+  token: string;
+  autocaptureOptOut: boolean;
+  autocaptureExceptionsOptIn: boolean;
+  autocaptureWebVitalsOptIn: boolean;
+  autocaptureWebVitalsAllowedMetrics: string[] | null;
+  capturePerformanceOptIn: boolean;
+  captureDeadClicks: boolean;
+  heatmapsOptIn: boolean;
+  /** Whether the project has an active flag: posthog-js skips its `/flags` call when false. */
+  hasFeatureFlags: boolean;
+}
+
+/** A new project's settings, as PostHog creates them (the migration's column defaults). */
+export const DEFAULT_SDK_SETTINGS: Omit<ProjectSdkSettings, 'token' | 'hasFeatureFlags'> = {
+  autocaptureOptOut: false,
+  autocaptureExceptionsOptIn: false,
+  autocaptureWebVitalsOptIn: false,
+  autocaptureWebVitalsAllowedMetrics: null,
+  capturePerformanceOptIn: true,
+  captureDeadClicks: false,
+  heatmapsOptIn: false,
+};
+
+/**
+ * Where posthog-js sends events once it read the remote config. PostHog's own; `/e/` (the SDK's
+ * default) is served too.
+ */
+const ANALYTICS_ENDPOINT = '/i/v0/e/';
+
+/**
+ * What `GET /array/:token/config` answers: PostHog's remote config (posthog/models/remote_config.py
+ * `build_config`), which posthog-js ≥ 1.17x and the mobile SDKs load at start in place of `/decide`.
+ *
+ * What this server does not offer is off: `sessionRecording` is false (no recordings are kept, so
+ * posthog-js never records), `surveys` false (no surveys), no suppression rules.
+ */
+export function buildRemoteConfig(
+  settings: ProjectSdkSettings,
+  siteApps: readonly SiteAppLink[],
+): Record<string, unknown> {
+  const capturePerformance =
+    settings.capturePerformanceOptIn || settings.autocaptureWebVitalsOptIn
+      ? {
+          network_timing: settings.capturePerformanceOptIn,
+          web_vitals: settings.autocaptureWebVitalsOptIn,
+          web_vitals_allowed_metrics: settings.autocaptureWebVitalsAllowedMetrics,
+        }
+      : false;
+  return {
+    token: settings.token,
+    supportedCompression: ['gzip', 'gzip-js'],
+    hasFeatureFlags: settings.hasFeatureFlags,
+    captureDeadClicks: settings.captureDeadClicks,
+    capturePerformance,
+    autocapture_opt_out: settings.autocaptureOptOut,
+    autocaptureExceptions: settings.autocaptureExceptionsOptIn,
+    analytics: { endpoint: ANALYTICS_ENDPOINT },
+    elementsChainAsString: true,
+    errorTracking: { autocaptureExceptions: settings.autocaptureExceptionsOptIn, suppressionRules: [] },
+    sessionRecording: false,
+    heatmaps: settings.heatmapsOptIn,
+    surveys: false,
+    defaultIdentifiedOnly: true,
+    siteApps,
+  };
+}
+
+/**
+ * The remote config as `/flags?config=true` and `/decide` carry it beside the flags (PostHog's
+ * FlagsPlusConfigResponse): the same values, without the token and flags presence, plus the fields
+ * older posthog-js versions still read.
+ */
+export function flagsConfigFields(remoteConfig: Record<string, unknown>): Record<string, unknown> {
+  const { token: _token, hasFeatureFlags: _hasFeatureFlags, ...fields } = remoteConfig;
+  return {
+    ...fields,
+    config: { enable_collect_everything: true },
+    toolbarParams: {},
+    isAuthenticated: false,
+  };
+}
+
+/**
+ * What `/flags?config=true` and `/decide` add when the project's remote config cannot be read: only
+ * what holds for every project. posthog-js keeps its last known value of each setting left out
+ * (`autocapture_opt_out` among them) rather than reading an absent one as a change.
+ */
+export const STATIC_FLAGS_CONFIG_FIELDS: Readonly<Record<string, unknown>> = {
+  supportedCompression: ['gzip', 'gzip-js'],
+  sessionRecording: false,
+  surveys: false,
+  config: { enable_collect_everything: true },
+  toolbarParams: {},
+  isAuthenticated: false,
+};
