@@ -47,9 +47,9 @@ function chromiumUnavailable(): string | undefined {
 export function describeWithChromium(suite: string): jest.Describe {
   const reason = chromiumUnavailable();
   if (reason === undefined) return describe;
-  console.warn(
-    `\n${'!'.repeat(78)}\n! SKIPPED: ${suite}\n! no headless Chromium: ${reason}\n${'!'.repeat(78)}\n`,
-  );
+  const banner = `\n${'!'.repeat(78)}\n! SKIPPED: ${suite}\n! no headless Chromium: ${reason}\n${'!'.repeat(78)}\n`;
+  // NOTE: stderr, not console.warn: Jest drops the console of a file whose tests were all skipped.
+  process.stderr.write(banner);
   return describe.skip;
 }
 
