@@ -393,6 +393,24 @@ function componentOfService(objects, serviceName) {
   return service?.spec?.selector?.['app.kubernetes.io/component'];
 }
 
+/** A request of each kind the SDKs send to their one host (libs/capture-server's routes). */
+const SDK_PATHS = [
+  '/e/',
+  '/i/v0/e/',
+  '/batch/',
+  '/capture/',
+  '/track/',
+  '/engage/',
+  '/flags/',
+  '/decide/',
+  '/flags/definitions',
+  '/api/feature_flag/local_evaluation',
+  '/array/phc_token/config.js',
+  '/site_app/1/web-token/hash/',
+  '/s/',
+  '/static/array.js',
+];
+
 export function checkIngresses(objects) {
   const failures = [];
   const hostsByComponent = new Map();
@@ -415,6 +433,12 @@ export function checkIngresses(objects) {
   if (captureHosts.size === 0) failures.push('no Ingress routes to the capture Service');
   if (managementHosts.size === 0) failures.push('no Ingress routes to the management Service');
   for (const host of captureHosts) {
+    for (const requested of SDK_PATHS) {
+      const routed = rules.some(
+        (rule) => rule.host === host && rule.component === 'capture' && routes(rule.ingressPath, requested),
+      );
+      if (!routed) failures.push(`capture host ${host} does not route ${requested}, which the SDKs call`);
+    }
     if (managementHosts.has(host))
       failures.push(`host ${host} routes to both capture and management: the capture host must be its own`);
     for (const { ingress, host: ruleHost, ingressPath } of rules) {

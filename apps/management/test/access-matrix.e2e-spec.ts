@@ -67,6 +67,13 @@ describe('access matrix', () => {
     callers.notBearer = testApp.client(`Basic ${Buffer.from('owner:secret').toString('base64')}`);
     callers.malformed = testApp.client('Bearer phx_not-a-real-key');
     callers.revoked = testApp.client(`Bearer ${revoked}`);
+    // A project secret key reads flag definitions on capture, and is no credential here at all.
+    const secretKey = await owner.api.post(`/api/projects/${owner.projectId}/project_secret_api_keys/`, {
+      label: 'Local evaluation',
+      scopes: ['feature_flag:read'],
+    });
+    expect(secretKey.status).toBe(201);
+    callers.projectSecretKey = testApp.client(`Bearer ${secretKey.body.value}`);
     callers.unrelatedScope = testApp.client(
       `Bearer ${await testApp.createKey('owner@target.test', ['insight:read'])}`,
     );
@@ -166,9 +173,9 @@ describe('access matrix', () => {
     }
   });
 
-  it('answers 401 to a malformed or revoked key, on every route', async () => {
+  it('answers 401 to a malformed or revoked key and to a project secret key, on every route', async () => {
     for (const route of routes.filter((entry) => entry.rule?.scope !== 'public')) {
-      for (const caller of [callers.malformed, callers.revoked]) {
+      for (const caller of [callers.malformed, callers.revoked, callers.projectSecretKey]) {
         const response = await call(caller, route);
         expect({
           route: `${route.method} ${route.path}`,

@@ -106,6 +106,7 @@ describe('scope matrix', () => {
     'POST /api/projects/:project_id/feature_flags/:id/enrich_usage_dashboard': { status: 400 },
     'DELETE /api/projects/:project_id/feature_flags/:id': { status: 405 },
     'PATCH /api/projects/:id/reset_token': { status: 200, consumes: true },
+    'POST /api/projects/:project_id/project_secret_api_keys/:id/roll': { status: 200 },
     'POST /api/organizations/:organization_id/batch_exports/:id/backfill': BACKFILL_PROBE,
     'POST /api/organizations/:organization_id/batch_exports/:id/backfills': BACKFILL_PROBE,
     'POST /api/organizations/:organization_id/batch_exports/:id/runs/:run_id/retry': { status: 200 },
@@ -244,6 +245,10 @@ describe('scope matrix', () => {
       filters: { groups: [{ properties: [], rollout_percentage: 100 }] },
     });
     const roleAccess = await api.post(`${flags}/${flag.body.id}/role_access/`, { role_id: role.body.id });
+    const secretKey = await api.post(`/api/projects/${projectId}/project_secret_api_keys/`, {
+      label: `Key of ${label}`,
+      scopes: ['feature_flag:read'],
+    });
     const batchExport = await api.post(`${organization}/batch_exports/`, {
       name: `Export of ${label}`,
       interval: 'day',
@@ -251,10 +256,10 @@ describe('scope matrix', () => {
       team_id: projectId,
     });
     expect(
-      [invite, domain, role, roleMembership, flag, roleAccess, batchExport].map(
+      [invite, domain, role, roleMembership, flag, roleAccess, batchExport, secretKey].map(
         (response) => response.status,
       ),
-    ).toEqual([201, 201, 201, 201, 201, 201, 201]);
+    ).toEqual([201, 201, 201, 201, 201, 201, 201, 201]);
     // A backfill of one interval and its run, as the API would have made them (that needs events).
     const backfillId = randomUUID();
     const runId = randomUUID();
@@ -336,6 +341,7 @@ describe('scope matrix', () => {
         pipeline_frontend_apps: String(apps[1].id),
         pipeline_import_apps: String(apps[2].id),
         plugin_configs: String(pluginConfig.id),
+        project_secret_api_keys: secretKey.body.id,
       },
     };
   }

@@ -74,6 +74,8 @@ interface World {
   frontendAppId: number;
   importAppId: number;
   pluginConfigId: number;
+  /** A project secret API key of the project. */
+  secretKeyId: string;
 }
 
 interface RouteCall {
@@ -84,6 +86,8 @@ interface RouteCall {
 const fresh = () => randomUUID().slice(0, 8);
 const organization = (world: World) => `/api/organizations/${world.organizationId}`;
 const flags = (world: World) => `/api/projects/${world.projectId}/feature_flags`;
+const secretKeys = (world: World) => `/api/projects/${world.projectId}/project_secret_api_keys`;
+const READ_FLAGS = ['feature_flag:read'];
 const BACKFILL_RANGE = { start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-01T03:00:00Z' };
 const NOOP_EXPORT = { name: 'No-op', interval: 'hour', destination: { type: 'NoOp', config: {} } };
 const SOURCE_APP = { plugin_type: 'source', name: 'Edited here' };
@@ -288,6 +292,24 @@ const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
   ...pipelineAppRoutes('pipeline_destinations', (world) => world.destinationId),
   ...pipelineAppRoutes('pipeline_frontend_apps', (world) => world.frontendAppId),
   ...pipelineAppRoutes('pipeline_import_apps', (world) => world.importAppId),
+  'POST /api/projects/:project_id/project_secret_api_keys': (world) => ({
+    path: `${secretKeys(world)}/`,
+    body: { label: `Created ${fresh()}`, scopes: READ_FLAGS },
+  }),
+  'PATCH /api/projects/:project_id/project_secret_api_keys/:id': (world) => ({
+    path: `${secretKeys(world)}/${world.secretKeyId}/`,
+    body: { label: 'Renamed' },
+  }),
+  'PUT /api/projects/:project_id/project_secret_api_keys/:id': (world) => ({
+    path: `${secretKeys(world)}/${world.secretKeyId}/`,
+    body: { label: 'Replaced', scopes: READ_FLAGS },
+  }),
+  'POST /api/projects/:project_id/project_secret_api_keys/:id/roll': (world) => ({
+    path: `${secretKeys(world)}/${world.secretKeyId}/roll/`,
+  }),
+  'DELETE /api/projects/:project_id/project_secret_api_keys/:id': (world) => ({
+    path: `${secretKeys(world)}/${world.secretKeyId}/`,
+  }),
   'POST /api/projects/:project_id/plugin_configs': (world) => ({
     path: `/api/projects/${world.projectId}/plugin_configs/`,
     body: { plugin: world.frontendAppId, enabled: true, config: {} },
@@ -509,6 +531,9 @@ describe.each(ENGINES)('every write route on %s', (_name, startEngine) => {
       [world.destinationId, team.id, randomBytes(24).toString('base64url')],
     );
     world.pluginConfigId = pluginConfig.id;
+    world.secretKeyId = (
+      await setUp(api.post(`${secretKeys(world)}/`, { label: 'Backend', scopes: READ_FLAGS }), 'a secret key')
+    ).id;
     world.targetUuid = users.target.user.uuid;
     world.adminUuid = users.admin.user.uuid;
     return world;

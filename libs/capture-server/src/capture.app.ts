@@ -27,6 +27,7 @@ import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { TokenLookupUnavailableError } from './project-token.cache';
 import { registerRecordingsRoutes } from './recordings.routes';
+import { registerSdkAssetRoutes } from './sdk-assets.routes';
 import type { RemoteConfigSource } from './remote-config/remote-config.cache';
 import { registerRemoteConfigRoutes } from './remote-config/remote-config.routes';
 import type { SiteAppSource } from './site-apps/site-apps.cache';
@@ -233,6 +234,7 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   if (options.siteApps) registerSiteAppRoutes(app, { siteApps: options.siteApps });
   if (options.remoteConfig) {
     registerRemoteConfigRoutes(app, { remoteConfig: options.remoteConfig, tokens: options.tokens });
+    registerSdkAssetRoutes(app, { remoteConfig: options.remoteConfig, tokens: options.tokens });
   }
 
   app.get('/_health', (_request, reply) => reply.send({ status: 'ok' }));

@@ -68,6 +68,8 @@ export async function startCaptureService(
     siteApps.forget(teamId);
     remoteConfig.forget(teamId);
     flags.definitions.forget(teamId);
+    if (teamId === null) flags.keys.forgetAll();
+    else flags.keys.forgetTeam(teamId);
     tokens.forget(teamId);
   });
   const { app, metrics } = buildCaptureApp({

@@ -50,6 +50,8 @@ import { OrganizationProvisioningService } from './organizations/organization-pr
 import { OrganizationService } from './organizations/organization.service';
 import { OrganizationProjectController, ProjectController } from './projects/project.controller';
 import { ProjectService } from './projects/project.service';
+import { ProjectSecretApiKeyController } from './project-secret-api-keys/project-secret-api-key.controller';
+import { ProjectSecretApiKeyService } from './project-secret-api-keys/project-secret-api-key.service';
 import { RouteMatcher } from './routes/route-matcher';
 import { OpenApiDocument } from './schema/openapi-document';
 import { SchemaController } from './schema/schema.controller';
@@ -89,6 +91,7 @@ export class ManagementModule {
         OrganizationController,
         OrganizationProjectController,
         ProjectController,
+        ProjectSecretApiKeyController,
         MemberController,
         InviteController,
         DomainController,
@@ -115,6 +118,7 @@ export class ManagementModule {
         BootstrapService,
         OrganizationService,
         ProjectService,
+        ProjectSecretApiKeyService,
         MemberService,
         InviteService,
         InviteMailerService,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   generatePersonalApiKey,
   generateProjectApiToken,
+  generateProjectSecretApiKey,
   hashPersonalApiKey,
   maskApiKey,
 } from './tokens.util';
@@ -10,7 +11,9 @@ describe('tokens', () => {
   it('makes personal keys and project tokens with their prefixes and base62 bodies', () => {
     expect(generatePersonalApiKey()).toMatch(/^phx_[0-9A-Za-z]{40,48}$/);
     expect(generateProjectApiToken()).toMatch(/^phc_[0-9A-Za-z]{36,44}$/);
+    expect(generateProjectSecretApiKey()).toMatch(/^phs_[0-9A-Za-z]{40,48}$/);
     expect(generatePersonalApiKey()).not.toBe(generatePersonalApiKey());
+    expect(generateProjectSecretApiKey()).not.toBe(generateProjectSecretApiKey());
   });
 
   it("hashes keys in PostHog's sha256 format", () => {

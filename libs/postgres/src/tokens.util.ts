@@ -17,6 +17,11 @@ export function generatePersonalApiKey(): string {
   return `phx_${randomBase62(35)}`;
 }
 
+/** A project secret API key: as long as a personal key, told apart by its prefix. */
+export function generateProjectSecretApiKey(): string {
+  return `phs_${randomBase62(35)}`;
+}
+
 export function generateProjectApiToken(): string {
   return `phc_${randomBase62(32)}`;
 }

@@ -5,17 +5,29 @@ export type KeyCheck = 'ok' | 'unknown_key' | 'missing_scope' | 'no_access';
 
 const READ_SCOPES = ['*', 'feature_flag:read', 'feature_flag:write'];
 
+/** What a project secret API key needs here: the management API assigns no other scope. */
+const SECRET_KEY_SCOPE = 'feature_flag:read';
+
+/** Project secret API keys are told from personal keys by their prefix, as PostHog does. */
+const SECRET_KEY_PREFIX = 'phs_';
+
 /** How long an answer is reused: a revoked key or a removed member is refused within this. */
 const CHECK_TTL_MS = 10_000;
 const MAX_CACHED = 10_000;
 
+/** PostHog writes last_used_at at most once an hour per key, to keep auth from writing on every call. */
+const LAST_USED_RESOLUTION = '1 hour';
+
 /**
- * Whether a personal API key may read a project's flag definitions (local evaluation): the same
- * rules as the management API's guard, in one query. Only the key's SHA-256 is looked up, and
- * answers are reused for a few seconds: every SDK instance polls every 30 s, mostly for a 304.
+ * Whether a key may read a project's flag definitions (local evaluation): a personal API key under
+ * the same rules as the management API's guard, or a project secret API key (`phs_…`) of that very
+ * project. One query each; only the key's SHA-256 is looked up, and answers are reused for a few
+ * seconds: every SDK instance polls every 30 s, mostly for a 304.
  */
 export class PersonalKeyAuthorizer {
-  private readonly answers = new Map<string, { check: KeyCheck; at: number }>();
+  /** Answers by project, then by the key's SHA-256, so a project's answers can be dropped at once. */
+  private readonly answers = new Map<number, Map<string, { check: KeyCheck; at: number }>>();
+  private cachedCount = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -24,13 +36,31 @@ export class PersonalKeyAuthorizer {
 
   async check(presentedKey: string, teamId: number): Promise<KeyCheck> {
     const secureValue = `sha256$${createHash('sha256').update(presentedKey).digest('hex')}`;
-    const cacheKey = `${teamId}:${secureValue}`;
-    const cached = this.answers.get(cacheKey);
+    const cached = this.answers.get(teamId)?.get(secureValue);
     if (cached && this.now() - cached.at < CHECK_TTL_MS) return cached.check;
-    const check = await this.lookup(secureValue, teamId);
-    if (this.answers.size >= MAX_CACHED) this.answers.clear();
-    this.answers.set(cacheKey, { check, at: this.now() });
+    const check = presentedKey.startsWith(SECRET_KEY_PREFIX)
+      ? await this.lookupSecretKey(secureValue, teamId)
+      : await this.lookup(secureValue, teamId);
+    if (this.cachedCount >= MAX_CACHED) this.forgetAll();
+    const team = this.answers.get(teamId) ?? new Map<string, { check: KeyCheck; at: number }>();
+    this.answers.set(teamId, team);
+    if (!team.has(secureValue)) this.cachedCount += 1;
+    team.set(secureValue, { check, at: this.now() });
     return check;
+  }
+
+  /**
+   * Drops the answers cached for a project, so that a key revoked or rolled there is refused on its
+   * next request rather than within the TTL (called when Postgres says the project changed).
+   */
+  forgetTeam(teamId: number): void {
+    this.cachedCount -= this.answers.get(teamId)?.size ?? 0;
+    this.answers.delete(teamId);
+  }
+
+  forgetAll(): void {
+    this.answers.clear();
+    this.cachedCount = 0;
   }
 
   private async lookup(secureValue: string, teamId: number): Promise<KeyCheck> {
@@ -58,6 +88,30 @@ export class PersonalKeyAuthorizer {
     if (key.scoped_teams?.length && !key.scoped_teams.includes(teamId)) return 'no_access';
     if (key.scoped_organizations?.length && !key.scoped_organizations.includes(key.organization_id))
       return 'no_access';
+    return 'ok';
+  }
+
+  /**
+   * A secret key names its project: another project's key is refused (403), whoever made it. The
+   * last_used_at write rides in the same statement, only on an accepted key and at most hourly.
+   */
+  private async lookupSecretKey(secureValue: string, teamId: number): Promise<KeyCheck> {
+    const { rows } = await this.pool.query<{ team_id: number; scopes: string[] }>(
+      `WITH key AS (
+         SELECT id, team_id, scopes, last_used_at FROM project_secret_api_keys WHERE secure_value = $1
+       ), touched AS (
+         UPDATE project_secret_api_keys k SET last_used_at = now()
+           FROM key
+          WHERE k.id = key.id AND key.team_id = $2 AND $3 = ANY (key.scopes)
+            AND (key.last_used_at IS NULL OR key.last_used_at < now() - $4::interval)
+       )
+       SELECT team_id, scopes FROM key`,
+      [secureValue, teamId, SECRET_KEY_SCOPE, LAST_USED_RESOLUTION],
+    );
+    const key = rows[0];
+    if (!key) return 'unknown_key';
+    if (key.team_id !== teamId) return 'no_access';
+    if (!key.scopes.includes(SECRET_KEY_SCOPE)) return 'missing_scope';
     return 'ok';
   }
 }

@@ -1,4 +1,5 @@
-import type { AddressInfo } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
@@ -12,6 +13,7 @@ import { createFlagServices } from '../flags/flag-services';
 import { createCapturePool } from '../postgres-pool';
 import { ProjectChangeListener } from '../project-changes.listener';
 import { ProjectTokenCache } from '../project-token.cache';
+import { listenOnLoopback, TEST_CAPTURE_OPTIONS } from '../testing/capture-app-for-test.util';
 import { SiteAppsCache } from '../site-apps/site-apps.cache';
 import { RemoteConfigCache } from './remote-config.cache';
 
@@ -75,14 +77,9 @@ describe('remote config served by capture', () => {
       siteApps,
       remoteConfig,
       logger,
-      batchBodyLimit: 20_000_000,
-      eventBodyLimit: 1_000_000,
-      maxDecodedBytes: 20_000_000,
-      trustProxy: false,
-      ready: () => Promise.resolve(true),
+      ...TEST_CAPTURE_OPTIONS,
     }));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    baseUrl = await listenOnLoopback(app);
   });
 
   afterEach(async () => {
@@ -260,5 +257,43 @@ describe('remote config served by capture', () => {
       expect(response.headers.get('access-control-allow-origin')).toBe('https://shop.example');
       expect(await response.json()).toEqual({ status: 1, quota_limited: ['recordings'] });
     }
+  });
+
+  it("serves posthog-js's scripts as PostHog's assets host does: the snippet's array.js, the extensions, and array.js with the config", async () => {
+    const dist = path.join(path.dirname(require.resolve('posthog-js/package.json')), 'dist');
+    const { version } = JSON.parse(await readFile(require.resolve('posthog-js/package.json'), 'utf8')) as {
+      version: string;
+    };
+    for (const [url, file] of [
+      ['/static/array.js', 'array.js'],
+      ['/static/array.full.js', 'array.full.js'],
+      [`/static/exception-autocapture.js?v=${version}`, 'exception-autocapture.js'],
+      [`/static/${version}/web-vitals.js`, 'web-vitals.js'],
+    ]) {
+      const response = await get(url, { Origin: 'https://shop.example' });
+      expect({ url, status: response.status }).toEqual({ url, status: 200 });
+      expect(response.headers.get('content-type')).toMatch(/^application\/javascript/);
+      expect(response.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+      expect(await response.text()).toBe(await readFile(path.join(dist, file), 'utf8'));
+      const etag = response.headers.get('etag')!;
+      expect((await get(url, { 'If-None-Match': etag })).status).toBe(304);
+    }
+    for (const url of [
+      '/static/1.0.0/web-vitals.js',
+      '/static/nothing.js',
+      '/static/module.js',
+      '/static/..%2Fpackage.json',
+      '/static/%2E%2E%2Fpackage.json',
+      '/static/array.js.map',
+    ]) {
+      expect({ url, status: (await get(url)).status }).toEqual({ url, status: 404 });
+    }
+
+    const bundled = await get(`/array/${TOKEN}/array.js`);
+    expect(bundled.status).toBe(200);
+    const script = await bundled.text();
+    expect(script.startsWith(await readFile(path.join(dist, 'array.js'), 'utf8'))).toBe(true);
+    expect(script).toContain(`window._POSTHOG_REMOTE_CONFIG[${JSON.stringify(TOKEN)}]`);
+    expect((await get('/array/phc_unknown/array.js')).status).toBe(404);
   });
 });

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
@@ -10,6 +9,7 @@ import { buildCaptureApp } from '../capture.app';
 import { createFlagServices } from '../flags/flag-services';
 import { createCapturePool } from '../postgres-pool';
 import { ProjectTokenCache } from '../project-token.cache';
+import { listenOnLoopback, TEST_CAPTURE_OPTIONS } from '../testing/capture-app-for-test.util';
 import { RemoteConfigCache } from '../remote-config/remote-config.cache';
 import { SiteAppsCache } from './site-apps.cache';
 
@@ -106,14 +106,9 @@ describe('site apps served by capture', () => {
       siteApps,
       remoteConfig: new RemoteConfigCache(pool, siteApps, cacheTimes, () => clock),
       logger,
-      batchBodyLimit: 20_000_000,
-      eventBodyLimit: 1_000_000,
-      maxDecodedBytes: 20_000_000,
-      trustProxy: false,
-      ready: () => Promise.resolve(true),
+      ...TEST_CAPTURE_OPTIONS,
     }));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    baseUrl = await listenOnLoopback(app);
   });
 
   afterEach(async () => {

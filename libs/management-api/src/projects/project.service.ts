@@ -119,7 +119,7 @@ export class ProjectService {
     return presentProject(team, membership.level);
   }
 
-  /** A new project API key; the old one stops being accepted by capture once its cache expires. */
+  /** A new project API key; capture hears the change (hogbase_project_changed) and refuses the old one. */
   async resetToken({ team, membership }: ResolvedProject): Promise<ProjectResponse> {
     team.apiToken = generateProjectApiToken();
     await this.dataSource.getRepository(Team).save(team);

@@ -12,6 +12,7 @@ import { Organization } from './organization.entity';
 import { PersonDistinctId } from './person-distinct-id.entity';
 import { Person } from './person.entity';
 import { PersonalApiKey } from './personal-api-key.entity';
+import { ProjectSecretApiKey } from './project-secret-api-key.entity';
 import { Plugin, PluginAttachment, PluginConfig, PluginLogEntry, PluginSourceFile } from './plugin.entity';
 import { FeatureFlagRoleAccess, OrganizationResourceAccess, Role, RoleMembership } from './role.entity';
 import { Team } from './team.entity';
@@ -31,6 +32,7 @@ export * from './organization.entity';
 export * from './person-distinct-id.entity';
 export * from './person.entity';
 export * from './personal-api-key.entity';
+export * from './project-secret-api-key.entity';
 export * from './plugin.entity';
 export * from './role.entity';
 export * from './team.entity';
@@ -42,6 +44,7 @@ export const ENTITIES = [
   OrganizationMembership,
   Team,
   PersonalApiKey,
+  ProjectSecretApiKey,
   OrganizationInvite,
   OrganizationDomain,
   Person,

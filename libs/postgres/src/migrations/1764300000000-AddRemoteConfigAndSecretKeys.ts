@@ -1,11 +1,15 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Tables whose rows change a project's remote config, and the project id each row names. */
-const NOTIFYING_TABLES: ReadonlyArray<{ table: string; team: string }> = [
+/**
+ * Tables whose rows change what capture caches per project, the project id each row names, and
+ * the columns whose update matters (all when absent).
+ */
+const NOTIFYING_TABLES: ReadonlyArray<{ table: string; team: string; columns?: string[] }> = [
   { table: 'teams', team: 'id' },
   { table: 'feature_flags', team: 'team_id' },
   { table: 'plugin_configs', team: 'team_id' },
-  { table: 'project_secret_api_keys', team: 'team_id' },
+  // Not last_used_at, which capture itself writes hourly for a key in use.
+  { table: 'project_secret_api_keys', team: 'team_id', columns: ['team_id', 'secure_value', 'scopes'] },
 ];
 
 /** Tables shared by every project: a change concerns all of them (`*`). */
@@ -68,10 +72,11 @@ export class AddRemoteConfigAndSecretKeys1764300000000 implements MigrationInter
         RETURN NULL;
       END
       $$`);
-    for (const { table, team } of NOTIFYING_TABLES) {
+    for (const { table, team, columns } of NOTIFYING_TABLES) {
+      const update = columns ? `UPDATE OF ${columns.join(', ')}` : 'UPDATE';
       await queryRunner.query(`
         CREATE TRIGGER ${table}_notify_project_changed
-          AFTER INSERT OR UPDATE OR DELETE ON ${table}
+          AFTER INSERT OR ${update} OR DELETE ON ${table}
           FOR EACH ROW EXECUTE FUNCTION notify_project_changed('${team}')`);
     }
     for (const table of NOTIFYING_SHARED_TABLES) {

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BROWSER_ROUTE } from './cors';
+import { matchesEtag } from './etag.util';
+import { TokenLookupUnavailableError } from './project-token.cache';
+import { RemoteConfigUnavailableError, type RemoteConfigSource } from './remote-config/remote-config.cache';
+
+interface Tokens {
+  resolve(token: string): Promise<number | null>;
+}
+
+export interface SdkAssetRouteOptions {
+  remoteConfig: RemoteConfigSource;
+  tokens: Tokens;
+}
+
+interface Asset {
+  body: Buffer;
+  etag: string;
+}
+
+const JAVASCRIPT = 'application/javascript; charset=utf-8';
+/** Versioned by posthog-js's `?v=` or path: a copy may be kept an hour, and revalidated after. */
+const ASSET_CACHE_CONTROL = 'public, max-age=3600';
+/** A script name of posthog-js's dist: no directory, no dot-dot. */
+const ASSET_NAME = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9-]+)*\.js$/;
+/** Builds for bundlers and Node, which no page loads by URL. */
+const NOT_SERVED = /^(main|module)\b/;
+
+const notFound = (reply: FastifyReply) => reply.code(404).type(JAVASCRIPT).send('/* Not found. */');
+
+/**
+ * posthog-js's browser scripts, from the package this server ships with, as PostHog serves them
+ * from its assets host:
+ * - `/static/array.js` (what PostHog's HTML snippet loads from `api_host`), `array.full.js`, …;
+ * - the extensions posthog-js loads when the remote config turns a feature on
+ *   (`/static/exception-autocapture.js?v=…`, `dead-clicks-autocapture.js`, `web-vitals.js`,
+ *   `surveys.js`, …), and `/static/<version>/<name>.js` under `strict_script_versioning`, for
+ *   this package's version only (another version is 404, and posthog-js falls back to the
+ *   unversioned URL);
+ * - `/array/:token/array.js`: the SDK with the project's remote config script after it.
+ *
+ * Files are read once, on first request, and kept in memory with an ETag.
+ */
+export function registerSdkAssetRoutes(app: FastifyInstance, options: SdkAssetRouteOptions): void {
+  const packageJson = require.resolve('posthog-js/package.json');
+  const dist = path.join(path.dirname(packageJson), 'dist');
+  const assets = new Map<string, Promise<Asset | null>>();
+  let version: string | undefined;
+
+  const asset = (name: string): Promise<Asset | null> => {
+    if (!ASSET_NAME.test(name) || NOT_SERVED.test(name)) return Promise.resolve(null);
+    let pending = assets.get(name);
+    if (!pending) {
+      pending = readFile(path.join(dist, name)).then(
+        (body) => ({ body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` }),
+        (failure: NodeJS.ErrnoException) => {
+          if (failure.code === 'ENOENT') return null;
+          assets.delete(name);
+          throw failure;
+        },
+      );
+      assets.set(name, pending);
+    }
+    return pending;
+  };
+
+  const serve = async (request: FastifyRequest, reply: FastifyReply, name: string) => {
+    const found = await asset(name);
+    if (!found) return notFound(reply);
+    void reply.header('ETag', found.etag).header('Cache-Control', ASSET_CACHE_CONTROL);
+    if (matchesEtag(request.headers['if-none-match'], found.etag)) return reply.code(304).send();
+    return reply.type(JAVASCRIPT).send(found.body);
+  };
+
+  app.get<{ Params: { name: string } }>('/static/:name', { config: BROWSER_ROUTE }, (request, reply) =>
+    serve(request, reply, request.params.name),
+  );
+  app.get<{ Params: { version: string; name: string } }>(
+    '/static/:version/:name',
+    { config: BROWSER_ROUTE },
+    async (request, reply) => {
+      version ??= (JSON.parse(await readFile(packageJson, 'utf8')) as { version: string }).version;
+      if (request.params.version !== version) return notFound(reply);
+      return serve(request, reply, request.params.name);
+    },
+  );
+
+  app.get<{ Params: { token: string } }>(
+    '/array/:token/array.js',
+    { config: BROWSER_ROUTE },
+    async (request, reply) => {
+      void reply.type(JAVASCRIPT);
+      try {
+        const teamId = await options.tokens.resolve(request.params.token);
+        const config = teamId === null ? null : await options.remoteConfig.forTeam(teamId);
+        const sdk = await asset('array.js');
+        if (!config || !sdk) return await reply.code(404).send('/* No project has this token. */');
+        const etag = `"${createHash('sha1').update(sdk.etag).update(config.script.etag).digest('base64url')}"`;
+        void reply.header('ETag', etag).header('Cache-Control', 'public, no-cache');
+        if (matchesEtag(request.headers['if-none-match'], etag)) return await reply.code(304).send();
+        return await reply.send(`${sdk.body.toString('utf8')}\n\n${config.script.body}`);
+      } catch (failure) {
+        if (!(
+          failure instanceof RemoteConfigUnavailableError || failure instanceof TokenLookupUnavailableError
+        )) {
+          throw failure;
+        }
+        return reply
+          .code(503)
+          .header('Cache-Control', 'no-store')
+          .send('/* Transient error, please retry. */');
+      }
+    },
+  );
+}

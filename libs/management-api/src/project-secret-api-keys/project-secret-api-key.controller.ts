@@ -1,0 +1,84 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { MembershipLevel } from '@hogbase/postgres';
+import { Access, type AccessRule, Caller } from '../auth/access.decorator';
+import { AccessContext, requireProject } from '../auth/access-context';
+import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { CreateProjectSecretApiKeyDto, UpdateProjectSecretApiKeyDto } from './project-secret-api-key.dto';
+import { ProjectSecretApiKeyService } from './project-secret-api-key.service';
+
+const PROJECT = 'project_id';
+
+// PostHog's TeamMemberStrictManagementPermission: project secrets are for admins, reads included.
+const READ: AccessRule = { scope: 'project:read', projectParam: PROJECT, level: MembershipLevel.Admin };
+const WRITE: AccessRule = { scope: 'project:write', projectParam: PROJECT, level: MembershipLevel.Admin };
+
+@ApiTags('project secret API keys')
+@Controller('api/projects/:project_id/project_secret_api_keys')
+export class ProjectSecretApiKeyController {
+  constructor(private readonly keys: ProjectSecretApiKeyService) {}
+
+  @Get()
+  @ApiOperation({ summary: "List the project's secret API keys (phs_), newest first, without their values" })
+  @Access(READ)
+  async list(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const page = pageRequestFrom(query);
+    const { count, results } = await this.keys.list(requireProject(caller).team, page);
+    return toPage(request, page, count, results);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create a key: its value is in this answer only' })
+  @Access(WRITE)
+  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectSecretApiKeyDto) {
+    return this.keys.create(caller, requireProject(caller).team, dto);
+  }
+
+  @Get(':id')
+  @Access(READ)
+  retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
+    return this.keys.retrieve(requireProject(caller).team, id);
+  }
+
+  @Patch(':id')
+  @Access(WRITE)
+  update(
+    @Caller() caller: AccessContext,
+    @Param('id') id: string,
+    @Body() dto: UpdateProjectSecretApiKeyDto,
+  ) {
+    return this.keys.update(requireProject(caller).team, id, dto);
+  }
+
+  @Put(':id')
+  @Access(WRITE)
+  replace(
+    @Caller() caller: AccessContext,
+    @Param('id') id: string,
+    @Body() dto: CreateProjectSecretApiKeyDto,
+  ) {
+    return this.keys.update(requireProject(caller).team, id, dto);
+  }
+
+  @Post(':id/roll')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Replace the value: the old one stops working; the new one is in this answer only',
+  })
+  @Access(WRITE)
+  roll(@Caller() caller: AccessContext, @Param('id') id: string) {
+    return this.keys.roll(requireProject(caller).team, id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Access(WRITE)
+  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+    await this.keys.remove(requireProject(caller).team, id);
+  }
+}
