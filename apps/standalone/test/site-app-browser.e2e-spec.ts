@@ -1,19 +1,21 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from 'pg';
 import type { Browser, Page, Response } from 'playwright-core';
 import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
 import {
   READY_TIMEOUT_MS,
-  REPO_ROOT,
   startStandaloneForTest,
   type InitialCredentials,
   type StandaloneForTest,
 } from './app-process';
+import {
+  describeWithChromium,
+  launchChromium,
+  listedEvents,
+  openPage,
+  startSitePages,
+  type SitePages,
+} from './browser-page.util';
 import { managementApi, managementRequest } from './management-request';
 
 /**
@@ -30,9 +32,6 @@ import { managementApi, managementRequest } from './management-request';
  * as `/site_app/:id/:token/:hash/` scripts. Both paths are driven here.
  */
 
-/** npm test installs Debian's chromium when missing and passes its path (tools/test.mjs). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const POSTHOG_JS = path.join(REPO_ROOT, 'node_modules/posthog-js/dist/array.full.js');
 const GREETING = 'hello from a site app';
 
 // What a developer writes: site.ts exporting inject(), compiled by the install on update_source.
@@ -62,37 +61,11 @@ interface PageGlobals {
   _POSTHOG_REMOTE_CONFIG?: Record<string, { siteApps: unknown[] }>;
 }
 
-/** The customer's site: a page loading posthog-js from its own origin and pointing it at capture. */
-async function startSite(captureUrl: string, token: string): Promise<{ server: Server; url: string }> {
-  const posthogJs = await readFile(POSTHOG_JS);
-  const init = JSON.stringify({
-    api_host: captureUrl,
-    opt_in_site_apps: true,
-    capture_pageview: false,
-    autocapture: false,
-    disable_session_recording: true,
-    // Headless Chromium says HeadlessChrome in its user agent, which posthog-js drops as a bot.
-    opt_out_useragent_filter: true,
-  });
-  const page = `<!doctype html>
-<html><head><title>shop</title><script src="/posthog.js"></script></head>
-<body><p>shop</p><script>posthog.init(${JSON.stringify(token)}, ${init});</script></body></html>`;
-  const server = createServer((request, response) => {
-    if (request.url === '/posthog.js') {
-      response.writeHead(200, { 'Content-Type': 'application/javascript' }).end(posthogJs);
-    } else if (request.url === '/') {
-      response.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
-    } else {
-      response.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
-}
+const SUITE = 'npm start: a site app run by posthog-js in headless Chromium';
 
-describe('npm start: a site app run by posthog-js in headless Chromium', () => {
+describeWithChromium(SUITE)(SUITE, () => {
   let standalone: StandaloneForTest | undefined;
-  let site: { server: Server; url: string } | undefined;
+  let site: SitePages | undefined;
   let browser: Browser | undefined;
   let postgres: Client | undefined;
   let captureUrl: string;
@@ -102,9 +75,6 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
   let webToken: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: npm test installs Debian's chromium, or set CHROMIUM_PATH`);
-    }
     standalone = await startStandaloneForTest('hogbase-site-app-test-', { LOG_LEVEL: 'warn' });
     ({ captureUrl, managementUrl, credentials } = standalone);
 
@@ -133,48 +103,36 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
       configId,
     ]));
 
-    site = await startSite(captureUrl, credentials.project_api_key);
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    site = await startSitePages({
+      '/': {
+        token: credentials.project_api_key,
+        init: {
+          api_host: captureUrl,
+          opt_in_site_apps: true,
+          capture_pageview: false,
+          autocapture: false,
+          disable_session_recording: true,
+          // Headless Chromium says HeadlessChrome in its user agent, which posthog-js drops as a bot.
+          opt_out_useragent_filter: true,
+        },
+      },
+    });
+    browser = await launchChromium();
   }, READY_TIMEOUT_MS + 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => (site ? site.server.close(resolve) : resolve(undefined)));
+    await site?.close();
     await postgres?.end();
     await standalone?.stop().catch(() => undefined);
   });
 
   /** A fresh browser context (no stored posthog state) on the site's page. */
-  async function openSite(
-    prepare?: (page: Page) => Promise<void> | void,
-  ): Promise<{ page: Page; close: () => Promise<void> }> {
-    const context = await browser!.newContext();
-    const page = await context.newPage();
-    await prepare?.(page);
-    await page.goto(site!.url);
-    return { page, close: () => context.close() };
-  }
+  const openSite = (prepare?: (page: Page) => Promise<void> | void) =>
+    openPage(browser!, site!.url(), prepare);
 
-  /** The events named `name` the management API lists, polled until `count` arrived or 30 s passed. */
-  async function listedEvents(
-    name: string,
-    count: number,
-  ): Promise<{ properties: Record<string, unknown> }[]> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const response = await fetch(
-        `${managementUrl}/api/projects/${credentials.project_id}/events/?${new URLSearchParams({ event: name }).toString()}`,
-        { headers: { Authorization: `Bearer ${credentials.personal_api_key}` } },
-      );
-      if (response.status !== 200) {
-        throw new Error(`listing events answered ${response.status}: ${await response.text()}`);
-      }
-      const { results } = (await response.json()) as { results: { properties: Record<string, unknown> }[] };
-      if (results.length >= count || Date.now() > deadline) return results;
-      await sleep(250);
-    }
-  }
+  const listed = (name: string, count: number) =>
+    listedEvents(managementUrl, credentials, { event: name }, count);
 
   /** The project's site apps as capture offers them, once the cache shows `count` (its TTL is 10 s). */
   async function offeredSiteApps(count: number): Promise<unknown[]> {
@@ -226,7 +184,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
       });
       // Read while the page is open: posthog-js sends its batch on a timer, and a page closed
       // first may never send it.
-      const [event] = await listedEvents('site app loaded', 1);
+      const [event] = await listed('site app loaded', 1);
       expect(event?.properties).toMatchObject({ greeting: GREETING, $lib: 'web' });
     } finally {
       await close();
@@ -250,7 +208,7 @@ describe('npm start: a site app run by posthog-js in headless Chromium', () => {
       expect(siteAppRequests).toEqual([
         expect.stringMatching(new RegExp(`^200 /site_app/${configId}/${webToken}/[0-9a-f]{32}/$`)),
       ]);
-      expect(await listedEvents('site app loaded', 2)).toHaveLength(2);
+      expect(await listed('site app loaded', 2)).toHaveLength(2);
     } finally {
       await close();
     }
