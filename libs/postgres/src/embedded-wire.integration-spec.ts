@@ -178,4 +178,20 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
     expect(admitted).toBeLessThanOrEqual(12);
     expect(refusal).toEqual(expect.objectContaining({ message: 'sorry, too many clients already' }));
   });
+
+  it('stops while clients are connected, mid-transaction with statements prepared, without an error', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hogbase-embedded-wire-stop-'));
+    const own = await startEmbeddedPostgres(dir, { maxConnections: 4 });
+    try {
+      const client = new Client({ connectionString: own.url });
+      client.on('error', () => undefined);
+      await client.connect();
+      await client.query({ name: 'prepared', text: 'SELECT $1::int AS one', values: [1] });
+      await client.query('BEGIN');
+      await expect(own.stop()).resolves.toBeUndefined();
+      await expect(client.query('SELECT 1')).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -93,7 +93,9 @@ export class EmbeddedWireServer {
   /** Every socket, refused ones included: stop() must not wait for a client to hang up. */
   private readonly sockets = new Set<Socket>();
   private readonly queue: Unit[] = [];
-  private running = false;
+  /** The drain loop running now, if any: stop() waits for the unit it is executing. */
+  private running: Promise<void> | null = null;
+  private stopped = false;
   /** The connection whose transaction is open: only its units run until it ends. */
   private owner: Connection | null = null;
   private nextId = 1;
@@ -115,17 +117,25 @@ export class EmbeddedWireServer {
     });
   }
 
+  /**
+   * Refuses new connections, drops every open one and what they queued, and resolves once the unit
+   * running now has finished: PGlite can then be closed. Nothing is rolled back or deallocated: the
+   * session ends with PGlite.
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.queue.length = 0;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     await closed;
-    // Whatever cleanup the closed connections queued.
-    await this.drain();
+    await this.running;
   }
 
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
+    // A client that goes away mid-write (EPIPE, ECONNRESET): 'close' follows, which is what counts.
+    socket.on('error', () => undefined);
     if (this.connections.size >= this.maxConnections) {
       socket.end(fatal('53300', 'sorry, too many clients already'));
       return;
@@ -133,7 +143,6 @@ export class EmbeddedWireServer {
     const connection = new Connection(this.nextId++, socket);
     this.connections.add(connection);
     socket.on('data', (chunk: Buffer) => this.receive(connection, chunk));
-    socket.on('error', () => this.close(connection));
     socket.on('close', () => this.close(connection));
   }
 
@@ -236,6 +245,7 @@ export class EmbeddedWireServer {
     if (connection.closed) return;
     connection.closed = true;
     this.connections.delete(connection);
+    if (this.stopped) return;
     // What it queued has nobody to answer; its open transaction and statements must not linger.
     for (let index = this.queue.length - 1; index >= 0; index -= 1) {
       if (this.queue[index].connection === connection) this.queue.splice(index, 1);
@@ -250,22 +260,31 @@ export class EmbeddedWireServer {
   }
 
   private enqueue(unit: Unit): void {
+    if (this.stopped) return;
     this.queue.push(unit);
-    void this.drain();
+    this.kick();
+  }
+
+  /** Where the next unit to run is in the queue: the first, or the transaction owner's first. */
+  private nextIndex(): number {
+    if (this.queue.length === 0) return -1;
+    return this.owner ? this.queue.findIndex((unit) => unit.connection === this.owner) : 0;
+  }
+
+  /** Starts the drain loop unless it runs, or nothing can run (the owner has sent nothing yet). */
+  private kick(): void {
+    if (this.running || this.stopped || this.nextIndex() < 0) return;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      // A unit queued after the loop's last look but before it ended.
+      this.kick();
+    });
   }
 
   private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      for (;;) {
-        const index = this.owner ? this.queue.findIndex((unit) => unit.connection === this.owner) : 0;
-        if (index < 0 || this.queue.length === 0) return;
-        const [unit] = this.queue.splice(index, 1);
-        await this.execute(unit);
-      }
-    } finally {
-      this.running = false;
+    for (let index = this.nextIndex(); index >= 0 && !this.stopped; index = this.nextIndex()) {
+      const [unit] = this.queue.splice(index, 1);
+      await this.execute(unit);
     }
   }
 
