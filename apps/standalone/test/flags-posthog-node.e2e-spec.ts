@@ -20,6 +20,7 @@ import {
   type StandaloneForTest,
 } from './app-process';
 import { createFeatureFlags, managementRequest } from './management-request';
+import { SDK_TEST_FLAGS } from './sdk-test-flags.fixture';
 
 /**
  * The real posthog-node SDK pointed at the capture address alone: flags created over the
@@ -27,67 +28,7 @@ import { createFeatureFlags, managementRequest } from './management-request';
  * `/flags/definitions` with a personal key), in `npm start` mode and in split mode.
  */
 
-const FLAGS: Record<string, unknown>[] = [
-  {
-    key: 'half-rollout',
-    filters: { groups: [{ properties: [], rollout_percentage: 50 }], payloads: { true: '{"discount": 10}' } },
-  },
-  {
-    key: 'checkout-experiment',
-    filters: {
-      groups: [{ properties: [], rollout_percentage: 80 }],
-      multivariate: {
-        variants: [
-          { key: 'control', rollout_percentage: 34 },
-          { key: 'one-page', rollout_percentage: 33 },
-          { key: 'express', rollout_percentage: 33 },
-        ],
-      },
-      payloads: { control: '{"steps": 3}', 'one-page': '{"steps": 1}', express: '"fast"' },
-    },
-  },
-  {
-    key: 'pro-users',
-    filters: {
-      groups: [
-        {
-          properties: [{ key: 'plan', value: ['pro', 'enterprise'], operator: 'exact', type: 'person' }],
-          rollout_percentage: 100,
-        },
-        {
-          properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }],
-          rollout_percentage: 30,
-        },
-      ],
-    },
-  },
-  {
-    key: 'big-companies',
-    filters: {
-      aggregation_group_type_index: 0,
-      groups: [
-        {
-          properties: [
-            { key: 'employees', value: '100', operator: 'gte', type: 'group', group_type_index: 0 },
-          ],
-          rollout_percentage: 70,
-        },
-      ],
-    },
-  },
-  {
-    key: 'beta-by-age',
-    filters: {
-      groups: [
-        {
-          properties: [{ key: 'age', value: '30', operator: 'lt', type: 'person' }],
-          rollout_percentage: 60,
-          variant: null,
-        },
-      ],
-    },
-  },
-];
+const FLAGS = SDK_TEST_FLAGS;
 
 async function sdk(captureUrl: string, credentials: InitialCredentials, local: boolean): Promise<PostHog> {
   const { PostHog: Client } = await import('posthog-node');

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runProcess } from '@hogbase/test-support';
 import { READY_TIMEOUT_MS, REPO_ROOT, startStandaloneForTest, type StandaloneForTest } from './app-process';
 import { createFeatureFlags, managementApi } from './management-request';
+import { SDK_TEST_FLAGS } from './sdk-test-flags.fixture';
 
 /**
  * The real posthog-python SDK (from PyPI, in a virtualenv this test owns) evaluating flags locally
@@ -20,61 +21,7 @@ const PYTHON = path.join(VENV_DIR, 'bin', 'python');
 
 const FLAGS: Record<string, unknown>[] = [
   { key: 'everyone', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
-  {
-    key: 'half-rollout',
-    filters: { groups: [{ properties: [], rollout_percentage: 50 }], payloads: { true: '{"discount": 10}' } },
-  },
-  {
-    key: 'checkout-experiment',
-    filters: {
-      groups: [{ properties: [], rollout_percentage: 80 }],
-      multivariate: {
-        variants: [
-          { key: 'control', rollout_percentage: 34 },
-          { key: 'one-page', rollout_percentage: 33 },
-          { key: 'express', rollout_percentage: 33 },
-        ],
-      },
-      payloads: { control: '{"steps": 3}', 'one-page': '{"steps": 1}', express: '"fast"' },
-    },
-  },
-  {
-    key: 'pro-users',
-    filters: {
-      groups: [
-        {
-          properties: [{ key: 'plan', value: ['pro', 'enterprise'], operator: 'exact', type: 'person' }],
-          rollout_percentage: 100,
-        },
-        {
-          properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }],
-          rollout_percentage: 30,
-        },
-      ],
-    },
-  },
-  {
-    key: 'young-beta',
-    filters: {
-      groups: [
-        { properties: [{ key: 'age', value: '30', operator: 'lt', type: 'person' }], rollout_percentage: 60 },
-      ],
-    },
-  },
-  {
-    key: 'big-companies',
-    filters: {
-      aggregation_group_type_index: 0,
-      groups: [
-        {
-          properties: [
-            { key: 'employees', value: '100', operator: 'gte', type: 'group', group_type_index: 0 },
-          ],
-          rollout_percentage: 70,
-        },
-      ],
-    },
-  },
+  ...SDK_TEST_FLAGS,
 ];
 const FLAG_KEYS = FLAGS.map((flag) => flag.key as string);
 

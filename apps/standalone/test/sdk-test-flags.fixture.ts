@@ -1,0 +1,66 @@
+/**
+ * Flags the SDK suites create and evaluate both locally and through `/flags?v=2`: a rollout with a
+ * payload, a multivariate experiment with payloads, person-property conditions (a list, icontains,
+ * a numeric comparison) and a group flag.
+ */
+export const SDK_TEST_FLAGS: Record<string, unknown>[] = [
+  {
+    key: 'half-rollout',
+    filters: { groups: [{ properties: [], rollout_percentage: 50 }], payloads: { true: '{"discount": 10}' } },
+  },
+  {
+    key: 'checkout-experiment',
+    filters: {
+      groups: [{ properties: [], rollout_percentage: 80 }],
+      multivariate: {
+        variants: [
+          { key: 'control', rollout_percentage: 34 },
+          { key: 'one-page', rollout_percentage: 33 },
+          { key: 'express', rollout_percentage: 33 },
+        ],
+      },
+      payloads: { control: '{"steps": 3}', 'one-page': '{"steps": 1}', express: '"fast"' },
+    },
+  },
+  {
+    key: 'pro-users',
+    filters: {
+      groups: [
+        {
+          properties: [{ key: 'plan', value: ['pro', 'enterprise'], operator: 'exact', type: 'person' }],
+          rollout_percentage: 100,
+        },
+        {
+          properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }],
+          rollout_percentage: 30,
+        },
+      ],
+    },
+  },
+  {
+    key: 'big-companies',
+    filters: {
+      aggregation_group_type_index: 0,
+      groups: [
+        {
+          properties: [
+            { key: 'employees', value: '100', operator: 'gte', type: 'group', group_type_index: 0 },
+          ],
+          rollout_percentage: 70,
+        },
+      ],
+    },
+  },
+  {
+    key: 'beta-by-age',
+    filters: {
+      groups: [
+        {
+          properties: [{ key: 'age', value: '30', operator: 'lt', type: 'person' }],
+          rollout_percentage: 60,
+          variant: null,
+        },
+      ],
+    },
+  },
+];
