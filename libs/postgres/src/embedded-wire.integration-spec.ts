@@ -1,8 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { connect as connectSocket } from 'node:net';
 import { Client, Pool, type Notification } from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+
+/** The Unix socket an embedded Postgres URL names (`?host=<dir>`, node-postgres's convention). */
+function socketPathOf(url: string): string {
+  const parsed = new URL(url);
+  return path.join(parsed.searchParams.get('host') ?? '', `.s.PGSQL.${parsed.port}`);
+}
 
 /** Polls until `check` passes. */
 async function eventually(check: () => void, ms = 10_000): Promise<void> {
@@ -133,6 +140,30 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
     );
     expect(rows[0].count).toBe('0');
     expect((await reader.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('rolls back a transaction whose connection went away while its statement ran, and serves the others', async () => {
+    // A raw client: startup, then BEGIN and an INSERT in one simple query, and gone at once.
+    const socket = connectSocket({ path: socketPathOf(embedded.url) });
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const parameters = Buffer.from('user\0postgres\0database\0postgres\0\0');
+    const startup = Buffer.alloc(8);
+    startup.writeInt32BE(8 + parameters.length, 0);
+    startup.writeInt32BE(196608, 4);
+    socket.write(Buffer.concat([startup, parameters]));
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    // The sleep holds the session (PGlite runs it synchronously) while the socket closes.
+    const sql = Buffer.from("BEGIN; INSERT INTO items (owner, n) VALUES ('vanished', 1); SELECT pg_sleep(0.3);\0");
+    const query = Buffer.alloc(5);
+    query.write('Q', 0, 'latin1');
+    query.writeInt32BE(4 + sql.length, 1);
+    socket.end(Buffer.concat([query, sql]));
+
+    const reader = await connect();
+    const { rows } = await reader.query<{ count: string }>(
+      `SELECT count(*) FROM items WHERE owner = 'vanished'`,
+    );
+    expect(rows[0].count).toBe('0');
   });
 
   it('delivers NOTIFY to the connections that LISTEN, whichever connection committed it', async () => {

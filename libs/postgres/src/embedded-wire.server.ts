@@ -252,9 +252,9 @@ export class EmbeddedWireServer {
     }
     const cleanup: Uint8Array[] = [];
     if (this.owner === connection) cleanup.push(simpleQuery('ROLLBACK'));
-    if (connection.statements.size > 0) {
-      const names = [...connection.statements].map((name) => `DEALLOCATE "${name.replaceAll('"', '""')}"`);
-      cleanup.push(simpleQuery(names.join('; ')));
+    // One query each: a name whose Parse never ran fails alone, not the others after it.
+    for (const name of connection.statements) {
+      cleanup.push(simpleQuery(`DEALLOCATE "${name.replaceAll('"', '""')}"`));
     }
     if (cleanup.length > 0) this.enqueue({ connection, messages: cleanup });
   }
@@ -312,6 +312,12 @@ export class EmbeddedWireServer {
       socket.destroy();
     }
     this.owner = this.db.isInTransaction() ? connection : null;
+    // TRICKY: a connection whose close was handled while this unit awaited PGlite (its file sync
+    // can wait on real I/O) got no ROLLBACK then, not being the owner yet: without one, a
+    // transaction the unit left open would keep every other connection waiting for good.
+    if (this.owner === connection && connection.closed) {
+      this.queue.unshift({ connection, messages: [simpleQuery('ROLLBACK')] });
+    }
     for (const notification of notifications?.found ?? []) this.forward(connection, notification);
   }
 
