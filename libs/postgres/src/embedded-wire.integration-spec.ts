@@ -153,7 +153,9 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
     socket.write(Buffer.concat([startup, parameters]));
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     // The sleep holds the session (PGlite runs it synchronously) while the socket closes.
-    const sql = Buffer.from("BEGIN; INSERT INTO items (owner, n) VALUES ('vanished', 1); SELECT pg_sleep(0.3);\0");
+    const sql = Buffer.from(
+      "BEGIN; INSERT INTO items (owner, n) VALUES ('vanished', 1); SELECT pg_sleep(0.3);\0",
+    );
     const query = Buffer.alloc(5);
     query.write('Q', 0, 'latin1');
     query.writeInt32BE(4 + sql.length, 1);
