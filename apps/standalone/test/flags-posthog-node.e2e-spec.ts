@@ -20,7 +20,7 @@ import {
   type StandaloneForTest,
 } from './app-process';
 import { createFeatureFlags, managementRequest } from './management-request';
-import { SDK_TEST_FLAGS } from './sdk-test-flags.fixture';
+import { SDK_TEST_FLAGS, sdkTestPeople } from './sdk-test-flags.fixture';
 
 /**
  * The real posthog-node SDK pointed at the capture address alone: flags created over the
@@ -38,26 +38,6 @@ async function sdk(captureUrl: string, credentials: InitialCredentials, local: b
     fetchRetryCount: 0,
     ...(local ? { personalApiKey: credentials.personal_api_key, featureFlagsPollingInterval: 60_000 } : {}),
   });
-}
-
-/** Seeded pseudo-random persons: the same run every time, a failure names its index. */
-function people(count: number, seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const plans = ['free', 'pro', 'enterprise', 'team'];
-  return Array.from({ length: count }, (_, index) => ({
-    distinctId: `person-${seed}-${index}`,
-    personProperties: {
-      plan: plans[Math.floor(next() * plans.length)],
-      email: next() < 0.3 ? `user${index}@acme.com` : `user${index}@example.org`,
-      age: Math.floor(next() * 60) + 15,
-    },
-    groups: { company: `company-${Math.floor(next() * 50)}` },
-    groupProperties: { company: { employees: Math.floor(next() * 400) } },
-  }));
 }
 
 async function basicSdkCalls(
@@ -183,7 +163,7 @@ describe('posthog-node flags against npm start', () => {
       const seed = 20261122;
       const compared = new Map<string, number>();
       const differences: string[] = [];
-      for (const [index, person] of people(1_000, seed).entries()) {
+      for (const [index, person] of sdkTestPeople(1_000, seed, 'person').entries()) {
         const options = {
           personProperties: person.personProperties,
           groups: person.groups,

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runProcess } from '@hogbase/test-support';
 import { READY_TIMEOUT_MS, REPO_ROOT, startStandaloneForTest, type StandaloneForTest } from './app-process';
 import { createFeatureFlags, managementApi } from './management-request';
-import { SDK_TEST_FLAGS } from './sdk-test-flags.fixture';
+import { SDK_TEST_FLAGS, sdkTestPeople } from './sdk-test-flags.fixture';
 
 /**
  * The real posthog-python SDK (from PyPI, in a virtualenv this test owns) evaluating flags locally
@@ -81,23 +81,13 @@ interface Person {
   group_properties: Record<string, Record<string, unknown>>;
 }
 
-/** Seeded pseudo-random persons: the same run every time, a failure names the person. */
+/** The fixture's persons in the JSON shape the Python script reads. */
 function people(count: number, seed: number): Person[] {
-  let state = seed;
-  const next = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const plans = ['free', 'pro', 'enterprise', 'team'];
-  return Array.from({ length: count }, (_, index) => ({
-    distinct_id: `python-${seed}-${index}`,
-    person_properties: {
-      plan: plans[Math.floor(next() * plans.length)],
-      email: next() < 0.3 ? `user${index}@acme.com` : `user${index}@example.org`,
-      age: Math.floor(next() * 60) + 15,
-    },
-    groups: { company: `company-${Math.floor(next() * 50)}` },
-    group_properties: { company: { employees: Math.floor(next() * 400) } },
+  return sdkTestPeople(count, seed, 'python').map((person) => ({
+    distinct_id: person.distinctId,
+    person_properties: person.personProperties,
+    groups: person.groups,
+    group_properties: person.groupProperties,
   }));
 }
 

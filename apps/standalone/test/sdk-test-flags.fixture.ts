@@ -64,3 +64,31 @@ export const SDK_TEST_FLAGS: Record<string, unknown>[] = [
     },
   },
 ];
+
+/** A person the SDK suites evaluate the flags for, with what the flags' conditions read. */
+export interface SdkTestPerson {
+  distinctId: string;
+  personProperties: { plan: string; email: string; age: number };
+  groups: { company: string };
+  groupProperties: { company: { employees: number } };
+}
+
+/** Seeded pseudo-random persons: the same run every time, a failure names the person. */
+export function sdkTestPeople(count: number, seed: number, prefix: string): SdkTestPerson[] {
+  let state = seed;
+  const next = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+  const plans = ['free', 'pro', 'enterprise', 'team'];
+  return Array.from({ length: count }, (_, index) => ({
+    distinctId: `${prefix}-${seed}-${index}`,
+    personProperties: {
+      plan: plans[Math.floor(next() * plans.length)],
+      email: next() < 0.3 ? `user${index}@acme.com` : `user${index}@example.org`,
+      age: Math.floor(next() * 60) + 15,
+    },
+    groups: { company: `company-${Math.floor(next() * 50)}` },
+    groupProperties: { company: { employees: Math.floor(next() * 400) } },
+  }));
+}
