@@ -4,7 +4,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import pino from 'pino';
-import type { Counter } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
 import { closeClickHouse, createClickHouse, type ClickHouseClient } from '@hogbase/clickhouse';
 import { loadIngestionConfig, type IngestionConfig, type KafkaConfig } from '@hogbase/config';
 import {
@@ -32,6 +32,8 @@ export interface BenchIngestion {
   outcomes(): Promise<Record<string, number>>;
   /** Duration (ms) and size of each batch the service handled since the last take. */
   takeCalls(): { durationsMs: number[]; sizes: number[] };
+  /** Mean ms per handler call of its two stages, from the service's histograms. */
+  stageMeans(): Promise<{ postgresMs: number; clickhouseMs: number }>;
   stop(): Promise<void>;
 }
 
@@ -169,6 +171,22 @@ export async function openIngestionPipeline(
           const taken = calls;
           calls = { durationsMs: [], sizes: [] };
           return taken;
+        },
+        async stageMeans() {
+          const mean = async (name: string) => {
+            const values =
+              (await (service.metrics.getSingleMetric(name) as Histogram | undefined)?.get())?.values ?? [];
+            const total = (suffix: string) =>
+              values
+                .filter((value) => value.metricName === `${name}_${suffix}`)
+                .reduce((sum, value) => sum + value.value, 0);
+            const count = total('count');
+            return count > 0 ? (total('sum') / count) * 1000 : 0;
+          };
+          return {
+            postgresMs: await mean('ingestion_postgres_write_duration_seconds'),
+            clickhouseMs: await mean('ingestion_clickhouse_write_duration_seconds'),
+          };
         },
         async outcomes() {
           const metric = service.metrics.getSingleMetric('ingestion_events_total') as Counter | undefined;

@@ -14,6 +14,10 @@ interface HandlerCalls {
   medianMs: number;
   /** Median events per handler call (one partition's part of a fetch). */
   medianEvents: number;
+  /** Mean ms per call in the persons transaction. */
+  postgresMs: number;
+  /** Mean ms per call writing to ClickHouse, waiting for a shared insert included. */
+  clickhouseMs: number;
 }
 
 interface Drain {
@@ -21,6 +25,12 @@ interface Drain {
   eventsPerSecond: number;
   /** Consumer start to the first batch (group join, offsets, first fetch). */
   startupSeconds: number;
+  /**
+   * CPU time of this whole process (every thread: chDB's inserts and merges among them) from the
+   * consumer's start to the last event, per 1,000 events. Less sensitive than the rate to what
+   * else runs on the machine.
+   */
+  cpuMsPer1000: number;
 }
 
 /** Starts consuming; calls `onBatch` once each batch is done, with when it was handed over. */
@@ -31,6 +41,7 @@ type StartConsuming = (
 /** Runs `start` until `expected` messages went through it, then stops it. */
 async function drain(groupId: string, expected: number, start: StartConsuming): Promise<Drain> {
   const startedAt = performance.now();
+  const cpuAtStart = process.cpuUsage();
   let firstBatchAt: number | undefined;
   let handled = 0;
   let finish: (doneAt: number) => void = () => undefined;
@@ -52,10 +63,12 @@ async function drain(groupId: string, expected: number, start: StartConsuming): 
       if (handled >= expected) finish(performance.now());
     });
     const doneAt = await Promise.race([done, timeout]);
+    const cpu = process.cpuUsage(cpuAtStart);
     const first = firstBatchAt ?? startedAt;
     return {
       eventsPerSecond: expected / ((doneAt - first) / 1000),
       startupSeconds: (first - startedAt) / 1000,
+      cpuMsPer1000: (cpu.user + cpu.system) / 1000 / (expected / 1000),
     };
   } finally {
     clearTimeout(timer);
@@ -128,7 +141,11 @@ export async function runIngestionBench(
       });
       ingestion.push(ingested);
       const { durationsMs, sizes } = service!.takeCalls();
-      calls.push({ medianMs: median(durationsMs), medianEvents: median(sizes) });
+      calls.push({
+        medianMs: median(durationsMs),
+        medianEvents: median(sizes),
+        ...(await service!.stageMeans()),
+      });
       const stored = await pipeline.countEvents(project.id);
       const outcomes = JSON.stringify(await service!.outcomes());
       if (stored !== messages.length) {
@@ -161,6 +178,16 @@ export async function runIngestionBench(
       digits: 2,
     },
     {
+      key: 'consume_only_cpu_ms_per_1000',
+      label: 'consume-only: process CPU per 1,000 events (ms)',
+      rounds: baseline.map((drained) => drained.cpuMsPer1000),
+    },
+    {
+      key: 'ingestion_cpu_ms_per_1000',
+      label: 'ingestion: process CPU per 1,000 events (ms)',
+      rounds: ingestion.map((drained) => drained.cpuMsPer1000),
+    },
+    {
       key: 'handler_call_ms',
       label: 'ingestion: handler call, median (ms)',
       rounds: calls.map((call) => call.medianMs),
@@ -169,6 +196,16 @@ export async function runIngestionBench(
       key: 'handler_call_events',
       label: 'ingestion: events per handler call, median',
       rounds: calls.map((call) => call.medianEvents),
+    },
+    {
+      key: 'persons_ms',
+      label: 'ingestion: persons transaction, mean ms per call',
+      rounds: calls.map((call) => call.postgresMs),
+    },
+    {
+      key: 'clickhouse_ms',
+      label: 'ingestion: ClickHouse write, mean ms per call',
+      rounds: calls.map((call) => call.clickhouseMs),
     },
     {
       key: 'ingestion_startup_s',

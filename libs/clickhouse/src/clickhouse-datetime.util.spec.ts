@@ -25,6 +25,16 @@ describe('toClickHouseDateTime64', () => {
     expect(toClickHouseDateTime64(iso)).toBe(expected);
   });
 
+  it('gives the same text for a UTC timestamp written with Z (the fast path) and with +00:00', () => {
+    // A fixed walk over the range rather than random values, so a failure names its input every run.
+    for (let millis = Date.UTC(1900, 0, 1); millis < Date.UTC(2299, 11, 31); millis += 7_777_777_777_123) {
+      const iso = new Date(millis).toISOString();
+      expect(toClickHouseDateTime64(iso)).toBe(toClickHouseDateTime64(iso.replace('Z', '+00:00')));
+    }
+    expect(() => toClickHouseDateTime64('2023-02-29T00:00:00Z')).toThrow(/Not a valid date/);
+    expect(() => toClickHouseDateTime64('1899-12-31T23:59:59Z')).toThrow(/outside/);
+  });
+
   it('reads a timestamp without an offset as UTC, whatever the machine time zone', () => {
     expect(toClickHouseDateTime64('2024-06-01T12:00:00.25')).toBe('2024-06-01 12:00:00.250000');
   });

@@ -6,6 +6,9 @@
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
+/** UTC as capture and `Date#toISOString` write it: the common case, converted without a Date. */
+const ISO_8601_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+
 const CLICKHOUSE_DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
 
 // DateTime64's range; ClickHouse clamps values outside it silently, so we refuse them instead.
@@ -32,6 +35,11 @@ export function toClickHouseDateTime64(value: string | Date): string {
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new RangeError('Invalid Date');
     return toClickHouseDateTime64(value.toISOString());
+  }
+  const plain = ISO_8601_UTC.exec(value);
+  if (plain && isValidUtc(plain)) {
+    const [, year, month, day, hour, minute, second, fraction = ''] = plain;
+    return `${year}-${month}-${day} ${hour}:${minute}:${second}.${(fraction + '000000').slice(0, 6)}`;
   }
   const match = ISO_8601.exec(value.trim());
   if (!match) throw new RangeError(`Not an ISO 8601 timestamp: ${JSON.stringify(value)}`);
@@ -78,6 +86,24 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function daysInMonth(year: number, month: number): number {
   return month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+}
+
+/** A UTC match whose fields make a date and time DateTime64 stores; anything else takes the general path, which says what is wrong. */
+function isValidUtc(match: RegExpExecArray): boolean {
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  return (
+    year >= MIN_YEAR &&
+    year <= MAX_YEAR &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    Number(match[4]) <= 23 &&
+    Number(match[5]) <= 59 &&
+    Number(match[6]) <= 59
+  );
 }
 
 function isLeapYear(year: number): boolean {

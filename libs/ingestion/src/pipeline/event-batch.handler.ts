@@ -7,6 +7,7 @@ import type { PersonProcessor } from '../persons/person-processor';
 import type { ProcessedEvent } from '../persons/person-processing.types';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { toDeadLetter, type ConsumedBatch, type ConsumedMessage, type EventPublisher } from '@hogbase/queue';
+import { CoalescedInsert } from './coalesced-insert';
 import { toEventRow } from './event-row.mapper';
 import { IngestionMetrics, timed } from './ingestion.metrics';
 
@@ -61,14 +62,18 @@ function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
 export class EventBatchHandler {
   private readonly metrics: IngestionMetrics;
   private readonly outcomes: IngestionMetrics['events'];
+  /** The concurrent handler calls' rows, in shared inserts. */
+  private readonly inserts: CoalescedInsert<EventRow>;
 
   constructor(private readonly options: EventBatchHandlerOptions) {
     this.metrics = new IngestionMetrics(options.registry);
     this.outcomes = this.metrics.events;
+    this.inserts = new CoalescedInsert((rows) => insertEvents(options.clickhouse, options.database, rows));
   }
 
   /**
-   * One insert for the whole batch. When ClickHouse refuses a value of some row, the same insert
+   * One insert for the whole batch (shared with the other handler calls writing at the same time:
+   * CoalescedInsert). When ClickHouse refuses a value of some row, the same insert
    * would fail on every retry and hold the partition forever: the rows are split in halves until
    * the refused ones stand alone, and those are dead-lettered with ClickHouse's reason. Any other
    * failure is thrown, and the consumer retries the batch. Resolves with the rows written.
@@ -78,13 +83,7 @@ export class EventBatchHandler {
     deadLetters: { message: ConsumedMessage; reason: string }[],
   ): Promise<number> {
     try {
-      await timed(this.metrics.clickhouseWrite, () =>
-        insertEvents(
-          this.options.clickhouse,
-          this.options.database,
-          rows.map(({ row }) => row),
-        ),
-      );
+      await timed(this.metrics.clickhouseWrite, () => this.inserts.write(rows.map(({ row }) => row)));
       return rows.length;
     } catch (error) {
       const refused = rowContentErrorName(error);
