@@ -9,6 +9,7 @@ export const BENCHMARKS = [
   'flags',
   'exports',
   'apps',
+  'standalone',
 ] as const;
 /** What the exports benchmark writes to S3, beside its baseline. */
 export const EXPORT_FORMATS = ['JSONLines', 'Parquet'] as const;

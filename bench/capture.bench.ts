@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { loadKafkaConfig } from '@hogbase/config';
@@ -15,6 +14,7 @@ import {
   type Metric,
 } from './report.util';
 import { recordSdkRequests, singleEventBody, toQueueMessages } from './sdk-requests.util';
+import { processCpuMs } from './process-cpu.util';
 import type { TargetProcess } from './target-process.util';
 
 export interface CaptureBenchTargets {
@@ -35,35 +35,6 @@ interface LoadResult {
   /** CPU time the path's process spent during the run (user + system), ms. */
   cpuMs: number;
 }
-
-/** A process's fields after its command name (which may hold spaces), from /proc/<pid>/stat. */
-function statFields(pid: string | number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined; // gone meanwhile
-  }
-}
-
-/**
- * User + system CPU time so far of a process and its children (capture's workers), ms, from /proc
- * (clock ticks of 10 ms).
- */
-function processCpuMs(pid: number): number {
-  const cpuOf = (fields: string[]) =>
-    ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  let total = cpuOf(statFields(pid) ?? []);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = statFields(entry);
-    if (fields && Number(fields[1]) === pid) total += cpuOf(fields);
-  }
-  return total;
-}
-
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, on every architecture Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** One of the compared paths, run for a number of seconds at the benchmark's concurrency. */
 interface LoadPath {

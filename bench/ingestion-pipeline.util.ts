@@ -32,8 +32,8 @@ export interface BenchIngestion {
   outcomes(): Promise<Record<string, number>>;
   /** Duration (ms) and size of each batch the service handled since the last take. */
   takeCalls(): { durationsMs: number[]; sizes: number[] };
-  /** Mean ms per handler call of its two stages, from the service's histograms. */
-  stageMeans(): Promise<{ postgresMs: number; clickhouseMs: number }>;
+  /** Mean ms per handler call of its two stages, and rows per ClickHouse insert, from the service's histograms. */
+  stageMeans(): Promise<{ postgresMs: number; clickhouseMs: number; rowsPerInsert: number }>;
   stop(): Promise<void>;
 }
 
@@ -181,11 +181,12 @@ export async function openIngestionPipeline(
                 .filter((value) => value.metricName === `${name}_${suffix}`)
                 .reduce((sum, value) => sum + value.value, 0);
             const count = total('count');
-            return count > 0 ? (total('sum') / count) * 1000 : 0;
+            return count > 0 ? total('sum') / count : 0;
           };
           return {
-            postgresMs: await mean('ingestion_postgres_write_duration_seconds'),
-            clickhouseMs: await mean('ingestion_clickhouse_write_duration_seconds'),
+            postgresMs: (await mean('ingestion_postgres_write_duration_seconds')) * 1000,
+            clickhouseMs: (await mean('ingestion_clickhouse_write_duration_seconds')) * 1000,
+            rowsPerInsert: await mean('ingestion_clickhouse_insert_rows'),
           };
         },
         async outcomes() {

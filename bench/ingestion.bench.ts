@@ -18,6 +18,8 @@ interface HandlerCalls {
   postgresMs: number;
   /** Mean ms per call writing to ClickHouse, waiting for a shared insert included. */
   clickhouseMs: number;
+  /** Mean rows per ClickHouse insert (concurrent calls share one). */
+  rowsPerInsert: number;
 }
 
 interface Drain {
@@ -176,6 +178,11 @@ export async function runIngestionBench(
       label: 'ingestion / consume-only',
       rounds: ingestion.map((drained, round) => drained.eventsPerSecond / baseline[round].eventsPerSecond),
       digits: 2,
+    },
+    {
+      key: 'rows_per_insert',
+      label: 'ingestion: rows per ClickHouse insert, mean',
+      rounds: calls.map((call) => call.rowsPerInsert),
     },
     {
       key: 'consume_only_cpu_ms_per_1000',

@@ -3,7 +3,7 @@
 //
 //   npm run bench                       every benchmark
 //   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing, flags,
-//                                       exports, apps)
+//                                       exports, apps, standalone)
 //   BENCH_ROUNDS=5 BENCH_INGEST_EVENTS=100000 npm run bench
 //
 // Everything it starts (the broker, S3Mock, the capture processes, the database, the chDB directories,
@@ -25,6 +25,7 @@ import { startKafka } from './kafka-broker.util';
 import { startPostgres } from './postgres-server.util';
 import { printTable, type BenchSummary } from './report.util';
 import { startS3 } from './s3-server.util';
+import { runStandaloneBench } from './standalone.bench';
 import { startTarget, type TargetProcess } from './target-process.util';
 
 const SIGNAL_EXIT_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
@@ -166,6 +167,9 @@ async function runBenchmarks(config: BenchConfig, services: Services): Promise<B
             log,
           ),
         );
+        break;
+      case 'standalone':
+        summaries.push(await runStandaloneBench(config, log));
         break;
     }
   }

@@ -68,7 +68,10 @@ export class EventBatchHandler {
   constructor(private readonly options: EventBatchHandlerOptions) {
     this.metrics = new IngestionMetrics(options.registry);
     this.outcomes = this.metrics.events;
-    this.inserts = new CoalescedInsert((rows) => insertEvents(options.clickhouse, options.database, rows));
+    this.inserts = new CoalescedInsert((rows) => {
+      this.metrics.clickhouseInsertRows.observe(rows.length);
+      return insertEvents(options.clickhouse, options.database, rows);
+    });
   }
 
   /**

@@ -15,6 +15,7 @@ export class IngestionMetrics {
   readonly batchDuration: Histogram<'outcome'>;
   readonly postgresWrite: Histogram<'outcome'>;
   readonly clickhouseWrite: Histogram<'outcome'>;
+  readonly clickhouseInsertRows: Histogram;
   readonly consumerLag: Gauge<'topic' | 'partition'>;
 
   constructor(registry: Registry) {
@@ -47,9 +48,15 @@ export class IngestionMetrics {
     });
     this.clickhouseWrite = new Histogram({
       name: 'ingestion_clickhouse_write_duration_seconds',
-      help: "One insert of a batch's events into ClickHouse, by outcome",
+      help: "A batch's events written to ClickHouse (waiting for a shared insert included), by outcome",
       labelNames: ['outcome'] as const,
       buckets: WRITE_BUCKETS,
+      registers,
+    });
+    this.clickhouseInsertRows = new Histogram({
+      name: 'ingestion_clickhouse_insert_rows',
+      help: 'Rows per ClickHouse insert (the batches written at the same time share one)',
+      buckets: [1, 10, 100, 250, 500, 1_000, 2_000, 5_000, 10_000, 20_000],
       registers,
     });
     this.consumerLag = new Gauge({
