@@ -11,7 +11,9 @@ export interface KafkaConfig {
   consumerGroupId: string;
   /**
    * Partitions one ingestion consumer processes at the same time (each still in order). More
-   * than one overlaps one partition's Postgres and ClickHouse round trips with another's.
+   * than one overlaps one partition's Postgres and ClickHouse round trips with another's, and the
+   * batches written at the same time share one ClickHouse insert. Default 8, the event topics'
+   * default partition count: one process works on all of them at once.
    */
   consumerConcurrency: number;
   /** Partitions of the topics the migrate step creates; the ceiling on ingestion consumers. */
@@ -53,7 +55,7 @@ export function loadKafkaConfig(env: Environment = process.env): KafkaConfig {
     brokers,
     clientId: readString(env, 'KAFKA_CLIENT_ID', 'hogbase'),
     consumerGroupId: readString(env, 'KAFKA_CONSUMER_GROUP', 'hogbase-ingestion'),
-    consumerConcurrency: readInteger(env, 'KAFKA_CONSUMER_CONCURRENCY', 3, 1),
+    consumerConcurrency: readInteger(env, 'KAFKA_CONSUMER_CONCURRENCY', 8, 1),
     // NOTE: 8 partitions let up to 8 ingestion consumers share the load, which is plenty for a
     // self-hosted install, and cost a single broker next to nothing. Raise it before the first
     // migrate: adding partitions later moves keys to other partitions, which breaks per-person
