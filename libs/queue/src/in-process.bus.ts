@@ -13,7 +13,11 @@ import type {
 export interface InProcessBusOptions {
   /** Topics whose messages go to the handler. Default: the live and the historical events topics. */
   topics?: readonly string[];
-  /** Most messages per handler call. Default 1,000 (one ClickHouse insert costs about the same for 1 or 1,000 rows). */
+  /**
+   * Most messages per handler call. Default 5,000: an insert's cost on chDB is mostly per insert
+   * (measured, merges included: about 42 µs of CPU a row in inserts of 250 rows, 20 in 1,000, 12 in
+   * 5,000), so the more requests one call carries, the less each event costs.
+   */
   maxBatchSize?: number;
   /** Messages waiting for the handler beyond which a publish is refused (503). Default 100,000. */
   maxQueuedMessages?: number;
@@ -85,7 +89,7 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
 
   constructor(options: InProcessBusOptions = {}) {
     this.topics = new Set(options.topics ?? [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC]);
-    this.maxBatchSize = options.maxBatchSize ?? 1_000;
+    this.maxBatchSize = options.maxBatchSize ?? 5_000;
     this.maxQueuedMessages = options.maxQueuedMessages ?? 100_000;
     if (this.maxBatchSize < 1) throw new Error('maxBatchSize must be at least 1');
     this.logger = options.logger ?? silentLogger;
