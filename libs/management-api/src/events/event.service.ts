@@ -12,7 +12,7 @@ import {
 import { ApiError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import { encodeEventCursor } from './event-cursor.util';
-import { EVENT_RECORD_COLUMNS, EventListQuery } from './event-list.query';
+import { EVENT_RECORD_COLUMNS, EventListQuery, type EventWindow } from './event-list.query';
 import {
   repeatedParam,
   singleParam,
@@ -96,8 +96,8 @@ export class EventService implements OnApplicationShutdown {
     });
     const hasUserExpressions = conditions.length > 0 || select !== undefined;
     const run = async <T>(read: (sql: string, values: Record<string, unknown>) => Promise<T[]>) => {
-      const attempt = async (windowStart?: string): Promise<T[]> => {
-        const { sql, params: values } = query.build(windowStart);
+      const attempt = async (window?: EventWindow, rows?: number): Promise<T[]> => {
+        const { sql, params: values } = query.build(window, rows);
         try {
           return await read(sql, values);
         } catch (error) {
@@ -105,11 +105,16 @@ export class EventService implements OnApplicationShutdown {
           throw userError ? toApiError(userError) : error;
         }
       };
-      for (const windowStart of query.windowStarts()) {
-        const rows = await attempt(windowStart);
-        if (rows.length > request.limit) return rows;
+      let window = query.firstWindow();
+      if (!window) return attempt();
+      // Windows are disjoint and newest first, so their rows concatenate into the one query's rows.
+      const wanted = request.offset + request.limit + 1;
+      const rows: T[] = [];
+      for (let scanned = 1; ; scanned += 1) {
+        rows.push(...(await attempt(window, wanted - rows.length)));
+        if (rows.length >= wanted || window.start === undefined) return rows.slice(request.offset);
+        window = query.nextWindow(window, rows.length, wanted - rows.length, scanned);
       }
-      return attempt();
     };
 
     if (!select) {
