@@ -51,6 +51,8 @@ export interface SelectPage {
 
 /** `values/`: PostHog answers at most 10 values of a property, over the last 7 days. */
 const PROPERTY_VALUES_LIMIT = 10;
+/** The events table's flag that lets `exact` property filters search the text first (migration 003). */
+const PLAIN_PROPERTIES_COLUMN = 'properties_plain';
 const CUSTOM_EVENT_NAMES_LIMIT = 10_000;
 
 @Injectable()
@@ -76,6 +78,7 @@ export class EventService implements OnApplicationShutdown {
     try {
       const properties = await compilePropertyFilters(request.properties, params, {
         compiler: this.compiler,
+        plainPropertiesColumn: PLAIN_PROPERTIES_COLUMN,
       });
       if (properties) conditions.push(properties);
       if (request.where)
