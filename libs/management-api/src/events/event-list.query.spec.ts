@@ -27,21 +27,21 @@ describe('EventListQuery', () => {
   const text = (value: bigint | undefined) =>
     value === undefined ? undefined : new Date(Number(value / 1000n)).toISOString();
 
-  it('reads the day of the upper bound first, then windows sized by the density found so far', () => {
+  it('reads the day of the upper bound first, then whole days sized by the density found so far', () => {
     const query = queryFor({});
     const first = query.firstWindow()!;
     expect(text(first.start)).toBe('2025-06-15T00:00:00.000Z');
     expect(first.end).toBeUndefined();
-    // 10 of 101 events in the 13h45m05s scanned: 91 more need 10 × 1.25 times as long again.
+    // 10 of 101 events in the 13h45m05s scanned: 91 more need 9.1 × 1.25 times as long, 6.52 days.
     const second = query.nextWindow(first, 10, 91, 1);
     expect(second.end).toBe(first.start);
-    expect(text(second.start)).toBe(
-      new Date(Date.parse('2025-06-15T00:00:00Z') - Math.ceil((49_505_000 * 91 * 5) / 40) - 1).toISOString(),
-    );
-    // Nothing found: six times what was scanned (13h45m05s, then 7 days), at least a day.
-    expect(text(query.nextWindow(first, 0, 101, 1).start)).toBe('2025-06-11T13:29:30.000Z');
-    const week = { start: micros('2025-06-08T13:45:05Z'), end: first.start };
-    expect(text(query.nextWindow(week, 0, 101, 2).start)).toBe('2025-04-27T13:45:05.000Z');
+    expect(text(second.start)).toBe('2025-06-08T00:00:00.000Z');
+    // 90 of 101 in 7 days and 13h45m05s: 11 more need 1.16 days.
+    expect(text(query.nextWindow(second, 90, 11, 2).start)).toBe('2025-06-07T00:00:00.000Z');
+    // Nothing found: six times what was scanned (13h45m05s, then 7 days), whole days.
+    expect(text(query.nextWindow(first, 0, 101, 1).start)).toBe('2025-06-12T00:00:00.000Z');
+    const week = { start: micros('2025-06-08T00:00:00Z'), end: first.start };
+    expect(text(query.nextWindow(week, 0, 101, 2).start)).toBe('2025-04-24T00:00:00.000Z');
     const justAfterMidnight = queryFor({ before: '2025-06-15T00:10:00Z' });
     const short = justAfterMidnight.firstWindow()!;
     expect(text(justAfterMidnight.nextWindow(short, 0, 101, 1).start)).toBe('2025-06-14T00:00:00.000Z');

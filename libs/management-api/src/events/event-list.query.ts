@@ -81,7 +81,9 @@ export class EventListQuery {
    * The window right below `previous` (so no event is read twice), or `{start: undefined}` for
    * everything older. `found` events matched in the `scanned` windows so far and `missing` more
    * are needed: the next window spans what the density seen so far says holds them, with a
-   * quarter to spare; after an empty scan, six times the span scanned (at least a day).
+   * quarter to spare; after an empty scan, six times the span scanned. Windows are whole days
+   * (the nearest number, at least one): the sorting key orders a project's rows by day, so a
+   * window that ends inside a day still reads that day's granules.
    */
   nextWindow(previous: EventWindow, found: number, missing: number, scanned: number): EventWindow {
     const end = previous.start;
@@ -89,10 +91,9 @@ export class EventListQuery {
     if (end === undefined || scanned >= MAX_WINDOWS) return rest;
     const covered = this.upperMicros() - end;
     const span =
-      found > 0 && covered > 0n
-        ? (covered * BigInt(missing) * 5n) / (BigInt(found) * 4n) + 1n
-        : maxMicros(covered * 6n, ONE_DAY_MICROS);
-    const start = end - span;
+      found > 0 && covered > 0n ? (covered * BigInt(missing) * 5n) / (BigInt(found) * 4n) : covered * 6n;
+    const days = maxMicros((span + ONE_DAY_MICROS / 2n) / ONE_DAY_MICROS, 1n);
+    const start = end - days * ONE_DAY_MICROS;
     const { after } = this.parts.request;
     if (after && start <= after.epochMicros) return rest;
     return { start, end };
