@@ -4,7 +4,9 @@
 // Env: DATABASE_URL (the bench database, migrated), BENCH_LISTING_DATA_PATH (chDB directory).
 // IPC: sends {type: 'listening', port, key, projectId}; on {type: 'generate', total} it inserts
 // events into the project (and a tenth as many into another project) until the project holds
-// `total`, then answers {type: 'generated', total, seconds}.
+// `total`, then answers {type: 'generated', total, seconds, parts}: `parts` is how many active
+// parts the events table has then (the background merges have not caught up with the inserts,
+// and FINAL merges what overlaps).
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { closeClickHouse, createClickHouse, migrateClickHouse } from '@hogbase/clickhouse';
@@ -18,7 +20,7 @@ const INSERT_CHUNK = 1_000_000;
 
 export type ListingTargetMessage =
   | { type: 'listening'; port: number; key: string; projectId: number }
-  | { type: 'generated'; total: number; seconds: number };
+  | { type: 'generated'; total: number; seconds: number; parts: number };
 
 export interface GenerateRequest {
   type: 'generate';
@@ -80,10 +82,19 @@ async function main(): Promise<void> {
       });
       generated += count;
     }
+    const seconds = (performance.now() - startedAt) / 1000;
+    const result = await clickhouse.query({
+      query: `SELECT count() AS parts FROM system.parts
+              WHERE database = {database:String} AND table = 'events' AND active`,
+      query_params: { database: LISTING_DATABASE },
+      format: 'JSONEachRow',
+    });
+    const [{ parts }] = await result.json<{ parts: string }>();
     const reply: ListingTargetMessage = {
       type: 'generated',
       total: generated,
-      seconds: (performance.now() - startedAt) / 1000,
+      seconds,
+      parts: Number(parts),
     };
     process.send?.(reply);
   }

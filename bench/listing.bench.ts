@@ -126,7 +126,7 @@ export async function runListingBench(
       target.child.send({ type: 'generate', total: size } satisfies GenerateRequest);
       const generated = await waitForMessage(target.child, 'generated', Math.max(600_000, size / 10));
       log(
-        `listing: ${generated.total.toLocaleString('en-US')} events in the project (${generated.seconds.toFixed(0)} s to insert)`,
+        `listing: ${generated.total.toLocaleString('en-US')} events in the project (${generated.seconds.toFixed(0)} s to insert, ${generated.parts} active parts)`,
       );
       const firstPage = JSON.parse((await timedGet(target, events)).body) as { next: string | null };
       const next = firstPage.next ? new URL(firstPage.next) : undefined;

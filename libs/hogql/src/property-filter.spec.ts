@@ -411,3 +411,73 @@ describe('parsePropertiesParam', () => {
     expect(() => parsePropertiesParam('[{')).toThrow('Properties are unparsable!');
   });
 });
+
+describe('the text prefilter on a table with a plain-properties flag', () => {
+  async function compilePlain(filters: unknown) {
+    const params = new QueryParams();
+    const sql = await compilePropertyFilters(filters, params, {
+      now: NOW,
+      plainPropertiesColumn: 'properties_plain',
+    });
+    return { sql, params: { ...params.values } };
+  }
+  const prefiltered = (needles: string, condition: string) =>
+    `and(or(equals(properties_plain, 0), multiSearchAny(properties, [${needles}])), ${condition})`;
+
+  it.each([
+    [
+      'a string',
+      'Chrome',
+      prefiltered('{p2:String}', `equals(${TEXT}, {p1:String})`),
+      { p2: '"$browser":"Chrome"' },
+    ],
+    [
+      'an integer, as a string or a number',
+      7,
+      prefiltered('{p2:String}, {p3:String}', `equals(${TEXT}, {p1:String})`),
+      { p2: '"$browser":"7"', p3: '"$browser":7' },
+    ],
+    [
+      'zero, also spelled -0',
+      '0',
+      prefiltered('{p2:String}, {p3:String}, {p4:String}', `equals(${TEXT}, {p1:String})`),
+      { p2: '"$browser":"0"', p3: '"$browser":0', p4: '"$browser":-0' },
+    ],
+    [
+      'a boolean',
+      true,
+      prefiltered('{p2:String}, {p3:String}', `equals(${TEXT}, {p1:String})`),
+      { p2: '"$browser":"true"', p3: '"$browser":true' },
+    ],
+    [
+      'an object, by its first character',
+      { k: 'v' },
+      prefiltered('{p2:String}', `equals(${TEXT}, {p1:String})`),
+      { p2: '"$browser":{' },
+    ],
+    [
+      'a value no plain row holds raw',
+      'say "hi"',
+      `and(equals(properties_plain, 0), equals(${TEXT}, {p1:String}))`,
+      {},
+    ],
+  ])('searches %s', async (_name, value, sql, params) => {
+    const compiled = await compilePlain(one('$browser', 'exact', value));
+    expect(compiled.sql).toBe(sql);
+    expect(compiled.params).toMatchObject(params);
+  });
+
+  it.each([
+    ['an empty value, which a missing key also reads as', one('$browser', 'exact', ['x', ''])],
+    ['a key no plain row holds raw', one('a"b', 'exact', 'x')],
+    ['person properties, which have no flag', one('email', 'exact', 'a@x.com', 'person')],
+    ['negations', one('$browser', 'is_not', 'Chrome')],
+    ['other operators', one('$browser', 'icontains', 'chr')],
+  ])('leaves alone %s', async (_name, filters) => {
+    expect((await compilePlain(filters)).sql).not.toContain('properties_plain');
+  });
+
+  it('compiles as before without the flag', async () => {
+    expect((await compile(one('$browser', 'exact', 'Chrome'))).sql).toBe(`equals(${TEXT}, {p1:String})`);
+  });
+});

@@ -59,6 +59,12 @@ export const DEFAULT_PROPERTY_FILTER_LIMITS: Readonly<PropertyFilterLimits> = {
 export interface PropertyFilterOptions {
   /** The clock relative dates (`-7d`) count back from. */
   now?: Date;
+  /**
+   * A UInt8 column of the filtered table that is 1 where `properties` is plain JSON (the events
+   * table's `properties_plain`, see its ClickHouse migration 003): an `exact` event property filter
+   * then looks for the value's spelling in the text before it parses the JSON.
+   */
+  plainPropertiesColumn?: string;
   /** Compiles `hogql` filters. */
   compiler?: HogQLCompiler;
   limits?: Partial<PropertyFilterLimits>;
@@ -166,6 +172,7 @@ export async function compilePropertyFilters(
     params,
     limits,
     now: options.now ?? new Date(),
+    plainPropertiesColumn: options.plainPropertiesColumn,
     compiler: options.compiler,
     count: 0,
   };
@@ -177,6 +184,7 @@ interface Context {
   params: QueryParams;
   limits: PropertyFilterLimits;
   now: Date;
+  plainPropertiesColumn: string | undefined;
   compiler: HogQLCompiler | undefined;
   count: number;
 }
@@ -275,6 +283,8 @@ interface Target {
   text: string;
   isSet: string;
   isNotSet: string;
+  /** The JSON column and key read, with the column's plain flag, when the table has one. */
+  plainJson?: { column: string; key: string; flag: string };
 }
 
 function isOperator(operator: string): operator is PropertyFilterOperator {
@@ -297,8 +307,11 @@ async function compileItem(filter: FilterItem, context: Context): Promise<string
   const { params } = context;
   switch (operator) {
     case 'exact':
-    case 'in':
-      return exact(target, filter, where, context);
+    case 'in': {
+      const condition = exact(target, filter, where, context);
+      const prefilter = plainTextPrefilter(target, filter, where, context);
+      return prefilter === undefined ? condition : `and(${prefilter}, ${condition})`;
+    }
     case 'is_not':
     case 'not_in':
       return `not(${exact(target, filter, where, context)})`;
@@ -376,10 +389,12 @@ function targetOf(filter: FilterItem, where: string, context: Context): Target {
       return columnTarget('elements_chain', 'string');
     }
     const key = params.string(filter.key);
+    const flag = column === 'properties' ? context.plainPropertiesColumn : undefined;
     return {
       text: `JSONExtractString(${column}, ${key})`,
       isSet: `JSONHas(${column}, ${key})`,
       isNotSet: `not(JSONHas(${column}, ${key}))`,
+      plainJson: flag === undefined ? undefined : { column, key: filter.key, flag },
     };
   }
   if (filter.type === 'event_metadata') {
@@ -449,6 +464,55 @@ function exact(target: Target, filter: FilterItem, where: string, context: Conte
   return bound.length === 1
     ? `equals(${target.text}, ${bound[0]})`
     : `in(${target.text}, tuple(${bound.join(', ')}))`;
+}
+
+/** multiSearchAny takes at most 255 needles. */
+const MAX_NEEDLES = 255;
+/** What a plain row never holds raw: a quote, a backslash, a control character, a lone surrogate. */
+const NOT_RAW_IN_PLAIN_JSON = /["\\\u0000-\u001f]|\p{Surrogate}/u;
+const JSON_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+
+/**
+ * A cheap superset test for `exact` on a JSON column with a plain flag: the row is not plain, or
+ * its text holds `"key":` followed by a spelling of one of the values. Parsing the JSON is what
+ * costs; a substring search skips it for rows that cannot match.
+ *
+ * TRICKY: it must hold for every row that `exact` matches. A plain row (see the migration) has no
+ * backslash, so keys and strings appear unescaped; no whitespace after a quote or a colon, so a
+ * member reads `"key":value`; and no number with a fraction or exponent right after a colon, so a
+ * top-level number is an integer literal, which ClickHouse reads as that same text (`-0` as `0`;
+ * `7.0`, `7e0` or `6.9999999999999999` would read as 7 too, hence the flag). So a value reading as
+ * text T starts, in a plain row, with `"T"` (a string), T (an integer, `true`, `false`), `{` or
+ * `[` (an object or array, which ClickHouse re-serializes). Any other row takes the JSON path.
+ * No test when a value is '' (a missing key reads as '' too) or the key cannot appear raw.
+ */
+function plainTextPrefilter(
+  target: Target,
+  filter: FilterItem,
+  where: string,
+  context: Context,
+): string | undefined {
+  const plain = target.plainJson;
+  if (!plain || NOT_RAW_IN_PLAIN_JSON.test(plain.key)) return undefined;
+  const values = Array.isArray(filter.value) ? filter.value : [filter.value];
+  const texts = textValues(filter, where, context);
+  values.forEach((value) => {
+    const compact = compactJson(value);
+    if (compact !== undefined) texts.push(compact);
+  });
+  if (texts.length === 0 || texts.includes('')) return undefined;
+  const member = `"${plain.key}":`;
+  const needles = new Set<string>();
+  for (const text of texts) {
+    if (!NOT_RAW_IN_PLAIN_JSON.test(text)) needles.add(`${member}"${text}"`);
+    if (JSON_INTEGER.test(text) || text === 'true' || text === 'false') needles.add(member + text);
+    if (text === '0') needles.add(`${member}-0`);
+    if (text.startsWith('{') || text.startsWith('[')) needles.add(member + text[0]);
+  }
+  if (needles.size === 0) return `equals(${plain.flag}, 0)`;
+  if (needles.size > MAX_NEEDLES) return undefined;
+  const bound = [...needles].map((needle) => context.params.string(needle));
+  return `or(equals(${plain.flag}, 0), multiSearchAny(${plain.column}, [${bound.join(', ')}]))`;
 }
 
 function anyOf(conditions: readonly string[]): string {

@@ -29,6 +29,18 @@ export interface EventListQueryParts {
   select?: CompiledSelect;
 }
 
+/**
+ * A time range of a newest-first page, `[start, end)` in epoch microseconds: no start reads
+ * everything older than `end`, no end everything up to the request's upper bound.
+ */
+export interface EventWindow {
+  start: bigint | undefined;
+  end: bigint | undefined;
+}
+
+/** Windows a page reads before it reads everything older in one query. */
+const MAX_WINDOWS = 5;
+
 export interface BuiltQuery {
   sql: string;
   params: Record<string, unknown>;
@@ -51,42 +63,68 @@ export class EventListQuery {
   }
 
   /**
-   * The ever wider time windows a newest-first page tries before the whole range: the day of the
-   * upper bound, then 7 and 30 days back. A window that fills the page spares ClickHouse every older
-   * part (FINAL merges what it reads); one that does not costs a fraction of the wider read that
-   * follows. Only windows that start after `after` are worth trying.
+   * The first time window a newest-first page reads: the day of the upper bound. A window that
+   * fills the page spares ClickHouse every older part (FINAL merges what it reads); one that does
+   * not still serves the rows it found, and `nextWindow` continues below it. None for oldest-first
+   * or aggregating queries, nor when the day starts at or before `after`.
    */
-  windowStarts(): string[] {
+  firstWindow(): EventWindow | undefined {
     const { request } = this.parts;
-    if (request.order !== 'desc' || this.aggregates) return [];
-    const upper = request.cursor
-      ? minMicros(request.before.epochMicros, cursorMicros(request.cursor.timestamp))
-      : request.before.epochMicros;
-    const dayStart = upper - mod(upper, ONE_DAY_MICROS);
-    const starts = [dayStart, upper - 7n * ONE_DAY_MICROS, upper - 30n * ONE_DAY_MICROS];
-    return starts
-      .filter((start) => !request.after || start > request.after.epochMicros)
-      .map((start) => formatClickHouseDateTime({ epochMicros: start, dateOnly: false }));
+    if (request.order !== 'desc' || this.aggregates) return undefined;
+    const upper = this.upperMicros();
+    const start = upper - mod(upper, ONE_DAY_MICROS);
+    if (request.after && start <= request.after.epochMicros) return undefined;
+    return { start, end: undefined };
   }
 
-  /** The page's query; `limit + 1` rows, the extra one saying whether there is a next page. */
-  build(windowStart?: string): BuiltQuery {
+  /**
+   * The window right below `previous` (so no event is read twice), or `{start: undefined}` for
+   * everything older. `found` events matched in the `scanned` windows so far and `missing` more
+   * are needed: the next window spans what the density seen so far says holds them, with a
+   * quarter to spare; after an empty scan, six times the span scanned. Windows are whole days
+   * (the nearest number, at least one): the sorting key orders a project's rows by day, so a
+   * window that ends inside a day still reads that day's granules.
+   */
+  nextWindow(previous: EventWindow, found: number, missing: number, scanned: number): EventWindow {
+    const end = previous.start;
+    const rest: EventWindow = { start: undefined, end };
+    if (end === undefined || scanned >= MAX_WINDOWS) return rest;
+    const covered = this.upperMicros() - end;
+    const span =
+      found > 0 && covered > 0n ? (covered * BigInt(missing) * 5n) / (BigInt(found) * 4n) : covered * 6n;
+    const days = maxMicros((span + ONE_DAY_MICROS / 2n) / ONE_DAY_MICROS, 1n);
+    const start = end - days * ONE_DAY_MICROS;
+    const { after } = this.parts.request;
+    if (after && start <= after.epochMicros) return rest;
+    return { start, end };
+  }
+
+  /**
+   * The page's query; `limit + 1` rows, the extra one saying whether there is a next page. Within
+   * a window, `rows` (from its first row, no offset) replaces the request's limit and offset: the
+   * caller concatenates windows and applies the offset itself.
+   */
+  build(window?: EventWindow, rows?: number): BuiltQuery {
     const { table, teamId, request, conditions, compiledParams, personDistinctIds, select } = this.parts;
     const params: Record<string, unknown> = {
       ...compiledParams,
       team_id: teamId,
       before: formatClickHouseDateTime(request.before),
-      limit: request.limit + 1,
-      offset: request.offset,
+      limit: rows ?? request.limit + 1,
+      offset: rows === undefined ? request.offset : 0,
     };
     const where = ['team_id = {team_id:Int64}', "timestamp < toDateTime64({before:String}, 6, 'UTC')"];
     if (request.after) {
       params.after = formatClickHouseDateTime(request.after);
       where.push("timestamp > toDateTime64({after:String}, 6, 'UTC')");
     }
-    if (windowStart !== undefined) {
-      params.window_start = windowStart;
+    if (window?.start !== undefined) {
+      params.window_start = formatMicros(window.start);
       where.push("timestamp >= toDateTime64({window_start:String}, 6, 'UTC')");
+    }
+    if (window?.end !== undefined) {
+      params.window_end = formatMicros(window.end);
+      where.push("timestamp < toDateTime64({window_end:String}, 6, 'UTC')");
     }
     if (request.cursor && !this.aggregates) {
       params.cursor_timestamp = request.cursor.timestamp;
@@ -144,6 +182,18 @@ export class EventListQuery {
       .join('\n');
     return { sql, params };
   }
+
+  /** The newest moment a page can hold: `before`, or the cursor's timestamp when older. */
+  private upperMicros(): bigint {
+    const { request } = this.parts;
+    return request.cursor
+      ? minMicros(request.before.epochMicros, cursorMicros(request.cursor.timestamp))
+      : request.before.epochMicros;
+  }
+}
+
+function formatMicros(epochMicros: bigint): string {
+  return formatClickHouseDateTime({ epochMicros, dateOnly: false });
 }
 
 function cursorMicros(timestamp: string): bigint {
@@ -153,4 +203,5 @@ function cursorMicros(timestamp: string): bigint {
 }
 
 const minMicros = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+const maxMicros = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 const mod = (value: bigint, divisor: bigint): bigint => ((value % divisor) + divisor) % divisor;

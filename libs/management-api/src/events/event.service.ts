@@ -12,7 +12,7 @@ import {
 import { ApiError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import { encodeEventCursor } from './event-cursor.util';
-import { EVENT_RECORD_COLUMNS, EventListQuery } from './event-list.query';
+import { EVENT_RECORD_COLUMNS, EventListQuery, type EventWindow } from './event-list.query';
 import {
   repeatedParam,
   singleParam,
@@ -51,6 +51,8 @@ export interface SelectPage {
 
 /** `values/`: PostHog answers at most 10 values of a property, over the last 7 days. */
 const PROPERTY_VALUES_LIMIT = 10;
+/** The events table's flag that lets `exact` property filters search the text first (migration 003). */
+const PLAIN_PROPERTIES_COLUMN = 'properties_plain';
 const CUSTOM_EVENT_NAMES_LIMIT = 10_000;
 
 @Injectable()
@@ -76,6 +78,7 @@ export class EventService implements OnApplicationShutdown {
     try {
       const properties = await compilePropertyFilters(request.properties, params, {
         compiler: this.compiler,
+        plainPropertiesColumn: PLAIN_PROPERTIES_COLUMN,
       });
       if (properties) conditions.push(properties);
       if (request.where)
@@ -96,8 +99,8 @@ export class EventService implements OnApplicationShutdown {
     });
     const hasUserExpressions = conditions.length > 0 || select !== undefined;
     const run = async <T>(read: (sql: string, values: Record<string, unknown>) => Promise<T[]>) => {
-      const attempt = async (windowStart?: string): Promise<T[]> => {
-        const { sql, params: values } = query.build(windowStart);
+      const attempt = async (window?: EventWindow, rows?: number): Promise<T[]> => {
+        const { sql, params: values } = query.build(window, rows);
         try {
           return await read(sql, values);
         } catch (error) {
@@ -105,11 +108,16 @@ export class EventService implements OnApplicationShutdown {
           throw userError ? toApiError(userError) : error;
         }
       };
-      for (const windowStart of query.windowStarts()) {
-        const rows = await attempt(windowStart);
-        if (rows.length > request.limit) return rows;
+      let window = query.firstWindow();
+      if (!window) return attempt();
+      // Windows are disjoint and newest first, so their rows concatenate into the one query's rows.
+      const wanted = request.offset + request.limit + 1;
+      const rows: T[] = [];
+      for (let scanned = 1; ; scanned += 1) {
+        rows.push(...(await attempt(window, wanted - rows.length)));
+        if (rows.length >= wanted || window.start === undefined) return rows.slice(request.offset);
+        window = query.nextWindow(window, rows.length, wanted - rows.length, scanned);
       }
-      return attempt();
     };
 
     if (!select) {
