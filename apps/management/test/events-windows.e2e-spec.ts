@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { formatClickHouseDateTime } from '@hogbase/hogql';
 import { insertEvents, type EventRow } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
-import { ApiClient, ApiResponse, ManagementTestApp, startManagementTestApp } from './management-test-app';
+import { ApiClient, followPages, ManagementTestApp, startManagementTestApp } from './management-test-app';
 
 /**
  * A newest-first page reads time windows one below the other (the day of the upper bound, then
@@ -77,20 +77,8 @@ describe('event listing over time windows', () => {
   }
 
   async function collect(first: string): Promise<{ ids: string[]; pages: number }> {
-    const seen: string[] = [];
-    let url: string | null = first;
-    let pages = 0;
-    while (url) {
-      const response: ApiResponse = await api.get(url);
-      expect(response.status).toBe(200);
-      seen.push(...response.body.results.map((event: { id: string }) => event.id));
-      url = response.body.next
-        ? new URL(response.body.next).pathname + new URL(response.body.next).search
-        : null;
-      pages += 1;
-      expect(pages).toBeLessThan(100);
-    }
-    return { ids: seen, pages };
+    const { results, pages } = await followPages<{ id: string }>(api, first, 99);
+    return { ids: results.map((event) => event.id), pages };
   }
 
   it('serves a selective filter as one query over the whole range would, page after page', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { insertEvents, type EventRow } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { ISO_8601_PATTERN } from '@hogbase/test-support';
-import { ApiClient, ApiResponse, ManagementTestApp, startManagementTestApp } from './management-test-app';
+import { ApiClient, followPages, ManagementTestApp, startManagementTestApp } from './management-test-app';
 
 /**
  * The deprecated event listing over a real ClickHouse engine (chDB) and the app's Postgres:
@@ -462,20 +462,8 @@ describe('event listing', () => {
     });
 
     async function collect(first: string): Promise<{ ids: string[]; pages: number }> {
-      const seen: string[] = [];
-      let url: string | null = first;
-      let pages = 0;
-      while (url) {
-        const response: ApiResponse = await api.get(url);
-        expect(response.status).toBe(200);
-        seen.push(...ids(response.body));
-        url = response.body.next
-          ? new URL(response.body.next).pathname + new URL(response.body.next).search
-          : null;
-        pages += 1;
-        expect(pages).toBeLessThan(20);
-      }
-      return { ids: seen, pages };
+      const { results, pages } = await followPages<{ id: string }>(api, first, 19);
+      return { ids: ids({ results }), pages };
     }
 
     it.each([
@@ -498,15 +486,12 @@ describe('event listing', () => {
     });
 
     it('pages a non-aggregating select by cursor too', async () => {
-      const seen: string[] = [];
-      let url: string | null = events(q({ event: 'burst', select: ['uuid'], limit: '6' }));
-      while (url) {
-        const response: ApiResponse = await api.get(url);
-        seen.push(...response.body.results.map((result: string[]) => result[0]));
-        url = response.body.next
-          ? new URL(response.body.next).pathname + new URL(response.body.next).search
-          : null;
-      }
+      const { results } = await followPages<string[]>(
+        api,
+        events(q({ event: 'burst', select: ['uuid'], limit: '6' })),
+        100,
+      );
+      const seen = results.map((result) => result[0]);
       expect([...seen].sort()).toEqual([...burst].sort());
     });
   });

@@ -30,6 +30,30 @@ export interface ApiClient {
   ): Promise<ApiResponse<T>>;
 }
 
+/**
+ * Follows a listing's `next` links from `first` to the end, each page answered 200, and returns
+ * every page's `results` in order with the number of pages; more than `maxPages` fails the test.
+ */
+export async function followPages<T>(
+  api: ApiClient,
+  first: string,
+  maxPages: number,
+): Promise<{ results: T[]; pages: number }> {
+  const results: T[] = [];
+  let url: string | null = first;
+  let pages = 0;
+  while (url) {
+    const response: ApiResponse<{ results: T[]; next: string | null }> = await api.get(url);
+    expect(response.status).toBe(200);
+    results.push(...response.body.results);
+    const next = response.body.next ? new URL(response.body.next) : null;
+    url = next ? next.pathname + next.search : null;
+    pages += 1;
+    expect(pages).toBeLessThanOrEqual(maxPages);
+  }
+  return { results, pages };
+}
+
 export interface TestUser {
   user: User;
   /** A personal API key with scope `*`. */
