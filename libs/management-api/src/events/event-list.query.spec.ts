@@ -55,6 +55,20 @@ describe('EventListQuery', () => {
     expect(query.nextWindow(week, 0, 101, 2)).toEqual({ start: undefined, end: week.start });
   });
 
+  it("reads everything older in one query rather than start a window before DateTime64's range", () => {
+    const query = queryFor({});
+    // One match in the day, 100 more wanted: 125 days; one in those, 100 more: ~43 years, then 5,000.
+    let window = query.firstWindow()!;
+    for (let scanned = 1; window.start !== undefined; scanned += 1) {
+      expect(window.start).toBeGreaterThanOrEqual(micros('1900-01-01T00:00:00Z'));
+      window = query.nextWindow(window, 1, 100, scanned);
+    }
+    expect(window.end).toBeGreaterThanOrEqual(micros('1900-01-01T00:00:00Z'));
+    const { sql, params } = query.build(window, 101);
+    expect(sql).not.toContain('window_start');
+    expect(String(params.window_end)).toMatch(/^\d{4}-\d{2}-\d{2} /);
+  });
+
   it('has no window when the day starts before `after`, nor for oldest-first pages', () => {
     expect(queryFor({ after: '2025-06-15T01:00:00Z' }).firstWindow()).toBeUndefined();
     expect(queryFor({ orderBy: '["timestamp"]' }).firstWindow()).toBeUndefined();

@@ -40,6 +40,11 @@ export interface EventWindow {
 
 /** Windows a page reads before it reads everything older in one query. */
 const MAX_WINDOWS = 5;
+/**
+ * DateTime64's first moment, 1900-01-01: a window that would start before it reads everything
+ * older instead (a sparse match can ask for a span of centuries, which ClickHouse cannot parse).
+ */
+const EARLIEST_MICROS = BigInt(Date.UTC(1900, 0, 1)) * 1000n;
 
 export interface BuiltQuery {
   sql: string;
@@ -95,7 +100,7 @@ export class EventListQuery {
     const days = maxMicros((span + ONE_DAY_MICROS / 2n) / ONE_DAY_MICROS, 1n);
     const start = end - days * ONE_DAY_MICROS;
     const { after } = this.parts.request;
-    if (after && start <= after.epochMicros) return rest;
+    if (start <= EARLIEST_MICROS || (after && start <= after.epochMicros)) return rest;
     return { start, end };
   }
 
