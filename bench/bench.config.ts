@@ -15,6 +15,14 @@ export const BENCHMARKS = [
 export const EXPORT_FORMATS = ['JSONLines', 'Parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export type BenchmarkName = (typeof BENCHMARKS)[number];
+/**
+ * How the listing bench loads a project's events: `arrival` in time order, as ingestion writes
+ * them (older events in 1M-row inserts, the newest day in ingestion-sized inserts); `scattered`
+ * in 1M-row inserts that each span the whole year (every month then holds overlapping parts that
+ * FINAL has to merge: the worst case, which ingestion never produces).
+ */
+export const LISTING_LOADS = ['arrival', 'scattered'] as const;
+export type ListingLoad = (typeof LISTING_LOADS)[number];
 
 export interface BenchConfig {
   /** Which benchmarks run, in this order. */
@@ -45,6 +53,8 @@ export interface BenchConfig {
   listingSizes: number[];
   /** Timed requests per listing query per round. */
   listingRequests: number;
+  /** How the listing's events are inserted: see LISTING_LOADS. */
+  listingLoad: ListingLoad;
   /** Events in the hour the exports benchmark exports. */
   exportEvents: number;
   /** The S3 formats exported each round (JSONLines gzip, Parquet zstd), in this order. */
@@ -87,6 +97,14 @@ function readFormats(env: Environment, name: string): ExportFormat[] {
   return EXPORT_FORMATS.filter((format) => formats.includes(format));
 }
 
+function readListingLoad(env: Environment, name: string): ListingLoad {
+  const raw = readString(env, name) ?? 'arrival';
+  if (!(LISTING_LOADS as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, raw, `must be one of ${LISTING_LOADS.join(', ')}`);
+  }
+  return raw as ListingLoad;
+}
+
 /** Read once at start-up: `npm run bench -- [batch] [capture] … [exports]` and BENCH_* knobs. */
 export function loadBenchConfig(env: Environment, args: readonly string[]): BenchConfig {
   const brokers = readString(env, 'KAFKA_BROKERS')
@@ -108,6 +126,7 @@ export function loadBenchConfig(env: Environment, args: readonly string[]): Benc
     cpuProfileDir: readString(env, 'BENCH_CPU_PROF_DIR'),
     listingSizes: readSizes(env, 'BENCH_LISTING_SIZES', [1_000_000, 10_000_000]),
     listingRequests: readInteger(env, 'BENCH_LISTING_REQUESTS', 15, 1),
+    listingLoad: readListingLoad(env, 'BENCH_LISTING_LOAD'),
     exportEvents: readInteger(env, 'BENCH_EXPORT_EVENTS', 1_000_000, 1_000),
     exportFormats: readFormats(env, 'BENCH_EXPORT_FORMATS'),
     s3Endpoint: readUrl(env, 'S3_ENDPOINT', ['http', 'https'])?.origin,

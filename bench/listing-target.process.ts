@@ -2,29 +2,33 @@
 // free port, reading events from a chDB data directory of its own. Started by listing.bench.ts.
 //
 // Env: DATABASE_URL (the bench database, migrated), BENCH_LISTING_DATA_PATH (chDB directory).
-// IPC: sends {type: 'listening', port, key, projectId}; on {type: 'generate', total} it inserts
-// events into the project (and a tenth as many into another project) until the project holds
-// `total`, then answers {type: 'generated', total, seconds, parts}: `parts` is how many active
-// parts the events table has then (the background merges have not caught up with the inserts,
-// and FINAL merges what overlaps).
+// IPC: sends {type: 'listening', port, key}; on {type: 'generate', total, load} it creates a
+// project, inserts `total` events into it (and a ninth as many into another team, mixed in) as
+// `load` says, then answers {type: 'generated', projectId, total, seconds, parts}: `parts` is how
+// many active parts the events table has then (FINAL merges the parts that overlap what it reads).
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { closeClickHouse, createClickHouse, migrateClickHouse } from '@hogbase/clickhouse';
 import { ConfigError, loadManagementConfig, runMain } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
+import type { ListingLoad } from './bench.config';
 
 export const LISTING_DATABASE = 'hogbase_bench_listing';
 /** Events a generated project spans, newest at start-up: a year, so every window of the listing matters. */
 const SPAN_SECONDS = 365 * 86_400;
+const DAY_SECONDS = 86_400;
 const INSERT_CHUNK = 1_000_000;
+/** Rows per insert of the newest day under `arrival`: what ingestion's shared inserts hold (bench/README.md). */
+const INGESTION_INSERT_ROWS = 1_500;
 
 export type ListingTargetMessage =
-  | { type: 'listening'; port: number; key: string; projectId: number }
-  | { type: 'generated'; total: number; seconds: number; parts: number };
+  | { type: 'listening'; port: number; key: string }
+  | { type: 'generated'; projectId: number; total: number; seconds: number; parts: number };
 
 export interface GenerateRequest {
   type: 'generate';
   total: number;
+  load: ListingLoad;
 }
 
 async function main(): Promise<void> {
@@ -43,44 +47,67 @@ async function main(): Promise<void> {
     logger: pino({ level: 'warn' }),
   });
   await app.listen(0, '127.0.0.1');
-  const credentials = await app
-    .get(BootstrapService)
-    .bootstrap({ email: 'listing-bench@example.com', organizationName: 'Listing bench' });
-  const projectId = credentials.project_id;
-  const newest = Math.floor(Date.now() / 1000);
-  let generated = 0;
+  const bootstrap = app.get(BootstrapService);
+  const owner = { email: 'listing-bench@example.com', organizationName: 'Listing bench' };
+  const credentials = await bootstrap.bootstrap(owner);
+  const newestMicros = BigInt(Date.now()) * 1_000n;
 
   /**
-   * Events at uniformly spread times over the year before start-up (each size is a year of
-   * events), plus a tenth as many in another project.
+   * `count` events of the project at uniformly spread times over the `seconds` before `end`
+   * (seconds before start-up), plus a ninth as many of another project mixed in.
    */
-  async function generate(total: number): Promise<void> {
+  async function insertSlice(teamId: number, count: number, end: number, seconds: number): Promise<void> {
+    await clickhouse.command({
+      query: `INSERT INTO ${LISTING_DATABASE}.events
+                (uuid, event, properties, timestamp, team_id, distinct_id, created_at, person_id)
+              SELECT generateUUIDv4(),
+                     ['$pageview', 'purchase', 'signup', '$autocapture'][number % 4 + 1],
+                     concat('{"$browser":"', ['Chrome', 'Firefox', 'Safari'][number % 3 + 1],
+                            '","price":', toString(number % 1000),
+                            ',"$current_url":"https://example.com/p/', toString(number % 500), '"}'),
+                     fromUnixTimestamp64Micro({end:Int64}, 'UTC') - toIntervalMicrosecond(
+                       cityHash64(number, {end:Int64}) % {span:UInt64}),
+                     if(number % 10 = 9, {other:Int64}, {team:Int64}),
+                     concat('user-', toString(number % 10000)), now64(6), generateUUIDv4()
+              FROM numbers({count:UInt64})`,
+      query_params: {
+        end: (newestMicros - BigInt(Math.round(end * 1e6))).toString(),
+        span: Math.max(1, Math.round(seconds * 1e6)),
+        other: teamId + 1_000_000,
+        team: teamId,
+        count: Math.round((count * 10) / 9),
+      },
+    });
+  }
+
+  /**
+   * A new project of `total` events over the year before start-up, loaded as `load` says
+   * (LISTING_LOADS in bench.config.ts).
+   */
+  async function generate(total: number, load: ListingLoad): Promise<void> {
+    const project = await bootstrap.bootstrap({ ...owner, projectName: `${total} events, ${load}` });
+    const teamId = project.project_id;
     const startedAt = performance.now();
-    while (generated < total) {
-      const count = Math.min(INSERT_CHUNK, total - generated);
-      await clickhouse.command({
-        query: `INSERT INTO ${LISTING_DATABASE}.events
-                  (uuid, event, properties, timestamp, team_id, distinct_id, created_at, person_id)
-                SELECT generateUUIDv4(),
-                       ['$pageview', 'purchase', 'signup', '$autocapture'][number % 4 + 1],
-                       concat('{"$browser":"', ['Chrome', 'Firefox', 'Safari'][number % 3 + 1],
-                              '","price":', toString(number % 1000),
-                              ',"$current_url":"https://example.com/p/', toString(number % 500), '"}'),
-                       toDateTime64({newest:UInt64}, 6, 'UTC') - toIntervalMicrosecond(
-                         cityHash64(number) % ({span:UInt64} * 1000000)),
-                       if(number % 10 = 9, {other:Int64}, {team:Int64}),
-                       concat('user-', toString(number % 10000)), now64(6), generateUUIDv4()
-                FROM numbers({from:UInt64}, {count:UInt64})`,
-        query_params: {
-          newest,
-          span: SPAN_SECONDS,
-          other: projectId + 1_000_000,
-          team: projectId,
-          from: Math.round((generated * 10) / 9),
-          count: Math.round((count * 10) / 9),
-        },
-      });
-      generated += count;
+    if (load === 'scattered') {
+      for (let done = 0; done < total; done += INSERT_CHUNK) {
+        await insertSlice(teamId, Math.min(INSERT_CHUNK, total - done), 0, SPAN_SECONDS);
+      }
+    } else {
+      // Oldest first; the newest day as ingestion writes it, in many small inserts.
+      const newestDay = Math.round((total * DAY_SECONDS) / SPAN_SECONDS);
+      const slices = [
+        { events: total - newestDay, seconds: SPAN_SECONDS - DAY_SECONDS, rows: INSERT_CHUNK },
+        { events: newestDay, seconds: DAY_SECONDS, rows: INGESTION_INSERT_ROWS },
+      ];
+      let end = SPAN_SECONDS;
+      for (const slice of slices) {
+        for (let done = 0; done < slice.events; done += slice.rows) {
+          const count = Math.min(slice.rows, slice.events - done);
+          const seconds = (count / slice.events) * slice.seconds;
+          end -= seconds;
+          await insertSlice(teamId, count, end, seconds);
+        }
+      }
     }
     const seconds = (performance.now() - startedAt) / 1000;
     const result = await clickhouse.query({
@@ -92,7 +119,8 @@ async function main(): Promise<void> {
     const [{ parts }] = await result.json<{ parts: string }>();
     const reply: ListingTargetMessage = {
       type: 'generated',
-      total: generated,
+      projectId: teamId,
+      total,
       seconds,
       parts: Number(parts),
     };
@@ -101,7 +129,7 @@ async function main(): Promise<void> {
 
   process.on('message', (message: GenerateRequest) => {
     if (message.type === 'generate') {
-      generate(message.total).catch((error: unknown) => {
+      generate(message.total, message.load).catch((error: unknown) => {
         console.error(error);
         process.exit(1);
       });
@@ -127,7 +155,6 @@ async function main(): Promise<void> {
     type: 'listening',
     port: address.port,
     key: credentials.personal_api_key,
-    projectId,
   };
   process.send?.(listening);
 }

@@ -16,6 +16,8 @@ import {
 } from './report.util';
 
 const START_TIMEOUT_MS = 120_000;
+/** Events per page of the listing, which every timed query fills at each size. */
+const PAGE_SIZE = 100;
 
 /** The listing requests timed at each size, beside the baseline. */
 const QUERIES: { key: string; label: string; query: string }[] = [
@@ -37,7 +39,6 @@ const QUERIES: { key: string; label: string; query: string }[] = [
 interface ListingTarget {
   url: string;
   key: string;
-  projectId: number;
   child: ChildProcess;
 }
 
@@ -79,7 +80,6 @@ async function startListingTarget(databaseUrl: string, dataPath: string): Promis
   return {
     url: `http://127.0.0.1:${listening.port}`,
     key: listening.key,
-    projectId: listening.projectId,
     child,
   };
 }
@@ -109,7 +109,7 @@ async function timedGet(target: ListingTarget, pathAndQuery: string): Promise<{ 
 
 /**
  * The deprecated event listing's latency at each size (`BENCH_LISTING_SIZES`, 1M and 10M events
- * in the project by default), request by request, beside an authenticated request that reads
+ * by default, each size a project of its own loaded as `BENCH_LISTING_LOAD` says), request by request, beside an authenticated request that reads
  * Postgres only (`GET /api/projects/:id/`): the ratio is how much ClickHouse adds.
  */
 export async function runListingBench(
@@ -120,18 +120,20 @@ export async function runListingBench(
   const dataPath = await mkdtemp(path.join(tmpdir(), 'hogbase-bench-listing-'));
   const target = await startListingTarget(database.url, dataPath);
   const summaries: BenchSummary[] = [];
-  const events = `/api/projects/${target.projectId}/events/`;
   try {
     for (const size of config.listingSizes) {
-      target.child.send({ type: 'generate', total: size } satisfies GenerateRequest);
+      const load = config.listingLoad;
+      target.child.send({ type: 'generate', total: size, load } satisfies GenerateRequest);
       const generated = await waitForMessage(target.child, 'generated', Math.max(600_000, size / 10));
+      const { projectId } = generated;
+      const events = `/api/projects/${projectId}/events/`;
       log(
-        `listing: ${generated.total.toLocaleString('en-US')} events in the project (${generated.seconds.toFixed(0)} s to insert, ${generated.parts} active parts)`,
+        `listing: a project of ${generated.total.toLocaleString('en-US')} events, loaded ${load} (${generated.seconds.toFixed(0)} s to insert, ${generated.parts} active parts in the table)`,
       );
       const firstPage = JSON.parse((await timedGet(target, events)).body) as { next: string | null };
       const next = firstPage.next ? new URL(firstPage.next) : undefined;
       const paths = new Map<string, string>([
-        ['baseline', `/api/projects/${target.projectId}/`],
+        ['baseline', `/api/projects/${projectId}/`],
         ...QUERIES.map(({ key, query }): [string, string] => [
           key,
           query === 'next'
@@ -147,7 +149,11 @@ export async function runListingBench(
         const order = [...keys.slice(round % keys.length), ...keys.slice(0, round % keys.length)];
         for (const key of order) {
           const times: number[] = [];
-          await timedGet(target, paths.get(key)!); // warm: plan caches, connections
+          // Warm (plan caches, connections), and proof that the query finds a full page.
+          const warm = JSON.parse((await timedGet(target, paths.get(key)!)).body) as { results?: unknown[] };
+          if (key !== 'baseline' && warm.results?.length !== PAGE_SIZE) {
+            throw new Error(`${key}: ${warm.results?.length ?? 'no'} results, not a page of ${PAGE_SIZE}`);
+          }
           for (let request = 0; request < config.listingRequests; request += 1) {
             times.push((await timedGet(target, paths.get(key)!)).ms);
           }
@@ -174,10 +180,14 @@ export async function runListingBench(
           },
         ]),
       ];
-      const title = `Event listing with ${size.toLocaleString('en-US')} events (${config.listingRequests} requests per query per round)`;
+      const title = `Event listing with ${size.toLocaleString('en-US')} events, loaded ${load} (${config.listingRequests} requests per query per round)`;
       printRoundsTable(title, metrics);
       summaries.push(
-        summaryLine(`listing_${size}`, { events: size, requests: config.listingRequests }, metrics),
+        summaryLine(
+          `listing_${size}_${load}`,
+          { events: size, load, requests: config.listingRequests },
+          metrics,
+        ),
       );
     }
     return summaries;
