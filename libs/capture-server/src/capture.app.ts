@@ -25,17 +25,16 @@ import { readinessResponse, type Readiness } from '@hogbase/service-runtime';
 import { CaptureMetrics } from './capture-metrics';
 import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
-import { TokenLookupUnavailableError } from './project-token.cache';
+import { errorBody, SERVICE_UNAVAILABLE } from './error-body';
+import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
 import { registerRecordingsRoutes } from './recordings.routes';
 import { registerSdkAssetRoutes } from './sdk-assets.routes';
 import type { RemoteConfigSource } from './remote-config/remote-config.cache';
 import { registerRemoteConfigRoutes } from './remote-config/remote-config.routes';
 import type { SiteAppSource } from './site-apps/site-apps.cache';
-import { registerSiteAppRoutes } from './site-apps/site-apps.routes';
 
-export interface ProjectTokens {
-  resolve(token: string): Promise<number | null>;
-}
+export type { ProjectTokens } from './project-token.cache';
+import { registerSiteAppRoutes } from './site-apps/site-apps.routes';
 
 export interface CaptureAppOptions {
   publisher: EventPublisher;
@@ -64,15 +63,6 @@ export interface CaptureAppOptions {
    */
   metricsText?: (own: Registry) => Promise<string>;
 }
-
-interface ErrorBody {
-  type: string;
-  code: string;
-  detail: string;
-  attr: null;
-}
-
-const error = (type: string, code: string, detail: string): ErrorBody => ({ type, code, detail, attr: null });
 
 /** Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). */
 const EVENT_PATHS = ['/e', '/i/v0/e', '/capture', '/track', '/engage'];
@@ -108,18 +98,18 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     if (failure.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || failure.statusCode === 413) {
       return reply
         .code(413)
-        .send(error('validation_error', 'payload_too_large', 'Request body is too large.'));
+        .send(errorBody('validation_error', 'payload_too_large', 'Request body is too large.'));
     }
     if (failure.statusCode && failure.statusCode >= 400 && failure.statusCode < 500) {
       return reply
         .code(failure.statusCode)
-        .send(error('validation_error', 'invalid_payload', failure.message));
+        .send(errorBody('validation_error', 'invalid_payload', failure.message));
     }
     options.logger.error({ err: failure }, 'capture request failed');
-    return reply.code(500).send(error('server_error', 'error', 'A server error occurred.'));
+    return reply.code(500).send(errorBody('server_error', 'error', 'A server error occurred.'));
   });
   app.setNotFoundHandler((_request, reply) =>
-    reply.code(404).send(error('invalid_request', 'not_found', 'Endpoint not found.')),
+    reply.code(404).send(errorBody('invalid_request', 'not_found', 'Endpoint not found.')),
   );
 
   const handle = (bodyLimit: number) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -141,7 +131,7 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     try {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       if (body.length > bodyLimit) {
-        return send(413, error('validation_error', 'payload_too_large', 'Request body is too large.'));
+        return send(413, errorBody('validation_error', 'payload_too_large', 'Request body is too large.'));
       }
       const payload = decodePayload(
         {
@@ -157,7 +147,7 @@ export function buildCaptureApp(options: CaptureAppOptions): {
       if (teamId === null) {
         return send(
           401,
-          error(
+          errorBody(
             'authentication_error',
             'invalid_api_key',
             'Project API key invalid. You can find your project API key in your project settings.',
@@ -192,10 +182,10 @@ export function buildCaptureApp(options: CaptureAppOptions): {
       if (failure instanceof QueueUnavailableError || failure instanceof TokenLookupUnavailableError) {
         // Per request at debug: the publisher and the token cache each log the outage once.
         request.log.debug({ err: failure }, 'capture unavailable');
-        return send(503, error('server_error', 'service_unavailable', 'Transient error, please retry.'));
+        return send(503, SERVICE_UNAVAILABLE);
       }
       if (failure instanceof MessageTooLargeError) {
-        return send(413, error('validation_error', 'event_too_large', failure.message));
+        return send(413, errorBody('validation_error', 'event_too_large', failure.message));
       }
       throw failure;
     }

@@ -1,6 +1,11 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 
+/** What the routes need of the token cache: the project of a project API key, null if none. */
+export interface ProjectTokens {
+  resolve(token: string): Promise<number | null>;
+}
+
 export class TokenLookupUnavailableError extends Error {
   constructor(cause: unknown) {
     super('the project token could not be looked up: Postgres is unavailable', { cause });

@@ -4,16 +4,12 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BROWSER_ROUTE } from './cors';
 import { matchesEtag } from './etag.util';
-import { TokenLookupUnavailableError } from './project-token.cache';
+import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
 import { RemoteConfigUnavailableError, type RemoteConfigSource } from './remote-config/remote-config.cache';
-
-interface Tokens {
-  resolve(token: string): Promise<number | null>;
-}
 
 export interface SdkAssetRouteOptions {
   remoteConfig: RemoteConfigSource;
-  tokens: Tokens;
+  tokens: ProjectTokens;
 }
 
 interface Asset {

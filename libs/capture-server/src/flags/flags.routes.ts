@@ -10,7 +10,8 @@ import {
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
 import { BROWSER_ROUTE } from '../cors';
 import { matchesEtag } from '../etag.util';
-import { TokenLookupUnavailableError } from '../project-token.cache';
+import { errorBody, SERVICE_UNAVAILABLE } from '../error-body';
+import { TokenLookupUnavailableError, type ProjectTokens } from '../project-token.cache';
 import { STATIC_FLAGS_CONFIG_FIELDS } from '../remote-config/remote-config';
 import { RemoteConfigUnavailableError, type RemoteConfigSource } from '../remote-config/remote-config.cache';
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
@@ -24,12 +25,8 @@ export interface FlagServices {
   keys: PersonalKeyAuthorizer;
 }
 
-interface Tokens {
-  resolve(token: string): Promise<number | null>;
-}
-
 interface RouteOptions {
-  tokens: Tokens;
+  tokens: ProjectTokens;
   flags: FlagServices;
   /** The remote config `/flags?config=true` and `/decide` carry; without it, only what holds for every project. */
   remoteConfig?: RemoteConfigSource;
@@ -43,8 +40,7 @@ type ResponseShape = 'v2' | 'legacy';
 /** Fastify's own JSON content type: a string body sent with it is not serialized again. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-const error = (type: string, code: string, detail: string) => ({ type, code, detail, attr: null });
-const INVALID_TOKEN = error(
+const INVALID_TOKEN = errorBody(
   'authentication_error',
   'invalid_api_key',
   'Project API key invalid. You can find your project API key in your project settings.',
@@ -154,13 +150,11 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
       } catch (failure) {
         if (failure instanceof FlagRequestError) {
           const type = failure.status === 401 ? 'authentication_error' : 'validation_error';
-          return reply.code(failure.status).send(error(type, failure.code, failure.message));
+          return reply.code(failure.status).send(errorBody(type, failure.code, failure.message));
         }
         if (failure instanceof CaptureError) return reply.code(failure.status).send(failure.toBody());
         if (failure instanceof TokenLookupUnavailableError) {
-          return reply
-            .code(503)
-            .send(error('server_error', 'service_unavailable', 'Transient error, please retry.'));
+          return reply.code(503).send(SERVICE_UNAVAILABLE);
         }
         throw failure;
       }
@@ -198,14 +192,18 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         .code(401)
         .header('WWW-Authenticate', 'Bearer')
         .send(
-          error('authentication_error', 'not_authenticated', 'Authentication credentials were not provided.'),
+          errorBody(
+            'authentication_error',
+            'not_authenticated',
+            'Authentication credentials were not provided.',
+          ),
         );
     }
     const token = first(query.token);
     if (!token)
       return reply
         .code(400)
-        .send(error('validation_error', 'required', 'The token query parameter is required.'));
+        .send(errorBody('validation_error', 'required', 'The token query parameter is required.'));
     try {
       const teamId = await tokens.resolve(token);
       if (teamId === null) return await reply.code(401).send(INVALID_TOKEN);
@@ -216,7 +214,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         return await reply
           .code(401)
           .send(
-            error(
+            errorBody(
               'authentication_error',
               'authentication_failed',
               'Personal API key found in request Authorization header is invalid.',
@@ -227,7 +225,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         return await reply
           .code(403)
           .send(
-            error(
+            errorBody(
               'authentication_error',
               'permission_denied',
               "API key missing required scope 'feature_flag:read'",
@@ -238,7 +236,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         return await reply
           .code(403)
           .send(
-            error('authentication_error', 'permission_denied', 'You do not have access to this project.'),
+            errorBody('authentication_error', 'permission_denied', 'You do not have access to this project.'),
           );
       }
       const sendCohorts = query.send_cohorts !== undefined;
@@ -258,9 +256,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         failure instanceof TokenLookupUnavailableError ||
         failure instanceof FlagDefinitionsUnavailableError
       ) {
-        return reply
-          .code(503)
-          .send(error('server_error', 'service_unavailable', 'Transient error, please retry.'));
+        return reply.code(503).send(SERVICE_UNAVAILABLE);
       }
       throw failure;
     }

@@ -1,21 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BROWSER_ROUTE } from '../cors';
 import { matchesEtag } from '../etag.util';
-import { TokenLookupUnavailableError } from '../project-token.cache';
+import { errorBody, SERVICE_UNAVAILABLE } from '../error-body';
+import { TokenLookupUnavailableError, type ProjectTokens } from '../project-token.cache';
 import { RemoteConfigUnavailableError, type RemoteConfigSource } from './remote-config.cache';
-
-interface Tokens {
-  resolve(token: string): Promise<number | null>;
-}
 
 export interface RemoteConfigRouteOptions {
   remoteConfig: RemoteConfigSource;
-  tokens: Tokens;
+  tokens: ProjectTokens;
 }
 
-const error = (type: string, code: string, detail: string) => ({ type, code, detail, attr: null });
-const UNAVAILABLE = error('server_error', 'service_unavailable', 'Transient error, please retry.');
-const UNKNOWN_TOKEN = error('invalid_request', 'not_found', 'No project has this token.');
+const UNKNOWN_TOKEN = errorBody('invalid_request', 'not_found', 'No project has this token.');
 
 /**
  * Browsers and CDNs may keep a copy but must ask again before each use: a settings change reaches
@@ -63,7 +58,7 @@ export function registerRemoteConfigRoutes(app: FastifyInstance, options: Remote
         void reply.header('Cache-Control', 'no-store');
         return script
           ? reply.code(503).send('/* Transient error, please retry. */')
-          : reply.code(503).send(UNAVAILABLE);
+          : reply.code(503).send(SERVICE_UNAVAILABLE);
       }
     };
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BROWSER_ROUTE } from '../cors';
+import { errorBody, SERVICE_UNAVAILABLE } from '../error-body';
 import { TokenLookupUnavailableError } from '../project-token.cache';
 import { SiteAppsUnavailableError, type SiteAppSource } from './site-apps.cache';
 import { siteAppScript } from './site-app-script.util';
@@ -8,15 +9,8 @@ export interface SiteAppRouteOptions {
   siteApps: SiteAppSource;
 }
 
-const error = (type: string, code: string, detail: string, attr: string | null = null) => ({
-  type,
-  code,
-  detail,
-  attr,
-});
-const UNAVAILABLE = error('server_error', 'service_unavailable', 'Transient error, please retry.');
 // PostHog's answer to a site app URL that names nothing (posthog/api/site_app.py).
-const MISSING_SITE_APP = error(
+const MISSING_SITE_APP = errorBody(
   'server_error',
   'missing_site_app_source',
   'Unable to serve site app source code.',
@@ -40,7 +34,7 @@ export function registerSiteAppRoutes(app: FastifyInstance, options: SiteAppRout
     }
     // Per request at debug: the caches log the outage once.
     reply.log.debug({ err: failure }, 'site apps unavailable');
-    return reply.code(503).send(UNAVAILABLE);
+    return reply.code(503).send(SERVICE_UNAVAILABLE);
   };
 
   app.get<{ Params: { id: string; token: string; hash: string } }>(

@@ -1,0 +1,19 @@
+/**
+ * The `{type, code, detail, attr}` body every capture-host endpoint answers an error with, as
+ * PostHog does (ARCHITECTURE.md, cross-cutting rules); `attr` names the offending field, if any.
+ */
+export interface ErrorBody {
+  type: string;
+  code: string;
+  detail: string;
+  attr: string | null;
+}
+
+export function errorBody(type: string, code: string, detail: string, attr: string | null = null): ErrorBody {
+  return { type, code, detail, attr };
+}
+
+/** A 503's body: something the answer depends on (Postgres, the queue) is down; SDKs retry. */
+export const SERVICE_UNAVAILABLE: Readonly<ErrorBody> = Object.freeze(
+  errorBody('server_error', 'service_unavailable', 'Transient error, please retry.'),
+);
