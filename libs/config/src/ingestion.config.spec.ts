@@ -10,7 +10,13 @@ describe('loadIngestionConfig', () => {
       port: 8020,
       database: { url: undefined, poolSize: 10 },
       logLevel: 'info',
-      kafka: { brokers: undefined, consumerGroupId: 'hogbase-ingestion' },
+      kafka: {
+        brokers: undefined,
+        consumerGroupId: 'hogbase-ingestion',
+        consumerConcurrency: 8,
+        consumerMaxBatchSize: 2_000,
+        consumerFetchBytesPerPartition: 8 * 1024 * 1024,
+      },
       clickhouse: { url: undefined, database: 'hogbase', dataPath: '/srv/hogbase/clickhouse' },
     });
   });
@@ -24,6 +30,8 @@ describe('loadIngestionConfig', () => {
       LOG_LEVEL: 'warn',
       KAFKA_BROKERS: 'kafka-1:9092,kafka-2:9092',
       KAFKA_CONSUMER_GROUP: 'ingestion-eu',
+      KAFKA_CONSUMER_MAX_BATCH_SIZE: '500',
+      KAFKA_FETCH_BYTES_PER_PARTITION: '1048576',
       CLICKHOUSE_URL: 'http://clickhouse:8123',
     });
     expect(config).toMatchObject({
@@ -31,7 +39,12 @@ describe('loadIngestionConfig', () => {
       port: 9020,
       database: { url: 'postgres://ingestion:secret@db:5432/hogbase', poolSize: 4 },
       logLevel: 'warn',
-      kafka: { brokers: ['kafka-1:9092', 'kafka-2:9092'], consumerGroupId: 'ingestion-eu' },
+      kafka: {
+        brokers: ['kafka-1:9092', 'kafka-2:9092'],
+        consumerGroupId: 'ingestion-eu',
+        consumerMaxBatchSize: 500,
+        consumerFetchBytesPerPartition: 1_048_576,
+      },
       clickhouse: { url: 'http://clickhouse:8123/' },
     });
   });
@@ -41,6 +54,8 @@ describe('loadIngestionConfig', () => {
     [{ DATABASE_POOL_SIZE: '0' }, /^DATABASE_POOL_SIZE=0: /],
     [{ DATABASE_URL: 'mysql://user:secret@db/app' }, /^DATABASE_URL=mysql:\/\/user:\*\*\*@db\/app: /],
     [{ KAFKA_BROKERS: 'kafka' }, /^KAFKA_BROKERS=kafka: /],
+    [{ KAFKA_CONSUMER_MAX_BATCH_SIZE: '0' }, /^KAFKA_CONSUMER_MAX_BATCH_SIZE=0: /],
+    [{ KAFKA_FETCH_BYTES_PER_PARTITION: '1000' }, /^KAFKA_FETCH_BYTES_PER_PARTITION=1000: /],
   ])('stops on %j with NAME=value: why, never printing a password', (env, message) => {
     expect(() => loadIngestionConfig(env)).toThrow(message);
   });

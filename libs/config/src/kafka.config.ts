@@ -16,6 +16,17 @@ export interface KafkaConfig {
    * default partition count: one process works on all of them at once.
    */
   consumerConcurrency: number;
+  /**
+   * Most messages per ingestion handler call: one Postgres transaction and one share of a
+   * ClickHouse insert. Default 2,000 (bench/README.md: larger calls made fewer, larger inserts).
+   */
+  consumerMaxBatchSize: number;
+  /**
+   * Bytes one fetch reads per partition; a fetch reads at most this times consumerConcurrency.
+   * Default 8 MiB, so that a partition with a backlog fills a whole call (capture's messages are
+   * about 2.5 KB); lower it to bound memory: a fetch in flight is held in memory whole.
+   */
+  consumerFetchBytesPerPartition: number;
   /** Partitions of the topics the migrate step creates; the ceiling on ingestion consumers. */
   topicPartitions: number;
   replicationFactor: number;
@@ -56,6 +67,13 @@ export function loadKafkaConfig(env: Environment = process.env): KafkaConfig {
     clientId: readString(env, 'KAFKA_CLIENT_ID', 'hogbase'),
     consumerGroupId: readString(env, 'KAFKA_CONSUMER_GROUP', 'hogbase-ingestion'),
     consumerConcurrency: readInteger(env, 'KAFKA_CONSUMER_CONCURRENCY', 8, 1),
+    consumerMaxBatchSize: readInteger(env, 'KAFKA_CONSUMER_MAX_BATCH_SIZE', 2_000, 1),
+    consumerFetchBytesPerPartition: readInteger(
+      env,
+      'KAFKA_FETCH_BYTES_PER_PARTITION',
+      8 * 1024 * 1024,
+      64 * 1024,
+    ),
     // NOTE: 8 partitions let up to 8 ingestion consumers share the load, which is plenty for a
     // self-hosted install, and cost a single broker next to nothing. Raise it before the first
     // migrate: adding partitions later moves keys to other partitions, which breaks per-person

@@ -40,6 +40,8 @@ export interface KafkaConsumerOptions extends KafkaClientOptions {
   rebalanceTimeoutMs?: number;
   /** Bytes fetched per partition per request (kafkajs default 1 MiB). */
   maxBytesPerPartition?: number;
+  /** Bytes fetched per request, all partitions together (kafkajs default 10 MiB). */
+  maxBytes?: number;
   /** How long an empty fetch waits on the broker; also bounds how long stop() waits for it. Default 1 s. */
   maxWaitTimeMs?: number;
   /** Back-off between retries of a failing batch: doubles from `retryInitialMs` up to `retryMaxMs`. */
@@ -201,6 +203,7 @@ export class KafkaEventConsumer implements EventConsumer {
       rebalanceTimeout: this.options.rebalanceTimeoutMs ?? 20_000,
       heartbeatInterval: this.heartbeatIntervalMs,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
+      maxBytes: this.options.maxBytes,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
       retry: this.kafkaRetry(),
     });

@@ -38,6 +38,10 @@ export function ingestionConsumerOptions(
     groupId: kafka.consumerGroupId,
     topics: INGESTION_TOPICS,
     partitionsConsumedConcurrently: kafka.consumerConcurrency,
+    maxBatchSize: kafka.consumerMaxBatchSize,
+    maxBytesPerPartition: kafka.consumerFetchBytesPerPartition,
+    // Enough for every partition worked on at once to bring a full batch in one fetch.
+    maxBytes: kafka.consumerFetchBytesPerPartition * kafka.consumerConcurrency,
     logger,
     ...overrides,
   };
