@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-/** Seconds: a batch of up to 1,000 events is one Postgres transaction and its share of a ClickHouse insert. */
+/** Seconds: a batch (up to KAFKA_CONSUMER_MAX_BATCH_SIZE events) is one Postgres transaction and its share of an insert. */
 const WRITE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
