@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toClickHouseDateTime64 } from './clickhouse-datetime.util';
-import { EventRow, insertEvents, readEvents } from './events.repository';
+import type { EventRow } from './event-row';
+import { insertEvents, readEvents } from './events.repository';
 import { createTestClickHouse, TestClickHouse } from './testing';
 
 const PERSON_ID = '0190c3a4-1b2c-7d3e-8f40-123456789abc';
@@ -115,6 +116,34 @@ describe('events repository', () => {
       _timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) as string,
       _offset: '0',
     });
+  });
+
+  it('stores tabs, newlines, carriage returns and backslashes in any text column as written', async () => {
+    const text = 'tab\there\nnew line\r\\N back\\slash "quoted"';
+    const row = eventRow({
+      event: `custom ${text}`,
+      distinct_id: text,
+      properties: JSON.stringify({ text, nested: { text } }),
+      elements_chain: `a:text="${text}"`,
+      person_properties: JSON.stringify({ name: text }),
+      $group_0: text,
+    });
+    await insertEvents(clickHouse.client, clickHouse.database, [row]);
+
+    const [stored] = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
+    expect(stored).toMatchObject(row);
+  });
+
+  it('gives each row the defaults of the columns it leaves out, in a batch of rows that differ', async () => {
+    const properties = JSON.stringify({ $group_0: 'acme' });
+    const withGroup = eventRow({ properties, $group_0: 'explicit', _offset: 7 });
+    const withoutGroup = eventRow({ properties });
+    await insertEvents(clickHouse.client, clickHouse.database, [withGroup, withoutGroup]);
+
+    const stored = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
+    const byUuid = new Map(stored.map((event) => [event.uuid, event]));
+    expect(byUuid.get(withGroup.uuid)).toMatchObject({ $group_0: 'explicit', _offset: '7' });
+    expect(byUuid.get(withoutGroup.uuid)).toMatchObject({ $group_0: 'acme', _offset: '0' });
   });
 
   it('returns 64-bit integers as strings, exactly, past 2^53', async () => {

@@ -1,67 +1,8 @@
+import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow, type StoredEventRow } from './event-row';
+import { eventRowsAsTsv } from './events-tsv.util';
 import { assertDatabaseName } from './sql-identifier.util';
-
-export const EVENTS_TABLE = 'events';
-
-/**
- * One row of the events table as ingestion writes it. Date-times are UTC text in ClickHouse's
- * format (`toClickHouseDateTime64` converts ISO 8601). Optional fields take the column default:
- * `$group_N` are then read from `properties.$group_N`, `_timestamp` is the insert time.
- */
-export interface EventRow {
-  uuid: string;
-  event: string;
-  /** The event's properties, a JSON object encoded as a string. */
-  properties: string;
-  /** `YYYY-MM-DD hh:mm:ss.ffffff`, UTC. */
-  timestamp: string;
-  team_id: number;
-  distinct_id: string;
-  elements_chain?: string;
-  /** When capture received the event (the same for every delivery of it), `YYYY-MM-DD hh:mm:ss.ffffff`, UTC. */
-  created_at: string;
-  person_id: string;
-  /** JSON object encoded as a string; `{}` when absent. */
-  person_properties?: string;
-  /** `YYYY-MM-DD hh:mm:ss[.fff]`, UTC. */
-  person_created_at?: string;
-  $group_0?: string;
-  $group_1?: string;
-  $group_2?: string;
-  $group_3?: string;
-  $group_4?: string;
-  /** The version ReplacingMergeTree keeps the latest of: `YYYY-MM-DD hh:mm:ss`, UTC. */
-  _timestamp?: string;
-  /** Kafka offset of the message the event came from (kafkajs gives it as a string). */
-  _offset?: number | string;
-}
-
-/** A row as read back: every column present; 64-bit integers other than team_id stay strings. */
-export interface StoredEventRow extends Required<Omit<EventRow, '_offset'>> {
-  _offset: string;
-}
-
-/** Every column of the events table, in its order. */
-export const EVENTS_TABLE_COLUMNS = [
-  'uuid',
-  'event',
-  'properties',
-  'timestamp',
-  'team_id',
-  'distinct_id',
-  'elements_chain',
-  'created_at',
-  'person_id',
-  'person_properties',
-  'person_created_at',
-  '$group_0',
-  '$group_1',
-  '$group_2',
-  '$group_3',
-  '$group_4',
-  '_timestamp',
-  '_offset',
-] as const satisfies readonly (keyof StoredEventRow)[];
 
 const INSERT_SETTINGS: ClickHouseSettings = {
   // Written when the insert returns: ingestion commits Kafka offsets right after it.
@@ -69,26 +10,32 @@ const INSERT_SETTINGS: ClickHouseSettings = {
   // On a cluster `events` is a Distributed table; write through to the shards before returning
   // instead of leaving the rows in the initiating node's send queue.
   insert_distributed_sync: 1,
-  // A misspelt field must fail the insert, not be dropped silently.
-  input_format_skip_unknown_fields: 0,
+  // The first line is always a row: never taken for a header of column names and skipped.
+  input_format_tsv_detect_header: 0,
 };
 
 /**
- * Inserts a batch in one INSERT (JSONEachRow), so a batch is one part, not one part per event.
- * Inserting rows again is harmless: the table collapses rows with the same team, day and uuid.
+ * Inserts a batch in one INSERT (TabSeparated: eventRowsAsTsv), so a batch is one part, not one
+ * part per event. Rows that leave out different optional columns go in one INSERT per set of
+ * columns. Inserting rows again is harmless: the table collapses rows with the same team, day and
+ * uuid.
  */
 export async function insertEvents(
   client: ClickHouseClient,
   database: string,
   rows: readonly EventRow[],
 ): Promise<void> {
-  if (rows.length === 0) return;
-  await client.insert({
-    table: `${assertDatabaseName(database)}.${EVENTS_TABLE}`,
-    values: rows as EventRow[],
-    format: 'JSONEachRow',
-    clickhouse_settings: INSERT_SETTINGS,
-  });
+  const table = `${assertDatabaseName(database)}.${EVENTS_TABLE}`;
+  for (const { columns, body } of eventRowsAsTsv(rows)) {
+    await client.insert({
+      table,
+      columns: columns as [string, ...string[]],
+      // A string chunk stays a string: chDB takes the body as text, a server as the request body.
+      values: Readable.from([body], { objectMode: false, encoding: 'utf8' }),
+      format: 'TabSeparated',
+      clickhouse_settings: INSERT_SETTINGS,
+    });
+  }
 }
 
 export interface ReadEventsOptions {

@@ -1,5 +1,6 @@
 export * from './clickhouse.client';
 export * from './clickhouse-datetime.util';
+export * from './event-row';
 export * from './events.repository';
 export * from './migration-runner';
 export * from './sql-identifier.util';
