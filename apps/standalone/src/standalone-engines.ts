@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createCapturePool, createCapturePublisher, type CaptureEngines } from '@hogbase/capture-server';
+import { createCapturePublisher } from '@hogbase/capture-server';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
 import { STANDALONE_JOB_ENGINE_CONNECTIONS, type StandaloneConfig } from '@hogbase/config';
 import {
@@ -13,11 +13,13 @@ import {
   createKafkaClient,
   InProcessBus,
   KafkaIngestionProgress,
+  type EventPublisher,
   type IngestionProgress,
 } from '@hogbase/queue';
 
 export interface StandaloneEngines {
-  capture: CaptureEngines;
+  /** Where capture (on its thread) and the import apps publish events. */
+  publisher: EventPublisher;
   ingestion: IngestionEngines;
   /** What carries events from capture to ingestion, for the log. */
   queue: string;
@@ -28,10 +30,11 @@ export interface StandaloneEngines {
 }
 
 /**
- * The engines capture and ingestion share in npm start: the Postgres at `databaseUrl` through a
- * small pool each, chDB under DATA_DIR (or CLICKHOUSE_URL's server), and the in-process bus (or
- * Kafka when KAFKA_BROKERS is set). On the bus a publish resolves once ingestion wrote the events,
- * so capture's 200 still means stored.
+ * The engines of ingestion and the queue capture publishes to in npm start: the Postgres at
+ * `databaseUrl` through ingestion's pool (capture opens its own on its thread), chDB under
+ * DATA_DIR (or CLICKHOUSE_URL's server), and the in-process bus (or Kafka when KAFKA_BROKERS is
+ * set). On the bus a publish resolves once ingestion wrote the events, so capture's 200 still
+ * means stored.
  */
 export function openStandaloneEngines(
   config: StandaloneConfig,
@@ -43,10 +46,9 @@ export function openStandaloneEngines(
     { url: databaseUrl, poolSize: config.ingestion.database.poolSize },
     logger,
   );
-  const capturePool = createCapturePool(databaseUrl, logger, config.capture.databasePoolSize);
   const closeStores = async () => {
     await closeClickHouse(clickhouse);
-    await Promise.all([ingestionPool.end(), capturePool.end()]);
+    await ingestionPool.end();
   };
   const ingestionLogger = logger.child({ app: 'ingestion' });
 
@@ -61,7 +63,7 @@ export function openStandaloneEngines(
       topics: INGESTION_TOPICS,
     });
     return {
-      capture: { publisher, pool: capturePool, logger },
+      publisher,
       ingestion: {
         pool: ingestionPool,
         clickhouse,
@@ -83,7 +85,7 @@ export function openStandaloneEngines(
   // Both ends in one object; dead letters are logged (nothing consumes them in-process).
   const bus = new InProcessBus({ logger });
   return {
-    capture: { publisher: bus, pool: capturePool, logger },
+    publisher: bus,
     ingestion: {
       pool: ingestionPool,
       clickhouse,

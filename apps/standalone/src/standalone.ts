@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { startCaptureService } from '@hogbase/capture-server';
 import {
   describeClickHouse,
   describeDatabase,
@@ -9,12 +8,14 @@ import {
 import { startIngestionService } from '@hogbase/ingestion';
 import { startManagementService } from '@hogbase/management-api';
 import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
+import { startCaptureThread } from './capture-thread/capture-thread';
 import { secureDataDirs } from './data-dir';
 import { firstRun } from './first-run';
 import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines';
 
 /**
- * The four services in one process over shared engines. The management port listens first and
+ * The four services in one process over shared engines, capture on a worker thread of its own
+ * (capture-thread.ts). The management port listens first and
  * answers /_ready and /metrics for the whole process; ingestion joins its queue in the background.
  * `stop()` stops intake first, so that what capture published drains into storage.
  */
@@ -34,13 +35,19 @@ export async function startStandalone(
 
   const engines = openStandaloneEngines(config, postgres.url, logger);
   const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
-  const capture = await startCaptureService(config.capture, engines.capture);
+  const capture = await startCaptureThread({
+    config: config.capture,
+    logLevel: management.logLevel,
+    databaseUrl: postgres.url,
+    publisher: engines.publisher,
+    logger,
+  });
   // The workers share the process's ClickHouse engine (chDB: one per process), Postgres and the
   // queue capture publishes to (import apps' events enter the pipeline like SDK events).
   const workersEngines = await openWorkersEngines(config.workers, logger.child({ app: 'workers' }), {
     databaseUrl: postgres.url,
     ingestion: engines.ingestionProgress,
-    publisher: engines.capture.publisher,
+    publisher: engines.publisher,
   });
   const workers = await startWorkersService(config.workers, workersEngines, {
     jobEngineConnections: STANDALONE_JOB_ENGINE_CONNECTIONS,

@@ -3,7 +3,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
 import type { ManagementConfig } from '@hogbase/config';
-import type { ProbedService, RunningService } from '@hogbase/service-runtime';
+import type { RunningService } from '@hogbase/service-runtime';
+import type { CompanionService } from './health/companion-services';
 import { HealthController } from './health/health.controller';
 import { MetricsService } from './health/metrics.service';
 import { createManagementApp } from './management.app';
@@ -31,7 +32,7 @@ export interface ManagementService extends RunningService {
   /** `http://host:port` it listens on. */
   url: string;
   /** Makes this port's /_ready and /metrics answer for another service of the process too. */
-  include(name: string, service: ProbedService): void;
+  include(name: string, service: CompanionService): void;
 }
 
 /**

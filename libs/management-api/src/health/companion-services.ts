@@ -1,5 +1,14 @@
 import type { Registry } from 'prom-client';
-import type { ProbedService, Readiness } from '@hogbase/service-runtime';
+import type { Readiness } from '@hogbase/service-runtime';
+
+/**
+ * What the management port asks of a companion: its readiness and its metrics' exposition. A
+ * ProbedService is one; so is a service on another thread that answers through messages.
+ */
+export interface CompanionService {
+  ready(): Promise<Readiness>;
+  readonly metrics: Pick<Registry, 'metrics'>;
+}
 
 /**
  * The other services of this process whose readiness and metrics the management port answers for
@@ -7,13 +16,13 @@ import type { ProbedService, Readiness } from '@hogbase/service-runtime';
  * included is not ready: the port never says ready before the whole process is.
  */
 export class CompanionServices {
-  private readonly services = new Map<string, ProbedService | undefined>();
+  private readonly services = new Map<string, CompanionService | undefined>();
 
   expect(...names: string[]): void {
     for (const name of names) if (!this.services.has(name)) this.services.set(name, undefined);
   }
 
-  include(name: string, service: ProbedService): void {
+  include(name: string, service: CompanionService): void {
     this.services.set(name, service);
   }
 
@@ -33,7 +42,7 @@ export class CompanionServices {
     return Object.fromEntries(entries.map(([name], index) => [name, answers[index]]));
   }
 
-  registries(): Registry[] {
+  registries(): Pick<Registry, 'metrics'>[] {
     return [...this.services.values()].flatMap((service) => (service ? [service.metrics] : []));
   }
 }
