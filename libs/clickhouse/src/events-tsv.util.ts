@@ -69,8 +69,8 @@ function fieldOf(value: EventRow[EventColumn]): string {
  *
  * Why not JSONEachRow: the JSON columns (`properties`, `person_properties`) are strings holding
  * JSON, and a JSON row would escape every quote in them, which ClickHouse then unescapes; here
- * they go as written. Measured on chDB, 1,250 rows an insert: about two thirds of JSONEachRow's
- * time (bench/README.md).
+ * they go as written. On the ingestion bench, a fifth less ClickHouse write time per row
+ * (bench/README.md).
  */
 export function eventRowsAsTsv(rows: readonly EventRow[]): EventsTsv[] {
   const byShape = new Map<number, { columns: EventColumn[]; lines: string[] }>();
