@@ -2,19 +2,19 @@ import { EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
 
 type EventColumn = (typeof EVENTS_TABLE_COLUMNS)[number];
 
-/** The columns a row may leave out, each then taking its column default. */
-const OPTIONAL_COLUMNS = [
-  'elements_chain',
-  'person_properties',
-  'person_created_at',
-  '$group_0',
-  '$group_1',
-  '$group_2',
-  '$group_3',
-  '$group_4',
-  '_timestamp',
-  '_offset',
-] as const satisfies readonly EventColumn[];
+/** The columns every row carries; each of the others a row may leave out, for its default. */
+const REQUIRED_COLUMNS: ReadonlySet<EventColumn> = new Set([
+  'uuid',
+  'event',
+  'properties',
+  'timestamp',
+  'team_id',
+  'distinct_id',
+  'created_at',
+  'person_id',
+] satisfies (keyof EventRow & EventColumn)[]);
+
+const OPTIONAL_COLUMNS = EVENTS_TABLE_COLUMNS.filter((column) => !REQUIRED_COLUMNS.has(column));
 
 const OPTIONAL_BIT = new Map<EventColumn, number>(
   OPTIONAL_COLUMNS.map((column, index) => [column, 1 << index]),
