@@ -15,8 +15,8 @@ import { openStandaloneEngines, openStandalonePostgres } from './standalone-engi
 
 /**
  * The four services in one process over shared engines, capture on a worker thread of its own
- * (capture-thread.ts). The management port listens first and
- * answers /_ready and /metrics for the whole process; ingestion joins its queue in the background.
+ * (capture-thread.ts). The management port listens first and answers /_ready and /metrics for the
+ * whole process; ingestion joins its queue in the background.
  * `stop()` stops intake first, so that what capture published drains into storage.
  */
 export async function startStandalone(

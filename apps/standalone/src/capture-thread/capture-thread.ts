@@ -62,7 +62,7 @@ export async function startCaptureThread(options: CaptureThreadOptions): Promise
 
   const questions = new Map<number, (answer: Extract<FromCaptureThread, { type: 'answer' }>) => void>();
   let nextQuestion = 0;
-  let stopping = false;
+  let stopping: Promise<void> | undefined;
   let started: { resolve: (url: string) => void; reject: (error: Error) => void } | undefined;
   let stopped: (() => void) | undefined;
   const listening = new Promise<string>((resolve, reject) => {
@@ -145,14 +145,12 @@ export async function startCaptureThread(options: CaptureThreadOptions): Promise
         return metrics ?? '';
       },
     },
-    async stop() {
-      if (stopping) return;
-      stopping = true;
-      const exited = new Promise<void>((resolve) => {
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
         stopped = resolve;
+        post({ type: 'stop' });
       });
-      post({ type: 'stop' });
-      await exited;
+      return stopping;
     },
   };
 }
