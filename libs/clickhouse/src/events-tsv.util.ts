@@ -3,7 +3,7 @@ import { EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
 type EventColumn = (typeof EVENTS_TABLE_COLUMNS)[number];
 
 /** The columns every row carries; each of the others a row may leave out, for its default. */
-const REQUIRED_COLUMNS: ReadonlySet<EventColumn> = new Set([
+const REQUIRED_COLUMNS: ReadonlySet<string> = new Set([
   'uuid',
   'event',
   'properties',
@@ -16,9 +16,7 @@ const REQUIRED_COLUMNS: ReadonlySet<EventColumn> = new Set([
 
 const OPTIONAL_COLUMNS = EVENTS_TABLE_COLUMNS.filter((column) => !REQUIRED_COLUMNS.has(column));
 
-const OPTIONAL_BIT = new Map<EventColumn, number>(
-  OPTIONAL_COLUMNS.map((column, index) => [column, 1 << index]),
-);
+const OPTIONAL_BIT = new Map<string, number>(OPTIONAL_COLUMNS.map((column, index) => [column, 1 << index]));
 
 /** Rows that carry the same columns, as one TabSeparated body. */
 export interface EventsTsv {
@@ -42,19 +40,20 @@ export function escapeTsvField(value: string): string {
   return SPECIAL.test(value) ? value.replace(SPECIAL_ALL, (char) => ESCAPED[char]) : value;
 }
 
-const KNOWN_COLUMNS: ReadonlySet<string> = new Set(EVENTS_TABLE_COLUMNS);
-
 /**
- * Which optional columns the row carries, one bit each. A field the table does not have is an
- * error (a misspelt column must not be dropped silently).
+ * Which optional columns the row carries, one bit each, in one pass over its fields. A field the
+ * table does not have is an error (a misspelt column must not be dropped silently).
  */
 function shapeOf(row: EventRow): number {
-  for (const key in row) {
-    if (!KNOWN_COLUMNS.has(key)) throw new Error(`an events row has a field the table does not have: ${key}`);
-  }
   let shape = 0;
-  for (const column of OPTIONAL_COLUMNS)
-    if (row[column] !== undefined) shape |= OPTIONAL_BIT.get(column) ?? 0;
+  for (const key in row) {
+    const bit = OPTIONAL_BIT.get(key);
+    if (bit !== undefined) {
+      if (row[key as EventColumn] !== undefined) shape |= bit;
+    } else if (!REQUIRED_COLUMNS.has(key)) {
+      throw new Error(`an events row has a field the table does not have: ${key}`);
+    }
+  }
   return shape;
 }
 

@@ -64,12 +64,14 @@ describe('PortPublisher', () => {
       closed = true;
     });
 
+    const closingAgain = publisher.close();
+
     await expect(publisher.publish('events', [message])).rejects.toBeInstanceOf(QueueUnavailableError);
     expect(publisher.ready()).toMatchObject({ ready: false });
     await Promise.resolve();
     expect(closed).toBe(false);
     publisher.settle(0, undefined);
-    await Promise.all([inFlight, closing]);
+    await Promise.all([inFlight, closing, closingAgain]);
     expect(closed).toBe(true);
   });
 });

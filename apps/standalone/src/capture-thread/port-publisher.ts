@@ -37,6 +37,7 @@ export class PortPublisher implements EventPublisher {
   private nextId = 0;
   private closed = false;
   private drained: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly port: Pick<MessagePort, 'postMessage'>,
@@ -72,11 +73,14 @@ export class PortPublisher implements EventPublisher {
   }
 
   /** Takes no more publishes and waits for the main thread's answers to those in flight. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
-    if (this.pending.size === 0) return;
-    await new Promise<void>((resolve) => {
-      this.drained = resolve;
-    });
+    this.closing ??=
+      this.pending.size === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            this.drained = resolve;
+          });
+    return this.closing;
   }
 }
