@@ -6,9 +6,6 @@
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-/** UTC as capture and `Date#toISOString` write it: the common case, converted without a Date. */
-const ISO_8601_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
-
 const CLICKHOUSE_DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
 
 // DateTime64's range; ClickHouse clamps values outside it silently, so we refuse them instead.
@@ -36,11 +33,8 @@ export function toClickHouseDateTime64(value: string | Date): string {
     if (Number.isNaN(value.getTime())) throw new RangeError('Invalid Date');
     return toClickHouseDateTime64(value.toISOString());
   }
-  const plain = ISO_8601_UTC.exec(value);
-  if (plain && isValidUtc(plain)) {
-    const [, year, month, day, hour, minute, second, fraction = ''] = plain;
-    return `${year}-${month}-${day} ${hour}:${minute}:${second}.${(fraction + '000000').slice(0, 6)}`;
-  }
+  const plain = fromPlainUtc(value);
+  if (plain !== undefined) return plain;
   const match = ISO_8601.exec(value.trim());
   if (!match) throw new RangeError(`Not an ISO 8601 timestamp: ${JSON.stringify(value)}`);
   const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', offset] = match;
@@ -88,22 +82,48 @@ function daysInMonth(year: number, month: number): number {
   return month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
 }
 
-/** A UTC match whose fields make a date and time DateTime64 stores; anything else takes the general path, which says what is wrong. */
-function isValidUtc(match: RegExpExecArray): boolean {
-  const year = Number(match[1]);
-  const month = Number(match[2]);
-  const day = Number(match[3]);
-  return (
+const ZERO = 48;
+const NINE = 57;
+/** `YYYY-MM-DDThh:mm:ss.f…` with a 0 for each digit: what fromPlainUtc reads before the final Z. */
+const PLAIN_UTC_SHAPE = '0000-00-00T00:00:00.000000000';
+
+/** The number the digits of `value` from `start` to `end` (exclusive) spell. */
+function digitsAt(value: string, start: number, end: number): number {
+  let number = 0;
+  for (let index = start; index < end; index += 1) number = number * 10 + value.charCodeAt(index) - ZERO;
+  return number;
+}
+
+/**
+ * UTC as capture and `Date#toISOString` write it (`YYYY-MM-DDThh:mm:ss[.f{1,9}]Z`), nearly every
+ * timestamp ingestion sees: converted by its characters, without a regex or a Date. Undefined for
+ * anything else, or a date and time DateTime64 does not store; the general path says what is wrong.
+ */
+function fromPlainUtc(value: string): string | undefined {
+  const { length } = value;
+  if (length < 20 || length > 30 || length === 21 || value.charCodeAt(length - 1) !== 90 /* Z */)
+    return undefined;
+  for (let index = 0; index < length - 1; index += 1) {
+    const expected = PLAIN_UTC_SHAPE.charCodeAt(index);
+    const code = value.charCodeAt(index);
+    if (expected === ZERO ? code < ZERO || code > NINE : code !== expected) return undefined;
+  }
+  const year = digitsAt(value, 0, 4);
+  const month = digitsAt(value, 5, 7);
+  const day = digitsAt(value, 8, 10);
+  const valid =
     year >= MIN_YEAR &&
     year <= MAX_YEAR &&
     month >= 1 &&
     month <= 12 &&
     day >= 1 &&
     day <= daysInMonth(year, month) &&
-    Number(match[4]) <= 23 &&
-    Number(match[5]) <= 59 &&
-    Number(match[6]) <= 59
-  );
+    digitsAt(value, 11, 13) <= 23 &&
+    digitsAt(value, 14, 16) <= 59 &&
+    digitsAt(value, 17, 19) <= 59;
+  if (!valid) return undefined;
+  const fraction = length === 20 ? '' : value.slice(20, length - 1);
+  return `${value.slice(0, 10)} ${value.slice(11, 19)}.${(fraction + '000000').slice(0, 6)}`;
 }
 
 function isLeapYear(year: number): boolean {

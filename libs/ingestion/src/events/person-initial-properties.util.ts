@@ -119,8 +119,10 @@ export function addInitialPersonProperties(eventName: string, properties: Proper
   let set: Properties | undefined;
   let setOnce: Properties | undefined;
 
-  for (const [key, initialKey] of INITIAL_KEY_BY_PROPERTY) {
-    if (!(key in properties)) continue;
+  // An event carries a dozen properties, the table lists 44: walk the event's.
+  for (const key in properties) {
+    const initialKey = INITIAL_KEY_BY_PROPERTY.get(key);
+    if (initialKey === undefined) continue;
     if (skipServerHostOs && (key === '$os' || key === '$os_name' || key === '$os_version')) continue;
     if (set === undefined || setOnce === undefined) {
       set = isPlainObject(properties.$set) ? properties.$set : {};

@@ -13,24 +13,22 @@ const MAX_TEXT = 400;
 const MAX_HREF = 2048;
 
 export function splitElements(properties: Record<string, unknown>): SplitElements {
+  // Most events have neither: their properties go on as they are, not copied.
+  if (!('$elements' in properties) && !('$elements_chain' in properties)) {
+    return { properties, elementsChain: '' };
+  }
   const { $elements: elements, $elements_chain: chain, ...rest } = properties;
   if (typeof chain === 'string' && chain !== '') return { properties: rest, elementsChain: chain };
   if (Array.isArray(elements) && elements.length > 0) {
     const records = elements.filter(isRecord);
     return { properties: rest, elementsChain: records.map(elementToString).join(';') };
   }
-  return { properties: withoutEmpty(properties), elementsChain: '' };
+  // An empty `$elements`/`$elements_chain` says nothing: dropped like a full one.
+  return { properties: rest, elementsChain: '' };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** An empty `$elements`/`$elements_chain` says nothing: dropped like a full one. */
-function withoutEmpty(properties: Record<string, unknown>): Record<string, unknown> {
-  if (!('$elements' in properties) && !('$elements_chain' in properties)) return properties;
-  const { $elements: _elements, $elements_chain: _chain, ...rest } = properties;
-  return rest;
 }
 
 const text = (value: unknown): string | undefined =>
