@@ -101,8 +101,9 @@ function digitsAt(value: string, start: number, end: number): number {
  */
 function fromPlainUtc(value: string): string | undefined {
   const { length } = value;
-  if (length < 20 || length > 30 || length === 21 || value.charCodeAt(length - 1) !== 90 /* Z */)
-    return undefined;
+  // 20: no fraction; 22 to 30: a dot and 1 to 9 digits.
+  const plainLength = length === 20 || (length >= 22 && length <= 30);
+  if (!plainLength || value.charCodeAt(length - 1) !== 90 /* Z */) return undefined;
   for (let index = 0; index < length - 1; index += 1) {
     const expected = PLAIN_UTC_SHAPE.charCodeAt(index);
     const code = value.charCodeAt(index);
