@@ -7,7 +7,9 @@ import {
   ClickHouseClientConfigOptions,
   ClickHouseSettings,
   createClient,
+  parseError,
 } from '@clickhouse/client';
+import type { ChdbConnection } from 'chdb/connection';
 import { assertDatabaseName } from './sql-identifier.util';
 
 export type { ClickHouseClient } from '@clickhouse/client';
@@ -85,7 +87,8 @@ function loadChdb(): ChdbModules {
     );
   }
 }
-const embeddedClients = new WeakSet<ClickHouseClient>();
+/** Each embedded client's native connection, for what only chDB offers (embeddedRawInsert). */
+const embeddedClients = new WeakMap<ClickHouseClient, ChdbConnection>();
 
 export class ClickHouseEngineError extends Error {
   constructor(message: string) {
@@ -101,6 +104,30 @@ export function embeddedClickHouseDataPath(): string | undefined {
 
 export function isEmbeddedClickHouse(client: ClickHouseClient): boolean {
   return embeddedClients.has(client);
+}
+
+/**
+ * chDB's raw insert for an embedded client (undefined for a server's): the body goes to the engine
+ * as the `Buffer` it is, with the settings in the statement. Through `client.insert` the chDB
+ * connection joins the body to the statement as one string and applies each setting as a `SET`
+ * statement of its own: on a 1,250-row insert of events that cost ~3 ms of the ~14.
+ * Its errors are ClickHouse's (parseError), as the client's are.
+ */
+export function embeddedRawInsert(
+  client: ClickHouseClient,
+): ((params: Parameters<ChdbConnection['chdb']['rawInsert']>[0]) => Promise<void>) | undefined {
+  const connection = embeddedClients.get(client);
+  if (!connection) return undefined;
+  return async (params) => {
+    try {
+      await connection.chdb.rawInsert(params);
+    } catch (error) {
+      if (!(error instanceof Error)) throw error;
+      const mapped = parseError(error.message);
+      mapped.cause = error;
+      throw mapped;
+    }
+  };
 }
 
 /**
@@ -150,7 +177,7 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseCli
   });
   embeddedEngine = embeddedEngine ?? { dataPath: requested, openClients: 0 };
   embeddedEngine.openClients += 1;
-  embeddedClients.add(client);
+  embeddedClients.set(client, connection);
   return client;
 }
 

@@ -1,6 +1,6 @@
 import { EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
 
-type EventColumn = (typeof EVENTS_TABLE_COLUMNS)[number];
+export type EventColumn = (typeof EVENTS_TABLE_COLUMNS)[number];
 
 /** The columns every row carries; each of the others a row may leave out, for its default. */
 const REQUIRED_COLUMNS: ReadonlySet<string> = new Set([
@@ -20,8 +20,8 @@ const OPTIONAL_BIT = new Map<string, number>(OPTIONAL_COLUMNS.map((column, index
 
 /** Rows that carry the same columns, as one TabSeparated body. */
 export interface EventsTsv {
-  /** The body's columns in table order, backquoted (`$group_0` is not a bare identifier). */
-  columns: string[];
+  /** The body's columns in table order. */
+  columns: EventColumn[];
   /** One line per row, each ending with a newline. */
   body: string;
   rows: number;
@@ -90,7 +90,7 @@ export function eventRowsAsTsv(rows: readonly EventRow[]): EventsTsv[] {
     group.lines.push(line);
   }
   return [...byShape.values()].map(({ columns, lines }) => ({
-    columns: columns.map((column) => `\`${column}\``),
+    columns,
     body: `${lines.join('\n')}\n`,
     rows: lines.length,
   }));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { ClickHouseError } from '@clickhouse/client';
 import { toClickHouseDateTime64 } from './clickhouse-datetime.util';
 import type { EventRow } from './event-row';
-import { insertEvents, readEvents } from './events.repository';
+import { insertEvents, readEvents, rowContentErrorName } from './events.repository';
 import { createTestClickHouse, TestClickHouse } from './testing';
 
 const PERSON_ID = '0190c3a4-1b2c-7d3e-8f40-123456789abc';
@@ -159,6 +160,16 @@ describe('events repository', () => {
     const row = { ...eventRow(), not_a_column: 'x' } as EventRow;
 
     await expect(insertEvents(clickHouse.client, clickHouse.database, [row])).rejects.toThrow(/not_a_column/);
+    expect(await count(clickHouse, false)).toBe('0');
+  });
+
+  it("refuses a value the column cannot hold with ClickHouse's exception name, and writes none of the batch", async () => {
+    const rows = [eventRow(), eventRow({ person_id: 'not-a-uuid' })];
+
+    const refusal = insertEvents(clickHouse.client, clickHouse.database, rows);
+
+    await expect(refusal).rejects.toBeInstanceOf(ClickHouseError);
+    expect(rowContentErrorName(await refusal.catch((error: unknown) => error))).toMatch(/^CANNOT_PARSE/);
     expect(await count(clickHouse, false)).toBe('0');
   });
 

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { embeddedRawInsert } from './clickhouse.client';
 import { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow, type StoredEventRow } from './event-row';
 import { eventRowsAsTsv } from './events-tsv.util';
 import { assertDatabaseName } from './sql-identifier.util';
@@ -14,11 +15,19 @@ const INSERT_SETTINGS: ClickHouseSettings = {
   input_format_tsv_detect_header: 0,
 };
 
+/** chDB's raw insert, where the body's first row names its columns. */
+const EMBEDDED_INSERT_SETTINGS = {
+  async_insert: 0,
+  // The columns by the names in the first row, and a name the table does not have is an error.
+  input_format_with_names_use_header: 1,
+  input_format_skip_unknown_fields: 0,
+};
+
 /**
  * Inserts a batch in one INSERT (TabSeparated: eventRowsAsTsv), so a batch is one part, not one
  * part per event. Rows that leave out different optional columns go in one INSERT per set of
  * columns. Inserting rows again is harmless: the table collapses rows with the same team, day and
- * uuid.
+ * uuid. On the embedded engine the INSERT is chDB's raw insert (embeddedRawInsert).
  */
 export async function insertEvents(
   client: ClickHouseClient,
@@ -26,11 +35,23 @@ export async function insertEvents(
   rows: readonly EventRow[],
 ): Promise<void> {
   const table = `${assertDatabaseName(database)}.${EVENTS_TABLE}`;
+  const rawInsert = embeddedRawInsert(client);
   for (const { columns, body } of eventRowsAsTsv(rows)) {
+    if (rawInsert) {
+      // The columns as the body's first row: the raw insert's column list takes only names of
+      // letters, digits and underscores, and `$group_0` is not one.
+      await rawInsert({
+        table,
+        values: Buffer.from(`${columns.join('\t')}\n${body}`),
+        format: 'TabSeparatedWithNames',
+        settings: EMBEDDED_INSERT_SETTINGS,
+      });
+      continue;
+    }
     await client.insert({
       table,
-      columns: columns as [string, ...string[]],
-      // A string chunk stays a string: chDB takes the body as text, a server as the request body.
+      // Backquoted: `$group_0` is not a bare identifier.
+      columns: columns.map((column) => `\`${column}\``) as [string, ...string[]],
       values: Readable.from([body], { objectMode: false, encoding: 'utf8' }),
       format: 'TabSeparated',
       clickhouse_settings: INSERT_SETTINGS,
