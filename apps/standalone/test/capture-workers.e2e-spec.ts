@@ -145,6 +145,28 @@ describe('capture with CAPTURE_WORKERS=2', () => {
     },
     6 * READY_TIMEOUT_MS,
   );
+
+  it(
+    'exits 0 on SIGTERM while a replacement worker is still starting (it has taken no request)',
+    async () => {
+      const { app: capture } = await split.start('capture');
+      let workers: number[] = [];
+      await waitFor(capture, '2 capture workers', () => {
+        workers = childrenOf(capture.child.pid as number);
+        return Promise.resolve(workers.length === 2);
+      });
+      process.kill(workers[0], 'SIGKILL');
+      let replacement: number | undefined;
+      await waitFor(capture, 'a replacement worker', () => {
+        replacement = childrenOf(capture.child.pid as number).find((pid) => !workers.includes(pid));
+        return Promise.resolve(replacement !== undefined);
+      });
+      // Its `node` is loading the program: it listens a second or more from now.
+      expect(await stopApp(capture)).toEqual({ code: 0, signal: null });
+      expect(existsProcess(replacement as number)).toBe(false);
+    },
+    3 * READY_TIMEOUT_MS,
+  );
 });
 
 function existsProcess(pid: number): boolean {

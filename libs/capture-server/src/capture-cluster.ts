@@ -93,6 +93,8 @@ export function startCaptureCluster(options: CaptureClusterOptions): CaptureClus
   const startedAt = new Map<Worker, number>();
   /** Workers whose service runs: the ones asked for metrics. */
   const joined = new Set<Worker>();
+  /** Workers that have listened on the port: only these can have requests in flight. */
+  const listening = new Set<Worker>();
   let stopping = false;
   let announced = false;
 
@@ -130,7 +132,8 @@ export function startCaptureCluster(options: CaptureClusterOptions): CaptureClus
     });
   };
 
-  cluster.on('listening', (_worker, address) => {
+  cluster.on('listening', (worker, address) => {
+    listening.add(worker);
     if (announced) return;
     announced = true;
     options.onListening?.({ port: address.port });
@@ -140,6 +143,7 @@ export function startCaptureCluster(options: CaptureClusterOptions): CaptureClus
     startedAt.delete(worker);
     joined.delete(worker);
     if (stopping) return;
+    listening.delete(worker);
     logger.error({ pid: worker.process.pid, code, signal }, 'capture worker exited: starting another');
     setTimeout(fork, lived < CRASH_LOOP_MS ? RESTART_PAUSE_MS : 0);
   });
@@ -149,11 +153,14 @@ export function startCaptureCluster(options: CaptureClusterOptions): CaptureClus
     async stop(timeoutMs = STOP_TIMEOUT_MS) {
       stopping = true;
       const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker);
+      // A worker still starting (one replacing a worker that died, say) has taken no request: the
+      // signal may end it before its own handler is in place, and nothing is lost by that.
+      const stoppedCleanly = (worker: Worker, code: number | null) => code === 0 || !listening.has(worker);
       const exits = workers.map(
         (worker) =>
           new Promise<boolean>((resolve) => {
-            if (worker.isDead()) return resolve(worker.process.exitCode === 0);
-            worker.once('exit', (code) => resolve(code === 0));
+            if (worker.isDead()) return resolve(stoppedCleanly(worker, worker.process.exitCode));
+            worker.once('exit', (code: number | null) => resolve(stoppedCleanly(worker, code)));
           }),
       );
       for (const worker of workers) worker.process.kill('SIGTERM');
