@@ -7,7 +7,8 @@ import {
 import { DEAD_LETTER_REASON_HEADER, publishDeadLetter } from './dead-letter.util';
 import { InProcessBus } from './in-process.bus';
 import { QueueUnavailableError } from './queue.errors';
-import type { ConsumedBatch } from './queue.types';
+import { silentLogger } from './queue-logger.util';
+import type { ConsumedBatch, ConsumedMessage } from './queue.types';
 
 function message(key: string, sequence: number): QueueMessage {
   return { key, value: JSON.stringify({ key, sequence }), headers: { sequence: String(sequence) } };
@@ -214,6 +215,112 @@ describe('InProcessBus', () => {
       bus.publish(HISTORICAL_EVENTS_TOPIC, [message('a', 0)]),
     ]);
     expect(topics.sort()).toEqual([EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC].sort());
+  });
+
+  it('prepares the queued messages while a handler call waits, and delivers those same objects', async () => {
+    const bus = new InProcessBus();
+    const insert = gate();
+    const prepared: ConsumedMessage[] = [];
+    const batches: ConsumedBatch[] = [];
+    await bus.start(
+      async (batch) => {
+        batches.push(batch);
+        if (batches.length > 1) return;
+        batch.waiting?.();
+        await insert.opened;
+      },
+      { prepare: (queued) => void prepared.push(queued) },
+    );
+
+    const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Over two slices of PREPARE_SLICE (100) messages, all while the first call waits.
+    const later = [
+      bus.publish(
+        EVENTS_TOPIC,
+        Array.from({ length: 120 }, (_, index) => message('b', index)),
+      ),
+      bus.publish(
+        EVENTS_TOPIC,
+        Array.from({ length: 30 }, (_, index) => message('c', index)),
+      ),
+    ];
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(prepared.map(({ key }) => key)).toEqual([
+      ...Array<string>(120).fill('b'),
+      ...Array<string>(30).fill('c'),
+    ]);
+
+    insert.open();
+    await Promise.all([first, ...later]);
+    expect(batches).toHaveLength(2);
+    expect(batches[0].messages.map(({ offset }) => offset)).toEqual(['0']);
+    // The very objects that were prepared, in order, with their offsets.
+    expect(batches[1].messages).toHaveLength(150);
+    batches[1].messages.forEach((delivered, index) => expect(delivered).toBe(prepared[index]));
+    expect(batches[1].messages.map(({ offset }) => Number(offset))).toEqual(
+      Array.from({ length: 150 }, (_, index) => index + 1),
+    );
+  });
+
+  it('prepares nothing for a call that does not say it waits, nor once the call has ended', async () => {
+    const bus = new InProcessBus();
+    const hold = gate();
+    const prepared: string[] = [];
+    const delivered: string[] = [];
+    let third: Promise<void> | undefined;
+    await bus.start(
+      async (batch) => {
+        delivered.push(...batch.messages.map(({ key }) => key ?? ''));
+        if (delivered.length === 1) await hold.opened;
+        if (delivered.length === 2) {
+          // Queued before this call ends, which then says it waits: nothing is left to wait for.
+          third = bus.publish(EVENTS_TOPIC, [message('c', 0)]);
+          batch.waiting?.();
+        }
+      },
+      { prepare: (queued) => void prepared.push(queued.key ?? '') },
+    );
+    const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = bus.publish(EVENTS_TOPIC, [message('b', 0)]);
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(prepared).toEqual([]);
+    hold.open();
+    await Promise.all([first, second]);
+    await third;
+    expect(delivered).toEqual(['a', 'b', 'c']);
+    expect(prepared).toEqual([]);
+  });
+
+  it('delivers a message whose preparation threw, and logs the failure', async () => {
+    const errors: unknown[] = [];
+    const bus = new InProcessBus({
+      logger: { ...silentLogger, error: (details) => void errors.push(details) },
+    });
+    const insert = gate();
+    const batches: ConsumedBatch[] = [];
+    await bus.start(
+      async (batch) => {
+        batches.push(batch);
+        if (batches.length > 1) return;
+        batch.waiting?.();
+        await insert.opened;
+      },
+      {
+        prepare: () => {
+          throw new Error('cannot prepare');
+        },
+      },
+    );
+    const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = bus.publish(EVENTS_TOPIC, [message('b', 0)]);
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    insert.open();
+    await Promise.all([first, second]);
+    expect(batches.map(({ messages }) => messages.map(({ key }) => key))).toEqual([['a'], ['b']]);
+    expect(errors).toHaveLength(1);
   });
 
   it('passes dead letters to onOtherTopic with the reason header instead of the handler', async () => {

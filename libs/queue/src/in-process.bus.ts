@@ -4,6 +4,7 @@ import { silentLogger, type QueueLogger } from './queue-logger.util';
 import type { IngestionProgress } from './ingestion-progress';
 import type {
   BatchHandler,
+  BatchHandlerHooks,
   ConsumedMessage,
   EventConsumer,
   EventPublisher,
@@ -36,6 +37,9 @@ export interface InProcessBusOptions {
  */
 const PUBLISH_BOUND_MS = 5_000;
 
+/** Messages prepared between two looks at the event loop while a handler call waits. */
+const PREPARE_SLICE = 100;
+
 /** One publish call, waiting for all of its segments to be processed. */
 interface PendingPublish {
   remainingSegments: number;
@@ -46,11 +50,20 @@ interface PendingPublish {
   reject: (error: Error) => void;
 }
 
+/** A handler call that said it waits (`ConsumedBatch.waiting`). */
+interface WaitingCall {
+  ended: boolean;
+  /** Resumes the preparing of queued messages: a publish arrived, or the call ended. */
+  wake?: () => void;
+}
+
 /** Up to maxBatchSize messages of one publish. */
 interface Segment {
   topic: string;
-  messages: QueueMessage[];
+  messages: ConsumedMessage[];
   publish: PendingPublish;
+  /** How many of its messages the handler has prepared (BatchHandlerHooks.prepare). */
+  prepared: number;
 }
 
 /**
@@ -63,6 +76,10 @@ interface Segment {
  * the bus is idle is processed at once (no lingering). Messages reach the handler in publish
  * order, so per-key order holds; a publish larger than maxBatchSize is split over consecutive
  * calls and resolves after the last one.
+ *
+ * While a call waits for its ClickHouse insert (`ConsumedBatch.waiting`), the bus hands the queued
+ * messages to the handler's `prepare` (decoding them), a slice at a time: the main thread would
+ * otherwise idle then, and the next call starts with that work done.
  *
  * Failure semantics (the choice): the bus does not retry. A handler throw rejects every publish
  * whose messages were in that handler call with QueueUnavailableError; capture answers 503 and the
@@ -80,6 +97,9 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
   private readonly nextOffset = new Map<string, bigint>();
   private queuedMessages = 0;
   private handler: BatchHandler | undefined;
+  /** The handler call during whose wait queued messages are being prepared, if any. */
+  private waitingCall: WaitingCall | undefined;
+  private prepare: BatchHandlerHooks['prepare'];
   private accepting = true;
   private draining: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -124,18 +144,32 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
         },
       };
       this.unsettled.add(publish);
+      let offset = this.nextOffset.get(topic) ?? 0n;
       for (let start = 0; start < messages.length; start += this.maxBatchSize) {
-        this.queue.push({ topic, messages: messages.slice(start, start + this.maxBatchSize), publish });
+        const consumed: ConsumedMessage[] = [];
+        for (const message of messages.slice(start, start + this.maxBatchSize)) {
+          consumed.push({
+            key: message.key,
+            value: message.value,
+            headers: { ...message.headers },
+            offset: String(offset),
+          });
+          offset += 1n;
+        }
+        this.queue.push({ topic, messages: consumed, publish, prepared: 0 });
       }
+      this.nextOffset.set(topic, offset);
       this.queuedMessages += messages.length;
+      this.waitingCall?.wake?.();
       this.drain();
     });
   }
 
-  start(handler: BatchHandler): Promise<void> {
+  start(handler: BatchHandler, hooks: BatchHandlerHooks = {}): Promise<void> {
     if (this.handler) return Promise.reject(new Error('the in-process bus already has a consumer'));
     if (!this.accepting) return Promise.reject(new Error('the in-process bus is stopped'));
     this.handler = handler;
+    this.prepare = hooks.prepare;
     return Promise.resolve();
   }
 
@@ -227,25 +261,51 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     return batch;
   }
 
+  /**
+   * While a handler call waits (`ConsumedBatch.waiting`), prepares the queued messages that the
+   * next calls will take, oldest first, PREPARE_SLICE at a time so the waiting call resumes
+   * promptly, and the publishes that arrive meanwhile too, until the call ends.
+   */
+  private async prepareQueued(call: WaitingCall): Promise<void> {
+    const prepare = this.prepare;
+    if (!prepare) return;
+    for (;;) {
+      // The waiting call first: it may still have synchronous work before it really waits.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (call.ended) return;
+      let budget = PREPARE_SLICE;
+      for (const segment of this.queue) {
+        for (; segment.prepared < segment.messages.length && budget > 0; budget -= 1) {
+          prepare(segment.messages[segment.prepared]);
+          segment.prepared += 1;
+        }
+        if (budget === 0) break;
+      }
+      if (budget > 0) {
+        // Everything queued is prepared: wait for the next publish, or for the call to end.
+        await new Promise<void>((resolve) => (call.wake = resolve));
+        call.wake = undefined;
+      }
+    }
+  }
+
   private async deliver(topic: string, segments: Segment[]): Promise<void> {
     const handler = this.handler;
     if (!handler || segments.length === 0) return;
-    let offset = this.nextOffset.get(topic) ?? 0n;
     const messages: ConsumedMessage[] = [];
     for (const segment of segments) {
-      for (const message of segment.messages) {
-        messages.push({
-          key: message.key,
-          value: message.value,
-          headers: { ...message.headers },
-          offset: String(offset),
-        });
-        offset += 1n;
-      }
+      for (const message of segment.messages) messages.push(message);
     }
-    this.nextOffset.set(topic, offset);
+    const call: WaitingCall = { ended: false };
+    let preparing: Promise<void> | undefined;
+    const waiting = () => {
+      this.waitingCall = call;
+      preparing ??= this.prepareQueued(call).catch((error: unknown) =>
+        this.logger.error({ err: error }, 'preparing queued messages failed'),
+      );
+    };
     try {
-      await handler({ topic, partition: 0, messages });
+      await handler({ topic, partition: 0, messages, waiting });
     } catch (error) {
       this.logger.warn(
         {
@@ -265,6 +325,11 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
         publish.reject(failure);
       }
       return;
+    } finally {
+      call.ended = true;
+      call.wake?.();
+      if (this.waitingCall === call) this.waitingCall = undefined;
+      await preparing;
     }
     for (const { publish } of segments) {
       publish.remainingSegments -= 1;

@@ -47,6 +47,13 @@ export interface ConsumedBatch {
    * the partition's lag after this batch is `highWatermark - lastOffset - 1`.
    */
   highWatermark?: string;
+  /**
+   * Given by a consumer that can use the handler's waits (the in-process bus): the handler calls it
+   * when what is left of the call mostly waits for another thread (its ClickHouse insert), and the
+   * consumer then prepares the next batches' messages meanwhile (`BatchHandlerHooks.prepare`),
+   * starting after the call's synchronous work of the moment.
+   */
+  waiting?: () => void;
 }
 
 /**
@@ -56,6 +63,17 @@ export interface ConsumedBatch {
  */
 export type BatchHandler = (batch: ConsumedBatch) => Promise<void>;
 
+/** What a handler offers its consumer beside the call itself. */
+export interface BatchHandlerHooks {
+  /**
+   * The handler's work on one message that needs nothing but the message (decoding it), done ahead
+   * of its call while the running call waits (`ConsumedBatch.waiting`). The handler keeps what it
+   * made for the call that delivers this same message object. Only the in-process bus calls it:
+   * a Kafka consumer's calls run side by side, one per partition, and leave no such waits.
+   */
+  prepare?: (message: ConsumedMessage) => void;
+}
+
 export interface EventConsumer {
   /**
    * Starts consuming. Resolves once the consumer is in its group with its partitions (`ready()`
@@ -63,7 +81,7 @@ export interface EventConsumer {
    * `ready()` says why it waits. Rejects on what retrying cannot fix (a topic that does not
    * exist), or when stop() is called first.
    */
-  start(handler: BatchHandler): Promise<void>;
+  start(handler: BatchHandler, hooks?: BatchHandlerHooks): Promise<void>;
   /**
    * Stops intake, waits for the batch in flight, commits what was processed, leaves the group
    * (its partitions go to the other members at once), disconnects. Bounded even when the broker

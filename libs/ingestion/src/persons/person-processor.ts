@@ -73,11 +73,14 @@ export class PersonProcessor {
     this.lockTimeoutMs = Math.max(1, Math.floor(options.lockTimeoutMs ?? 10_000));
   }
 
-  async processBatch(events: readonly CapturedEvent[]): Promise<EventOutcome[]> {
+  async processBatch(
+    events: readonly CapturedEvent[],
+    parse: (event: CapturedEvent) => ParsedEvent | RejectedEvent = parseCapturedEvent,
+  ): Promise<EventOutcome[]> {
     const outcomes = new Array<EventOutcome | undefined>(events.length);
     const parsed: PositionedEvent[] = [];
     events.forEach((captured, position) => {
-      const result = parseCapturedEvent(captured);
+      const result = parse(captured);
       if (isParsedEvent(result)) parsed.push({ position, event: result });
       else outcomes[position] = result;
     });

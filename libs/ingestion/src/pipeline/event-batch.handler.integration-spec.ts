@@ -179,6 +179,53 @@ describe('EventBatchHandler', () => {
     });
   });
 
+  it('uses what prepare made of a message ahead of its call, once', async () => {
+    const batch = batchOf([captured('prepared', 'user-6', { $set: { ready: true } })]);
+    const [message] = batch.messages;
+    handler.prepare(message);
+    // Not read again: the call takes what prepare decoded.
+    message.value = '{not json';
+    deadLetters.length = 0;
+    await handler.handle(batch);
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    const stored = rows.filter((row) => row.event === 'prepared');
+    expect(stored).toHaveLength(1);
+    expect(JSON.parse(stored[0].person_properties)).toMatchObject({ ready: true });
+    expect(deadLetters).toEqual([]);
+
+    // Delivered again, the same message object is decoded anew: what was prepared served once.
+    await handler.handle(batch);
+    expect(deadLetters.map((dead) => dead.headers[DEAD_LETTER_REASON_HEADER].split(':')[0])).toEqual([
+      'invalid_json',
+    ]);
+  });
+
+  it('parses again an event an app changed in place after it was prepared', async () => {
+    const transforming = new EventBatchHandler({
+      persons: new PersonProcessor(pool),
+      clickhouse: clickhouse.client,
+      database: clickhouse.database,
+      deadLetters: deadLetterBus,
+      logger: pino({ level: 'silent' }),
+      registry: new Registry(),
+      transformations: {
+        transformationTeams: () => Promise.resolve(new Set([teamId])),
+        transform: (event) => {
+          const data = JSON.parse(event.data) as { properties: Record<string, unknown> };
+          data.properties.transformed = true;
+          event.data = JSON.stringify(data);
+          return Promise.resolve(event);
+        },
+      },
+    });
+    const batch = batchOf([captured('transformed in place', 'user-7', { plain: 1 })]);
+    transforming.prepare(batch.messages[0]);
+    await transforming.handle(batch);
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    const stored = rows.find((row) => row.event === 'transformed in place')!;
+    expect(JSON.parse(stored.properties)).toMatchObject({ plain: 1, transformed: true });
+  });
+
   it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {
     const broken = new EventBatchHandler({
       persons: new PersonProcessor(pool),

@@ -4,7 +4,8 @@ import { insertEvents, rowContentErrorName, type ClickHouseClient, type EventRow
 import type { CapturedEvent } from '@hogbase/event-contract';
 import type { DestinationEvent } from '@hogbase/apps-runtime';
 import type { PersonProcessor } from '../persons/person-processor';
-import type { ProcessedEvent } from '../persons/person-processing.types';
+import type { ProcessedEvent, RejectedEvent } from '../persons/person-processing.types';
+import { parseCapturedEvent, type ParsedEvent } from '../events/parse-captured-event.util';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { toDeadLetter, type ConsumedBatch, type ConsumedMessage, type EventPublisher } from '@hogbase/queue';
 import { CoalescedInsert } from './coalesced-insert';
@@ -64,6 +65,13 @@ export class EventBatchHandler {
   private readonly outcomes: IngestionMetrics['events'];
   /** The concurrent handler calls' rows, in shared inserts. */
   private readonly inserts: CoalescedInsert<EventRow>;
+  /**
+   * What `prepare` made of a message ahead of its call: the decoded event (undefined: not JSON),
+   * and what person processing makes of that event (parseCapturedEvent), each taken once, by the
+   * call that delivers the message.
+   */
+  private readonly prepared = new WeakMap<ConsumedMessage, CapturedEvent | undefined>();
+  private readonly preparsed = new WeakMap<CapturedEvent, ParsedEvent | RejectedEvent>();
 
   constructor(private readonly options: EventBatchHandlerOptions) {
     this.metrics = new IngestionMetrics(options.registry);
@@ -120,12 +128,24 @@ export class EventBatchHandler {
         kept.push(entry);
         continue;
       }
+      // An app may change the event in place: what was parsed of it ahead is stale.
+      this.preparsed.delete(entry.event);
       const transformed = await transformations.transform(entry.event);
       if (transformed) kept.push({ message: entry.message, event: transformed });
       else dropped.push({ uuid: entry.event.uuid, teamId: entry.event.team_id, reason: 'dropped_by_app' });
     }
     captured.splice(0, captured.length, ...kept);
   }
+
+  /**
+   * BatchHandlerHooks.prepare: decodes a message and parses its event ahead of its call, which
+   * then spends its time on persons and the insert only. Both steps depend on the message alone.
+   */
+  readonly prepare = (message: ConsumedMessage): void => {
+    const event = parseMessage(message);
+    this.prepared.set(message, event);
+    if (event) this.preparsed.set(event, parseCapturedEvent(event));
+  };
 
   readonly handle = async (batch: ConsumedBatch): Promise<void> => {
     this.metrics.consumed.inc({ topic: batch.topic }, batch.messages.length);
@@ -155,7 +175,8 @@ export class EventBatchHandler {
     const deadLetters: { message: ConsumedMessage; reason: string }[] = [];
     const captured: { message: ConsumedMessage; event: CapturedEvent }[] = [];
     for (const message of batch.messages) {
-      const event = parseMessage(message);
+      const event = this.prepared.has(message) ? this.prepared.get(message) : parseMessage(message);
+      this.prepared.delete(message);
       if (event) captured.push({ message, event });
       else deadLetters.push({ message, reason: 'invalid_json: the message is not a JSON object' });
     }
@@ -163,7 +184,14 @@ export class EventBatchHandler {
     if (this.options.transformations) await this.transform(captured, dropped);
 
     const outcomes = await timed(this.metrics.postgresWrite, () =>
-      this.options.persons.processBatch(captured.map(({ event }) => event)),
+      this.options.persons.processBatch(
+        captured.map(({ event }) => event),
+        (event) => {
+          const parsed = this.preparsed.get(event);
+          this.preparsed.delete(event);
+          return parsed ?? parseCapturedEvent(event);
+        },
+      ),
     );
     const rows: RowOfMessage[] = [];
     const now = new Date();
@@ -186,6 +214,8 @@ export class EventBatchHandler {
       }
     });
 
+    // What is left is the insert: its text is built at once, then chDB works on its own threads.
+    batch.waiting?.();
     const written = rows.length > 0 ? await this.insertRows(rows, deadLetters) : 0;
     const destinations = this.options.destinations;
     if (destinations && written > 0) {

@@ -148,7 +148,9 @@ export function startIngestionService(
       }),
     );
     if (!prepared) return;
-    const joined = await untilDone('joining', 'start consuming', () => consumer.start(handle));
+    const joined = await untilDone('joining', 'start consuming', () =>
+      consumer.start(handle, { prepare: handler.prepare }),
+    );
     if (!joined || stopSignal.signal.aborted) return;
     state = { phase: 'consuming' };
     logger.info(
