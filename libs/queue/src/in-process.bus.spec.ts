@@ -21,6 +21,19 @@ function gate(): { opened: Promise<void>; open: () => void } {
   return { opened, open };
 }
 
+/**
+ * A handler whose first call says it waits, then holds until `insert` opens (as the ingestion
+ * handler's call waits for its ClickHouse insert); later calls end at once.
+ */
+function firstCallWaits(batches: ConsumedBatch[], insert: { opened: Promise<void> }) {
+  return async (batch: ConsumedBatch) => {
+    batches.push(batch);
+    if (batches.length > 1) return;
+    batch.waiting?.();
+    await insert.opened;
+  };
+}
+
 describe('InProcessBus', () => {
   it('coalesces publishes that arrive while a batch is processed into one handler call', async () => {
     const bus = new InProcessBus();
@@ -222,15 +235,7 @@ describe('InProcessBus', () => {
     const insert = gate();
     const prepared: ConsumedMessage[] = [];
     const batches: ConsumedBatch[] = [];
-    await bus.start(
-      async (batch) => {
-        batches.push(batch);
-        if (batches.length > 1) return;
-        batch.waiting?.();
-        await insert.opened;
-      },
-      { prepare: (queued) => void prepared.push(queued) },
-    );
+    await bus.start(firstCallWaits(batches, insert), { prepare: (queued) => void prepared.push(queued) });
 
     const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
     await new Promise((resolve) => setImmediate(resolve));
@@ -300,19 +305,11 @@ describe('InProcessBus', () => {
     });
     const insert = gate();
     const batches: ConsumedBatch[] = [];
-    await bus.start(
-      async (batch) => {
-        batches.push(batch);
-        if (batches.length > 1) return;
-        batch.waiting?.();
-        await insert.opened;
+    await bus.start(firstCallWaits(batches, insert), {
+      prepare: () => {
+        throw new Error('cannot prepare');
       },
-      {
-        prepare: () => {
-          throw new Error('cannot prepare');
-        },
-      },
-    );
+    });
     const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
     await new Promise((resolve) => setImmediate(resolve));
     const second = bus.publish(EVENTS_TOPIC, [message('b', 0)]);

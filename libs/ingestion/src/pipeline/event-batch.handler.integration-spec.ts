@@ -13,7 +13,7 @@ import {
 } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { PersonProcessor } from '../persons/person-processor';
-import { EventBatchHandler } from './event-batch.handler';
+import { EventBatchHandler, type EventBatchHandlerOptions } from './event-batch.handler';
 
 describe('EventBatchHandler', () => {
   let database: TestDatabase;
@@ -43,15 +43,21 @@ describe('EventBatchHandler', () => {
       deadLetters.push(...batch.messages);
       return Promise.resolve();
     });
-    handler = new EventBatchHandler({
+    handler = handlerWith();
+  });
+
+  /** A handler on this spec's Postgres and ClickHouse, with `options` over the defaults. */
+  function handlerWith(options: Partial<EventBatchHandlerOptions> = {}): EventBatchHandler {
+    return new EventBatchHandler({
       persons: new PersonProcessor(pool),
       clickhouse: clickhouse.client,
       database: clickhouse.database,
       deadLetters: deadLetterBus,
       logger: pino({ level: 'silent' }),
       registry: new Registry(),
+      ...options,
     });
-  });
+  }
 
   afterAll(async () => {
     await deadLetterBus?.stop();
@@ -201,13 +207,7 @@ describe('EventBatchHandler', () => {
   });
 
   it('parses again an event an app changed in place after it was prepared', async () => {
-    const transforming = new EventBatchHandler({
-      persons: new PersonProcessor(pool),
-      clickhouse: clickhouse.client,
-      database: clickhouse.database,
-      deadLetters: deadLetterBus,
-      logger: pino({ level: 'silent' }),
-      registry: new Registry(),
+    const transforming = handlerWith({
       transformations: {
         transformationTeams: () => Promise.resolve(new Set([teamId])),
         transform: (event) => {
@@ -227,14 +227,7 @@ describe('EventBatchHandler', () => {
   });
 
   it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {
-    const broken = new EventBatchHandler({
-      persons: new PersonProcessor(pool),
-      clickhouse: clickhouse.client,
-      database: 'test_database_that_does_not_exist',
-      deadLetters: deadLetterBus,
-      logger: pino({ level: 'silent' }),
-      registry: new Registry(),
-    });
+    const broken = handlerWith({ database: 'test_database_that_does_not_exist' });
     await expect(broken.handle(batchOf([captured('lost?', 'user-4')]))).rejects.toThrow();
   });
 });
