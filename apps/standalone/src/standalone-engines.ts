@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { createCapturePublisher } from '@hogbase/capture-server';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
@@ -31,20 +32,23 @@ export interface StandaloneEngines {
 
 /**
  * The engines of ingestion and the queue capture publishes to in npm start: the Postgres at
- * `databaseUrl` through ingestion's pool (capture opens its own on its thread), chDB under
+ * `postgres.url` through ingestion's pool (capture opens its own on its thread), connected in
+ * process when it is the embedded one (StandalonePostgres.connectInProcess), chDB under
  * DATA_DIR (or CLICKHOUSE_URL's server), and the in-process bus (or Kafka when KAFKA_BROKERS is
  * set). On the bus a publish resolves once ingestion wrote the events, so capture's 200 still
  * means stored.
  */
 export function openStandaloneEngines(
   config: StandaloneConfig,
-  databaseUrl: string,
+  postgres: StandalonePostgres,
   logger: Logger,
 ): StandaloneEngines {
+  const databaseUrl = postgres.url;
   const clickhouse = createClickHouse(config.clickhouse);
   const ingestionPool = createIngestionPool(
     { url: databaseUrl, poolSize: config.ingestion.database.poolSize },
     logger,
+    postgres.connectInProcess,
   );
   const closeStores = async () => {
     await closeClickHouse(clickhouse);
@@ -127,14 +131,23 @@ function embeddedPostgresConnections({ management, capture, ingestion, workers }
   );
 }
 
+export interface StandalonePostgres {
+  url: string;
+  /**
+   * The embedded Postgres only: a connection without its socket, for the pool of the hot path
+   * (ingestion's persons). Its transactions' statements then follow each other without a turn of
+   * the event loop between them, where capture's and the bus's work would otherwise slip in.
+   */
+  connectInProcess?: () => Duplex;
+  stop(): Promise<void>;
+}
+
 /** DATABASE_URL's Postgres, or the embedded one under DATA_DIR (on an owner-only Unix socket). */
-export async function openStandalonePostgres(
-  config: StandaloneConfig,
-): Promise<{ url: string; stop(): Promise<void> }> {
+export async function openStandalonePostgres(config: StandaloneConfig): Promise<StandalonePostgres> {
   const { url } = config.management.database;
   if (url) return { url, stop: () => Promise.resolve() };
   const embedded = await startEmbeddedPostgres(config.management.dataDir, {
     maxConnections: embeddedPostgresConnections(config),
   });
-  return { url: embedded.url, stop: () => embedded.stop() };
+  return { url: embedded.url, connectInProcess: embedded.connectInProcess, stop: () => embedded.stop() };
 }

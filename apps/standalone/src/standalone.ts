@@ -33,7 +33,7 @@ export async function startStandalone(
   );
   await firstRun(api.app, management.dataDir, config.initialAdminEmail, logger);
 
-  const engines = openStandaloneEngines(config, postgres.url, logger);
+  const engines = openStandaloneEngines(config, postgres, logger);
   const ingestion = await startIngestionService(config.ingestion, engines.ingestion);
   const capture = await startCaptureThread({
     config: config.capture,

@@ -2,6 +2,7 @@ import { chmod, lstat, mkdir, mkdtemp, opendir, readFile, rm, writeFile } from '
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { PGlite } from '@electric-sql/pglite';
 import { EmbeddedWireServer } from './embedded-wire.server';
 
@@ -12,6 +13,11 @@ export interface EmbeddedPostgres {
   socketDir: string;
   /** The pool size clients must stay within (the socket server's connection limit). */
   maxConnections: number;
+  /**
+   * A connection from this process without the socket, for `pg`'s `stream` option (with `url` for
+   * the rest): EmbeddedWireServer.connectInProcess.
+   */
+  connectInProcess: () => Duplex;
   stop(): Promise<void>;
 }
 
@@ -195,6 +201,7 @@ export async function startEmbeddedPostgres(
     url: connectionUrl(socketDir),
     socketDir,
     maxConnections,
+    connectInProcess: () => startedServer.connectInProcess(),
     async stop() {
       await startedServer.stop();
       await startedDb.close();

@@ -228,3 +228,125 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
     }
   });
 });
+
+describe('embedded Postgres: connections from the same process without the socket', () => {
+  let root: string;
+  let embedded: EmbeddedPostgres;
+  const clients: Client[] = [];
+
+  const connect = async (via: 'in-process' | 'socket' = 'in-process') => {
+    const client = new Client({
+      connectionString: embedded.url,
+      ...(via === 'in-process' ? { stream: embedded.connectInProcess } : {}),
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'hogbase-embedded-in-process-test-'));
+    embedded = await startEmbeddedPostgres(root, { maxConnections: 8 });
+    const setup = await connect();
+    await setup.query(`CREATE TABLE items (id serial PRIMARY KEY, owner text NOT NULL, n integer NOT NULL)`);
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
+  });
+
+  afterAll(async () => {
+    await embedded.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('answers parameterized queries beside socket connections, each connection its own', async () => {
+    const inProcess = new Pool({ connectionString: embedded.url, max: 2, stream: embedded.connectInProcess });
+    const socket = new Pool({ connectionString: embedded.url, max: 2 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, index) =>
+          (index % 2 === 0 ? inProcess : socket)
+            .query<{ value: string }>({
+              // A named statement on both kinds: each connection gets its own.
+              name: 'echo',
+              text: "SELECT $1::text || '-' || $2::int AS value",
+              values: [`v${index}`, index],
+            })
+            .then(({ rows }) => rows[0].value),
+        ),
+      );
+      answers.forEach((answer, index) => expect(answer).toBe(`v${index}-${index}`));
+    } finally {
+      await Promise.all([inProcess.end(), socket.end()]);
+    }
+  });
+
+  it("runs a transaction's statements back to back, without a turn of the event loop between them", async () => {
+    const client = await connect();
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await client.query('BEGIN');
+    for (let n = 0; n < 5; n += 1) {
+      await client.query('INSERT INTO items (owner, n) VALUES ($1, $2)', ['back-to-back', n]);
+    }
+    await client.query('COMMIT');
+    expect(turned).toBe(false);
+    const { rows } = await client.query<{ count: string }>(
+      `SELECT count(*) FROM items WHERE owner = 'back-to-back'`,
+    );
+    expect(rows[0].count).toBe('5');
+  });
+
+  it("keeps its transaction from the socket's connections, and a dropped one is rolled back", async () => {
+    const [writer, reader] = await Promise.all([connect(), connect('socket')]);
+    await writer.query('BEGIN');
+    await writer.query(`INSERT INTO items (owner, n) VALUES ('tx', 1)`);
+    let read: string | undefined;
+    const waiting = reader
+      .query<{ count: string }>(`SELECT count(*) FROM items WHERE owner = 'tx'`)
+      .then(({ rows }) => (read = rows[0].count));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(read).toBeUndefined();
+    await writer.query('COMMIT');
+    await waiting;
+    expect(read).toBe('1');
+
+    const dropped = await connect();
+    await dropped.query('BEGIN');
+    await dropped.query(`INSERT INTO items (owner, n) VALUES ('dropped', 1)`);
+    (dropped as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    const { rows } = await reader.query<{ count: string }>(
+      `SELECT count(*) FROM items WHERE owner = 'dropped'`,
+    );
+    expect(rows[0].count).toBe('0');
+  });
+
+  it('counts toward the connection limit, frees its place when it ends, and is refused once the server stopped', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hogbase-embedded-in-process-limit-'));
+    const own = await startEmbeddedPostgres(dir, { maxConnections: 2 });
+    const connectOwn = async () => {
+      const client = new Client({ connectionString: own.url, stream: own.connectInProcess });
+      client.on('error', () => undefined);
+      await client.connect();
+      return client;
+    };
+    try {
+      const [first, second] = [await connectOwn(), await connectOwn()];
+      await expect(connectOwn()).rejects.toThrow('sorry, too many clients already');
+
+      await first.end();
+      const third = await connectOwn();
+      expect((await third.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+
+      await second.query('BEGIN');
+      await own.stop();
+      await expect(second.query('SELECT 1')).rejects.toThrow();
+      await expect(connectOwn()).rejects.toThrow('the embedded Postgres has stopped');
+    } finally {
+      await own.stop().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,4 +1,6 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { inProcessConnection } from './in-process-socket';
 import type { PGlite } from '@electric-sql/pglite';
 
 const SSL_REQUEST = 80877103;
@@ -31,7 +33,7 @@ class Connection {
 
   constructor(
     readonly id: number,
-    readonly socket: Socket,
+    readonly socket: Duplex,
   ) {}
 }
 
@@ -91,7 +93,7 @@ export class EmbeddedWireServer {
   private readonly server: Server;
   private readonly connections = new Set<Connection>();
   /** Every socket, refused ones included: stop() must not wait for a client to hang up. */
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new Set<Duplex>();
   private readonly queue: Unit[] = [];
   /** The drain loop running now, if any: stop() waits for the unit it is executing. */
   private running: Promise<void> | null = null;
@@ -131,7 +133,21 @@ export class EmbeddedWireServer {
     await this.running;
   }
 
-  private accept(socket: Socket): void {
+  /**
+   * A connection from this process that bypasses the socket, for `pg`'s `stream` option: the same
+   * server, connection limit and session, without a turn of the event loop per round trip. A
+   * transaction of a few statements then runs in one go instead of waiting behind whatever else
+   * the process has to do between its statements.
+   */
+  connectInProcess(): Duplex {
+    return inProcessConnection((server) => {
+      if (this.stopped)
+        throw Object.assign(new Error('the embedded Postgres has stopped'), { code: 'ECONNREFUSED' });
+      this.accept(server);
+    });
+  }
+
+  private accept(socket: Duplex): void {
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
     // A client that goes away mid-write (EPIPE, ECONNRESET): 'close' follows, which is what counts.

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
@@ -13,13 +14,19 @@ export const INGESTION_TOPICS = [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC] as const
 /**
  * Ingestion's Postgres pool (persons and groups): every connection bounded by the Postgres
  * timeouts. pg emits 'error' on the pool when an idle connection dies (Postgres restarted or
- * terminated it); unheard, that event would end the process.
+ * terminated it); unheard, that event would end the process. `connect`, when given, opens each
+ * connection instead of a socket to `url` (npm start's embedded Postgres, in the same process).
  */
-export function createIngestionPool(database: DatabaseConfig & { url: string }, logger: Logger): Pool {
+export function createIngestionPool(
+  database: DatabaseConfig & { url: string },
+  logger: Logger,
+  connect?: () => Duplex,
+): Pool {
   const pool = new Pool({
     connectionString: database.url,
     max: database.poolSize,
     application_name: 'ingestion',
+    ...(connect ? { stream: connect } : {}),
     ...postgresPoolTimeouts(),
   });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle Postgres connection lost'));
