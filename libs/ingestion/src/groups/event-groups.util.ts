@@ -14,15 +14,16 @@ import {
  * The group side of one event with person processing (PostHog's addGroupProperties and
  * upsertGroup): `$groups` entries become `$group_N` properties and columns, without creating any
  * group; a `$groupidentify` records its `$group_set` for the group upsert. A type beyond the
- * project's five is ignored with a warning. Mutates `properties` (the event's output copy).
+ * project's five is ignored with a warning. The event is left as it is: `properties` is its own
+ * object when no `$group_N` is added, a copy with them otherwise.
  */
 export function applyEventGroups(
   event: ParsedEvent,
-  properties: Properties,
   groupTypes: GroupTypeIndexes,
   groupWrites: GroupWrites,
   warnings: IngestionWarning[],
-): GroupColumns {
+): { groups: GroupColumns; properties: Properties } {
+  let { properties } = event;
   const columns: GroupColumns = [null, null, null, null, null];
   const indexOf = (rawType: unknown): number | null => {
     const groupType = normalizeGroupType(rawType);
@@ -45,6 +46,7 @@ export function applyEventGroups(
     for (const [groupType, groupKey] of Object.entries(groups)) {
       const index = indexOf(groupType);
       if (index === null) continue;
+      if (properties === event.properties) properties = { ...properties };
       properties[`$group_${index}`] = groupKey;
       columns[index] = scalarText(groupKey);
     }
@@ -58,5 +60,5 @@ export function applyEventGroups(
       groupWrites.add(event.teamId, index, target.groupKey, groupSet, event.timestamp);
     }
   }
-  return columns;
+  return { groups: columns, properties };
 }

@@ -114,6 +114,22 @@ describe('PersonEventApplier with PersonBatchState', () => {
     expect(state.plan().updates).toEqual([]);
   });
 
+  it("keeps the parsed event's properties as they are: shared when nothing is added, copied for $group_N", () => {
+    const state = new PersonBatchState();
+    const groupTypes = new GroupTypeIndexes([{ teamId: TEAM, groupType: 'company', groupTypeIndex: 0 }]);
+    const applier = new PersonEventApplier(state, groupTypes, new GroupWrites());
+    const plain = event('grouped-user', 'viewed', { page: 'a' });
+    const grouped = event('grouped-user', 'viewed', { page: 'b', $groups: { company: 'acme' } });
+
+    const plainRow = applier.apply(plain);
+    const groupedRow = applier.apply(grouped);
+
+    expect(plainRow.properties).toBe(plain.properties);
+    expect(groupedRow.properties).toEqual({ page: 'b', $groups: { company: 'acme' }, $group_0: 'acme' });
+    expect(groupedRow.groups).toEqual(['acme', null, null, null, null]);
+    expect(grouped.properties).toEqual({ page: 'b', $groups: { company: 'acme' } });
+  });
+
   it('loads the other side of a merge only when the merge may happen', () => {
     const ids = distinctIdsToLoad([
       event('user', '$identify', { $anon_distinct_id: 'anon' }),

@@ -87,9 +87,9 @@ export class PersonEventApplier {
   ) {}
 
   apply(event: ParsedEvent): ProcessedEvent {
-    // Copies: a batch may be applied more than once (retries), the parsed event must not change.
+    // The parsed event must not change: a batch may be applied more than once (retries). Its
+    // properties are shared with the result unless groups add to them (applyEventGroups copies).
     const warnings = [...event.warnings];
-    const properties = { ...event.properties };
     const row = {
       outcome: 'ok' as const,
       uuid: event.uuid,
@@ -97,7 +97,7 @@ export class PersonEventApplier {
       distinctId: event.distinctId,
       event: event.event,
       timestamp: event.timestamp,
-      properties,
+      properties: event.properties,
       warnings,
     };
 
@@ -125,9 +125,10 @@ export class PersonEventApplier {
     }
 
     const person = this.processPerson(event, warnings);
-    const groups = applyEventGroups(event, properties, this.groupTypes, this.groupWrites, warnings);
+    const { groups, properties } = applyEventGroups(event, this.groupTypes, this.groupWrites, warnings);
     return {
       ...row,
+      properties,
       personId: person.uuid,
       personProperties: { ...person.properties },
       personCreatedAt: new Date(person.createdAtMs).toISOString(),
