@@ -71,6 +71,23 @@ function sendUntilStopped(captureUrl: string, token: string, run: string, connec
 describe('capture with CAPTURE_WORKERS=2', () => {
   const run = randomBytes(4).toString('hex');
   let split: SplitModeForTest;
+  /**
+   * What a failed test may leave running: its load loops (which would keep Jest from exiting) and
+   * the workers it saw (killing their primary does not end them).
+   */
+  const senders: { stop(): Promise<void> }[] = [];
+  /** Each worker seen, with its command line: a pid reused since by another process is left alone. */
+  const seenWorkers = new Map<number, string>();
+  const sending = (captureUrl: string, token: string, name: string) => {
+    const sender = sendUntilStopped(captureUrl, token, name, 8);
+    senders.push(sender);
+    return sender;
+  };
+  const workersOf = (primary: AppProcess): number[] => {
+    const workers = childrenOf(primary.child.pid as number);
+    for (const pid of workers) seenWorkers.set(pid, commandLineOf(pid));
+    return workers;
+  };
 
   beforeAll(async () => {
     split = await SplitModeForTest.prepare('hogbase-capture-workers-', `capture-workers-${run}`, {
@@ -79,7 +96,16 @@ describe('capture with CAPTURE_WORKERS=2', () => {
   });
 
   afterAll(async () => {
+    await Promise.all(senders.map((sender) => sender.stop()));
     await split?.cleanUp();
+    for (const [pid, commandLine] of seenWorkers) {
+      if (!commandLine || commandLineOf(pid) !== commandLine) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone between the look and the kill.
+      }
+    }
   });
 
   it(
@@ -87,21 +113,18 @@ describe('capture with CAPTURE_WORKERS=2', () => {
     async () => {
       const credentials = await split.bootstrapOwner(`owner-${run}@workers.test`);
       const { capture, ingestion, captureUrl } = await split.startCaptureAndIngestion();
-      const workersOf = async (primary: AppProcess, count: number) => {
-        let workers: number[] = [];
-        await waitFor(primary, `${count} capture workers`, () => {
-          workers = childrenOf(primary.child.pid as number);
-          return Promise.resolve(workers.length === count);
-        });
-        return workers;
-      };
-      const [first] = await workersOf(capture, 2);
+      let workers: number[] = [];
+      await waitFor(capture, '2 capture workers', () => {
+        workers = workersOf(capture);
+        return Promise.resolve(workers.length === 2);
+      });
+      const [first] = workers;
 
-      const sender = sendUntilStopped(captureUrl, credentials.project_api_key, run, 8);
+      const sender = sending(captureUrl, credentials.project_api_key, run);
       await sleep(1_500);
       process.kill(first, 'SIGKILL');
       await waitFor(capture, 'a replacement worker', () =>
-        Promise.resolve(childrenOf(capture.child.pid as number).filter((pid) => pid !== first).length === 2),
+        Promise.resolve(workersOf(capture).filter((pid) => pid !== first).length === 2),
       );
       await sleep(1_500);
       await sender.stop();
@@ -117,12 +140,12 @@ describe('capture with CAPTURE_WORKERS=2', () => {
       expect(counted).toBeLessThanOrEqual(beforeStop);
 
       // SIGTERM while requests arrive: the primary exits 0 once both workers have drained.
-      const drainingLoad = sendUntilStopped(captureUrl, credentials.project_api_key, `${run}-drain`, 8);
+      const drainingLoad = sending(captureUrl, credentials.project_api_key, `${run}-drain`);
       await sleep(1_000);
-      const workers = childrenOf(capture.child.pid as number);
+      const draining = workersOf(capture);
       expect(await stopApp(capture)).toEqual({ code: 0, signal: null });
       await drainingLoad.stop();
-      expect(workers.filter(existsProcess)).toEqual([]);
+      expect(draining.filter(existsProcess)).toEqual([]);
 
       await split.waitForIngestionCaughtUp(ingestion);
       expect(await stopApp(ingestion)).toEqual({ code: 0, signal: null });
@@ -152,13 +175,13 @@ describe('capture with CAPTURE_WORKERS=2', () => {
       const { app: capture } = await split.start('capture');
       let workers: number[] = [];
       await waitFor(capture, '2 capture workers', () => {
-        workers = childrenOf(capture.child.pid as number);
+        workers = workersOf(capture);
         return Promise.resolve(workers.length === 2);
       });
       process.kill(workers[0], 'SIGKILL');
       let replacement: number | undefined;
       await waitFor(capture, 'a replacement worker', () => {
-        replacement = childrenOf(capture.child.pid as number).find((pid) => !workers.includes(pid));
+        replacement = workersOf(capture).find((pid) => !workers.includes(pid));
         return Promise.resolve(replacement !== undefined);
       });
       // Its `node` is loading the program: it listens a second or more from now.
@@ -168,6 +191,15 @@ describe('capture with CAPTURE_WORKERS=2', () => {
     3 * READY_TIMEOUT_MS,
   );
 });
+
+/** A process's command line, or '' once it is gone. */
+function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 function existsProcess(pid: number): boolean {
   try {
