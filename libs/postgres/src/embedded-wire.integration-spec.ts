@@ -25,23 +25,51 @@ async function eventually(check: () => void, ms = 10_000): Promise<void> {
   }
 }
 
-describe('embedded Postgres: many connections on one PGlite session', () => {
+/**
+ * An embedded Postgres for the describe block that calls this, with an `items` table. `connect`
+ * opens a client through the socket or in process; every client it opened is ended after each test.
+ */
+function embeddedForSuite(tempPrefix: string, maxConnections: number) {
   let root: string;
-  let embedded: EmbeddedPostgres;
   const clients: Client[] = [];
-
-  const connect = async () => {
-    const client = new Client({ connectionString: embedded.url });
-    await client.connect();
-    clients.push(client);
-    return client;
+  const suite = {
+    embedded: undefined as unknown as EmbeddedPostgres,
+    async connect(via: 'socket' | 'in-process' = 'socket'): Promise<Client> {
+      const client = new Client({
+        connectionString: suite.embedded.url,
+        ...(via === 'in-process' ? { stream: suite.embedded.connectInProcess } : {}),
+      });
+      client.on('error', () => undefined);
+      await client.connect();
+      clients.push(client);
+      return client;
+    },
   };
 
   beforeAll(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'hogbase-embedded-wire-test-'));
-    embedded = await startEmbeddedPostgres(root, { maxConnections: 12 });
-    const setup = await connect();
+    root = await mkdtemp(path.join(tmpdir(), tempPrefix));
+    suite.embedded = await startEmbeddedPostgres(root, { maxConnections });
+    const setup = await suite.connect();
     await setup.query(`CREATE TABLE items (id serial PRIMARY KEY, owner text NOT NULL, n integer NOT NULL)`);
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
+  });
+
+  afterAll(async () => {
+    await suite.embedded.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+  return suite;
+}
+
+describe('embedded Postgres: many connections on one PGlite session', () => {
+  const suite = embeddedForSuite('hogbase-embedded-wire-test-', 12);
+  const connect = () => suite.connect();
+
+  beforeAll(async () => {
+    const setup = await connect();
     await setup.query(`
       CREATE FUNCTION notify_item() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_notify('items_changed', NEW.owner); RETURN NULL; END $$`);
@@ -50,17 +78,8 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
     );
   });
 
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
-  });
-
-  afterAll(async () => {
-    await embedded.stop();
-    await rm(root, { recursive: true, force: true });
-  });
-
   it('keeps each connection’s parameterized queries whole when many run at once', async () => {
-    const pool = new Pool({ connectionString: embedded.url, max: 8 });
+    const pool = new Pool({ connectionString: suite.embedded.url, max: 8 });
     try {
       // Different statements with different parameter types, all on the unnamed statement: an
       // interleaved Parse of one connection between another's Parse and Bind fails or answers wrongly.
@@ -144,7 +163,7 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
 
   it('rolls back a transaction whose connection went away while its statement ran, and serves the others', async () => {
     // A raw client: startup, then BEGIN and an INSERT in one simple query, and gone at once.
-    const socket = connectSocket({ path: socketPathOf(embedded.url) });
+    const socket = connectSocket({ path: socketPathOf(suite.embedded.url) });
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const parameters = Buffer.from('user\0postgres\0database\0postgres\0\0');
     const startup = Buffer.alloc(8);
@@ -230,40 +249,16 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
 });
 
 describe('embedded Postgres: connections from the same process without the socket', () => {
-  let root: string;
-  let embedded: EmbeddedPostgres;
-  const clients: Client[] = [];
-
-  const connect = async (via: 'in-process' | 'socket' = 'in-process') => {
-    const client = new Client({
-      connectionString: embedded.url,
-      ...(via === 'in-process' ? { stream: embedded.connectInProcess } : {}),
-    });
-    client.on('error', () => undefined);
-    await client.connect();
-    clients.push(client);
-    return client;
-  };
-
-  beforeAll(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'hogbase-embedded-in-process-test-'));
-    embedded = await startEmbeddedPostgres(root, { maxConnections: 8 });
-    const setup = await connect();
-    await setup.query(`CREATE TABLE items (id serial PRIMARY KEY, owner text NOT NULL, n integer NOT NULL)`);
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
-  });
-
-  afterAll(async () => {
-    await embedded.stop();
-    await rm(root, { recursive: true, force: true });
-  });
+  const suite = embeddedForSuite('hogbase-embedded-in-process-test-', 8);
+  const connect = (via: 'socket' | 'in-process' = 'in-process') => suite.connect(via);
 
   it('answers parameterized queries beside socket connections, each connection its own', async () => {
-    const inProcess = new Pool({ connectionString: embedded.url, max: 2, stream: embedded.connectInProcess });
-    const socket = new Pool({ connectionString: embedded.url, max: 2 });
+    const inProcess = new Pool({
+      connectionString: suite.embedded.url,
+      max: 2,
+      stream: suite.embedded.connectInProcess,
+    });
+    const socket = new Pool({ connectionString: suite.embedded.url, max: 2 });
     try {
       const answers = await Promise.all(
         Array.from({ length: 200 }, (_, index) =>
