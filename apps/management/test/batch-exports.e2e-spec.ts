@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { insertEvents } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
+import { SecretBox } from '@hogbase/config';
 import { BatchExport, BatchExportRun } from '@hogbase/postgres';
 import { UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
@@ -22,6 +23,7 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
   let api: ApiClient;
   let organizationId: string;
   let projectId: number;
+  const encryptionKey = randomBytes(32);
 
   const orgPath = (suffix = '', org = organizationId) => `/api/organizations/${org}/batch_exports/${suffix}`;
   const projectPath = (suffix = '', project = projectId) =>
@@ -40,7 +42,10 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
 
   beforeAll(async () => {
     clickhouse = await createTestClickHouse();
-    testApp = await startManagementTestApp({}, { clickhouse: { database: clickhouse.database } });
+    testApp = await startManagementTestApp(
+      { encryptionKeys: [encryptionKey] },
+      { clickhouse: { database: clickhouse.database } },
+    );
     const owner = await testApp.createOwner('owner@batch-exports.test', 'Batch exports organization');
     ({ api, organizationId, projectId } = owner);
   });
@@ -111,27 +116,235 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
     expect(row.destinationConfig).not.toContain('AKIAEXAMPLE');
   });
 
+  /** The destination config as stored: opened with the test app's key. */
+  async function storedConfig(id: string): Promise<{ type: string; config: Record<string, unknown> }> {
+    const row = await testApp.dataSource.getRepository(BatchExport).findOneByOrFail({ id });
+    return {
+      type: row.destinationType,
+      config: JSON.parse(new SecretBox([encryptionKey]).open(row.destinationConfig)) as Record<
+        string,
+        unknown
+      >,
+    };
+  }
+
   it('merges the config on PATCH, keeping the secrets it never shows', async () => {
     const created = await createExport();
     const patched = await api.patch(orgPath(`${created.id}/`), {
       name: 'renamed',
-      destination: { type: 'S3', config: { bucket_name: 'other-bucket' } },
+      destination: { type: 'S3', config: { prefix: 'elsewhere/' } },
     });
     expect(patched.status).toBe(200);
     expect(patched.body.name).toBe('renamed');
-    expect(patched.body.destination.config).toEqual({
-      ...created.destination.config,
-      bucket_name: 'other-bucket',
+    expect(patched.body.destination.config).toEqual({ ...created.destination.config, prefix: 'elsewhere/' });
+    expect(await storedConfig(created.id as string)).toEqual({
+      type: 'S3',
+      config: { ...S3_CONFIG, file_format: 'JSONLines', prefix: 'elsewhere/' },
     });
-    // The secrets are still there: switching the type to one that shows nothing of S3's proves it.
-    const row = await testApp.dataSource
-      .getRepository(BatchExport)
-      .findOneByOrFail({ id: created.id as string });
-    expect(row.destinationType).toBe('S3');
-    const moved = await api.patch(orgPath(`${created.id}/`), {
-      destination: { type: 'NoOp', config: {} },
+  });
+
+  describe('destination secrets', () => {
+    const POSTGRES_CONFIG = {
+      host: 'warehouse.example.com',
+      port: 5432,
+      database: 'warehouse',
+      user: 'exporter',
+      password: 'pg-very-secret',
+      table_name: 'events',
+    };
+    const HTTP_CONFIG = { url: 'https://ingest.example.com/batch', token: 'phc_http_secret' };
+    const SECRET_VALUES = ['AKIAEXAMPLE', 'very-secret', 'exporter', 'pg-very-secret', 'phc_http_secret'];
+
+    /** Every answer that shows the export: retrieve (both prefixes), the lists, pause and unpause. */
+    async function everyAnswer(id: string): Promise<unknown[]> {
+      const answers: unknown[] = [
+        (await api.get(orgPath(`${id}/`))).body,
+        (await api.get(projectPath(`${id}/`))).body,
+        (await api.get(orgPath())).body,
+        (await api.get(projectPath())).body,
+        (await api.post(orgPath(`${id}/pause/`))).body,
+        (await api.post(orgPath(`${id}/unpause/`))).body,
+      ];
+      expect(JSON.stringify(answers)).toContain(id);
+      return answers;
+    }
+
+    it("drops the old type's config on a type change: no answer or row keeps the S3 keys", async () => {
+      const created = await createExport();
+      const moved = await api.patch(orgPath(`${created.id}/`), { destination: { type: 'NoOp', config: {} } });
+      expect(moved.status).toBe(200);
+      expect(moved.body.destination).toEqual({ type: 'NoOp', config: {} });
+      for (const answer of await everyAnswer(created.id as string)) {
+        for (const secret of SECRET_VALUES) expect(JSON.stringify(answer)).not.toContain(secret);
+      }
+      expect(await storedConfig(created.id as string)).toEqual({ type: 'NoOp', config: {} });
+
+      // Nor does a type change pick up keys of the old type that the new one shares a name with.
+      const postgres = await createExport({ destination: { type: 'Postgres', config: POSTGRES_CONFIG } });
+      const toS3 = await api.patch(orgPath(`${postgres.id}/`), {
+        destination: { type: 'S3', config: { bucket_name: 'b', region: 'eu-west-1' } },
+      });
+      expect(toS3.status).toBe(200);
+      expect((await storedConfig(postgres.id as string)).config).toEqual({
+        bucket_name: 'b',
+        region: 'eu-west-1',
+        file_format: 'JSONLines',
+      });
+      // A type change that leaves out what the new type needs is a 400, not a merge with the old.
+      const toHttp = await api.patch(orgPath(`${postgres.id}/`), {
+        destination: { type: 'HTTP', config: { url: 'https://example.com' } },
+      });
+      expect(toHttp.status).toBe(400);
+      expect(toHttp.body).toMatchObject({
+        attr: 'destination',
+        detail: 'The HTTP destination needs token in its config.',
+      });
     });
-    expect(moved.body.destination.config).toMatchObject({ aws_access_key_id: 'AKIAEXAMPLE' });
+
+    it('shows no key that is a secret in any type, whatever the export type, in every answer', async () => {
+      // A row as an older server left it: a NoOp export whose config still holds other types' secrets.
+      const created = await createExport({ destination: { type: 'NoOp', config: {} } });
+      await testApp.dataSource.getRepository(BatchExport).update(
+        { id: created.id as string },
+        {
+          destinationConfig: new SecretBox([encryptionKey]).seal(
+            JSON.stringify({
+              ...S3_CONFIG,
+              ...POSTGRES_CONFIG,
+              ...HTTP_CONFIG,
+              nested: { password: 'pg-very-secret', kept: 1 },
+              client_secret: 'very-secret',
+            }),
+          ),
+        },
+      );
+      const answers = await everyAnswer(created.id as string);
+      for (const answer of answers) {
+        for (const secret of SECRET_VALUES) expect(JSON.stringify(answer)).not.toContain(secret);
+      }
+      expect((answers[0] as { destination: { config: Record<string, unknown> } }).destination.config).toEqual(
+        {
+          bucket_name: 'exports',
+          region: 'us-east-1',
+          prefix: 'posthog/{table}/{year}-{month}-{day}',
+          compression: 'gzip',
+          host: 'warehouse.example.com',
+          port: 5432,
+          database: 'warehouse',
+          table_name: 'events',
+          url: 'https://ingest.example.com/batch',
+          nested: { kept: 1 },
+        },
+      );
+    });
+
+    it.each([
+      ['HTTP', { url: 'https://collector.attacker.test/batch' }, HTTP_CONFIG, 'url', ['token']],
+      ['Postgres', { host: 'db.attacker.test' }, POSTGRES_CONFIG, 'host', ['user', 'password']],
+      ['Postgres', { port: '6543' }, POSTGRES_CONFIG, 'port', ['user', 'password']],
+      ['Postgres', { database: 'other' }, POSTGRES_CONFIG, 'database', ['user', 'password']],
+      [
+        'Postgres',
+        { has_self_signed_cert: true },
+        POSTGRES_CONFIG,
+        'has_self_signed_cert',
+        ['user', 'password'],
+      ],
+      [
+        'S3',
+        { endpoint_url: 'https://s3.attacker.test' },
+        S3_CONFIG,
+        'endpoint_url',
+        ['aws_access_key_id', 'aws_secret_access_key'],
+      ],
+      [
+        'S3',
+        { bucket_name: 'attacker-bucket' },
+        S3_CONFIG,
+        'bucket_name',
+        ['aws_access_key_id', 'aws_secret_access_key'],
+      ],
+    ] as const)(
+      'refuses a %s target change (%j) without the secrets re-entered, and takes it with them',
+      async (type, change, config, field, secrets) => {
+        const created = await createExport({ destination: { type, config } });
+        const before = await storedConfig(created.id as string);
+        const refused = await api.patch(orgPath(`${created.id}/`), { destination: { type, config: change } });
+        expect(refused.status).toBe(400);
+        expect(refused.body).toEqual({
+          type: 'validation_error',
+          code: 'invalid_input',
+          attr: 'destination',
+          detail: `Changing ${field} needs ${secrets.join(', ')} in the same request: the stored ${secrets.length === 1 ? 'secret is' : 'secrets are'} not sent to a new target.`,
+        });
+        for (const secret of SECRET_VALUES) expect(JSON.stringify(refused.body)).not.toContain(secret);
+        expect(await storedConfig(created.id as string)).toEqual(before);
+
+        // One secret of two is not enough.
+        const [first, second]: readonly string[] = secrets;
+        if (second !== undefined) {
+          const partly = await api.patch(orgPath(`${created.id}/`), {
+            destination: { type, config: { ...change, [second]: 'new-secret' } },
+          });
+          expect(partly.status).toBe(400);
+          expect(partly.body.detail).toContain(`needs ${first} in the same request`);
+        }
+
+        const fresh = Object.fromEntries(secrets.map((key) => [key, `new-${key}`]));
+        const taken = await api.patch(orgPath(`${created.id}/`), {
+          destination: { type, config: { ...change, ...fresh } },
+        });
+        expect(taken.status).toBe(200);
+        for (const key of secrets) expect(taken.body.destination.config).not.toHaveProperty(key);
+        expect((await storedConfig(created.id as string)).config).toMatchObject(fresh);
+      },
+    );
+
+    it('keeps the stored secrets when a PATCH repeats the same target', async () => {
+      const created = await createExport({ destination: { type: 'Postgres', config: POSTGRES_CONFIG } });
+      const patched = await api.patch(orgPath(`${created.id}/`), {
+        destination: {
+          type: 'Postgres',
+          config: { host: 'warehouse.example.com', port: '5432', table_name: 'other' },
+        },
+      });
+      expect(patched.status).toBe(200);
+      expect((await storedConfig(created.id as string)).config).toMatchObject({
+        user: 'exporter',
+        password: 'pg-very-secret',
+        table_name: 'other',
+      });
+    });
+
+    it.each(['/var/run/postgresql', '/tmp', 'db/../..', 'localhost\\sock', 'db host'])(
+      'refuses the Postgres host %j (a Unix-socket path, not a host) on create and on PATCH',
+      async (host) => {
+        const detail = 'host must be a host name or an IP address (not a Unix socket path).';
+        const created = await api.post(orgPath(), {
+          name: 'socket',
+          interval: 'hour',
+          destination: { type: 'Postgres', config: { ...POSTGRES_CONFIG, host } },
+        });
+        expect(created.status).toBe(400);
+        expect(created.body).toEqual({
+          type: 'validation_error',
+          code: 'invalid_input',
+          attr: 'destination',
+          detail,
+        });
+        const existing = await createExport({ destination: { type: 'Postgres', config: POSTGRES_CONFIG } });
+        const patched = await api.patch(orgPath(`${existing.id}/`), {
+          destination: { type: 'Postgres', config: { ...POSTGRES_CONFIG, host } },
+        });
+        expect(patched.status).toBe(400);
+        expect(patched.body).toEqual({
+          type: 'validation_error',
+          code: 'invalid_input',
+          attr: 'destination',
+          detail,
+        });
+      },
+    );
   });
 
   it('exports persons as JSONLines to S3 or to Postgres only: a 400 naming why for HTTP or Parquet, on create and on PATCH', async () => {

@@ -15,6 +15,38 @@ export const SECRET_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
   NoOp: [],
 };
 
+/**
+ * Hidden whatever the export's type: a config may hold another type's keys (a row written before
+ * type changes dropped the old config, or a key a client sent under the wrong type).
+ */
+const ANY_TYPE_SECRET_KEYS = new Set(Object.values(SECRET_CONFIG_KEYS).flat());
+/** Names that say "secret" in any spelling, for keys no type lists (PostHog's other types use these). */
+const SECRET_KEY_NAME = /password|secret|token|private_key|passphrase|access_key|api_key|credential/i;
+/** SecretBox's sealed text (`v1.<key id>.<iv>.<ciphertext>`): never echoed, not even sealed. */
+const SEALED_VALUE = /^v1\.[0-9a-f]{8}\.[\w-]+\.[\w-]+$/;
+
+/**
+ * The keys that decide who receives the data and the secrets sent with it. Changing one sends the
+ * stored secrets somewhere new, so a PATCH that changes one must carry the secrets again (see
+ * `checkTargetChange`). Region and bucket are S3 targets too: a bucket name (with the region, on
+ * an S3-compatible server) picks whose storage the signed requests and the rows go to.
+ * `has_self_signed_cert` turns certificate checks off, which lets anyone on the path be the target.
+ */
+const TARGET_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
+  S3: ['endpoint_url', 'bucket_name', 'region', 'use_virtual_style_addressing'],
+  Postgres: ['host', 'port', 'database', 'has_self_signed_cert'],
+  HTTP: ['url'],
+  NoOp: [],
+};
+
+/** What an absent target key means at run time (libs/batch-exports/src/destinations). */
+const TARGET_DEFAULTS: Readonly<Record<string, unknown>> = {
+  region: 'us-east-1',
+  use_virtual_style_addressing: false,
+  port: 5432,
+  has_self_signed_cert: false,
+};
+
 export const S3_FILE_FORMATS = ['JSONLines', 'Parquet'] as const;
 /** What this server can write; PostHog also lists lz4 for Parquet. */
 export const S3_COMPRESSIONS: Record<(typeof S3_FILE_FORMATS)[number], readonly string[]> = {
@@ -106,6 +138,7 @@ export function validateDestinationConfig(
   }
   if (type === 'HTTP') checkUrl(checked.url, 'url');
   if (type === 'Postgres') {
+    checkPostgresHost(checked.host);
     const port = checked.port ?? 5432;
     if (!Number.isInteger(Number(port)) || Number(port) < 1 || Number(port) > 65535) {
       throw validationError('port must be a TCP port number.', 'destination');
@@ -151,8 +184,89 @@ function checkUrl(value: unknown, key: string): void {
   }
 }
 
-/** The config as the API shows it: without the type's secret keys. */
-export function publicConfig(type: string, config: Record<string, unknown>): Record<string, unknown> {
-  const secrets = new Set(SECRET_CONFIG_KEYS[type as DestinationType] ?? []);
-  return Object.fromEntries(Object.entries(config).filter(([key]) => !secrets.has(key)));
+/**
+ * A host name or an IP address only. node-postgres reads a host with a `/` as the directory of a
+ * Unix socket: a server's own local Postgres (the embedded one's, with its superuser) would be
+ * the target.
+ */
+function checkPostgresHost(host: unknown): void {
+  if (typeof host !== 'string' || /[/\\\s\u0000-\u001f]/.test(host)) {
+    throw validationError(
+      'host must be a host name or an IP address (not a Unix socket path).',
+      'destination',
+    );
+  }
+}
+
+/**
+ * The config a PATCH stores, from the stored one and the request's `destination`.
+ *
+ * - Another type starts from the request's config alone: nothing of the old type (its secrets
+ *   above all) carries over to a type that would show or send it.
+ * - The same type merges, as PostHog does: keys the request leaves out, the secrets the API never
+ *   shows among them, are kept, unless the target changes (`checkTargetChange`).
+ */
+export function patchedDestinationConfig(
+  stored: { type: string; config: Record<string, unknown> },
+  type: DestinationType,
+  requested: Record<string, unknown>,
+): Record<string, unknown> {
+  if (type !== stored.type) return validateDestinationConfig(type, requested);
+  const merged = validateDestinationConfig(type, { ...stored.config, ...requested });
+  checkTargetChange(type, stored.config, merged, requested);
+  return merged;
+}
+
+/**
+ * A PATCH that points an export somewhere else (another host, URL, endpoint, bucket…) must carry
+ * the type's stored secrets again, or it is a 400 naming both.
+ *
+ * NOTE: refused rather than cleared on purpose. Without its secrets an export does not simply stop:
+ * the S3 client falls back to the server's own credentials (environment, instance role), and a
+ * silently emptied password leaves an export that the member who changed it sees as saved.
+ * Re-entering is what PostHog's form does anyway: it never shows the secrets, so its users type
+ * them with the rest of the destination.
+ */
+function checkTargetChange(
+  type: DestinationType,
+  stored: Record<string, unknown>,
+  merged: Record<string, unknown>,
+  requested: Record<string, unknown>,
+): void {
+  const changed = TARGET_CONFIG_KEYS[type].filter(
+    (key) => JSON.stringify(targetValue(stored, key)) !== JSON.stringify(targetValue(merged, key)),
+  );
+  if (changed.length === 0) return;
+  const missing = SECRET_CONFIG_KEYS[type].filter(
+    (key) => isPresent(stored[key]) && !isPresent(requested[key]),
+  );
+  if (missing.length === 0) return;
+  throw validationError(
+    `Changing ${changed.join(', ')} needs ${missing.join(', ')} in the same request: the stored ${missing.length === 1 ? 'secret is' : 'secrets are'} not sent to a new target.`,
+    'destination',
+  );
+}
+
+/** A target key as a run reads it: absent means its default, and a port may come as text. */
+function targetValue(config: Record<string, unknown>, key: string): unknown {
+  const value = isPresent(config[key]) ? config[key] : TARGET_DEFAULTS[key];
+  return key === 'port' && value !== undefined ? Number(value) : value;
+}
+
+/**
+ * The config as the API shows it: without any key that is a secret in any type (or says so in
+ * its name), and without sealed values, at any depth.
+ */
+export function publicConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (ANY_TYPE_SECRET_KEYS.has(key) || SECRET_KEY_NAME.test(key)) continue;
+    if (typeof value === 'string' && SEALED_VALUE.test(value)) continue;
+    shown[key] = isPlainObject(value) ? publicConfig(value) : value;
+  }
+  return shown;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -57,7 +57,7 @@ export function presentRun(run: BatchExportRun): BatchExportRunResponse {
   };
 }
 
-/** `config` is the opened destination config; its secret keys are left out. */
+/** `config` is the opened destination config; what may be a secret is left out (publicConfig). */
 export function presentBatchExport(
   batchExport: BatchExport,
   config: Record<string, unknown>,
@@ -70,7 +70,7 @@ export function presentBatchExport(
     model: batchExport.model,
     destination: {
       type: batchExport.destinationType,
-      config: publicConfig(batchExport.destinationType, config),
+      config: publicConfig(config),
     },
     interval: batchExport.interval,
     paused: batchExport.paused,

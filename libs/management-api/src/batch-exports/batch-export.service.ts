@@ -11,6 +11,7 @@ import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import {
   destinationType,
+  patchedDestinationConfig,
   validateDestinationConfig,
   validateModelDestination,
 } from './batch-export-destinations';
@@ -134,9 +135,12 @@ export class BatchExportService {
       const batchExport = await this.find(manager, scope, id, true);
       let config = await this.secrets.unseal(batchExport.destinationConfig);
       if (dto.destination) {
-        // PostHog merges: omitted keys (the secrets the API never shows) are kept; the type may change.
         const type = destinationType(dto.destination.type);
-        config = validateDestinationConfig(type, { ...config, ...(dto.destination.config ?? {}) });
+        config = patchedDestinationConfig(
+          { type: batchExport.destinationType, config },
+          type,
+          dto.destination.config ?? {},
+        );
         batchExport.destinationType = type;
         batchExport.destinationConfig = await this.secrets.seal(config);
       }
