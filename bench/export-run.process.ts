@@ -215,6 +215,7 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
         store: new RunStore(pool),
         database: config.clickhouse.database,
         lagSeconds: config.exportLagSeconds,
+        queryLimits: config.batchExportQueryLimits,
       };
       const outcome = await executeRun(request.runId, deps, new AbortController().signal);
       if (outcome.status !== 'Completed') {

@@ -30,6 +30,11 @@ export interface WorkersConfig {
    * captured later belongs to the interval it arrived in.
    */
   exportLagSeconds: number;
+  /**
+   * Bounds on each ClickHouse query of a batch-export run, which carries the member's `hogql_query`:
+   * a run past one fails with a message saying which (BATCH_EXPORT_QUERY_MAX_*).
+   */
+  batchExportQueryLimits: BatchExportQueryLimits;
   /** How the import apps run (their sandbox limits, the keys that open their secret config values). */
   apps: AppsRuntimeConfig;
   /**
@@ -38,6 +43,25 @@ export interface WorkersConfig {
    */
   appsScheduleTickSeconds: number;
 }
+
+/** The shape of `QueryLimits` (@hogbase/clickhouse), which config does not depend on. */
+export interface BatchExportQueryLimits {
+  maxExecutionSeconds: number;
+  maxMemoryBytes: number;
+  maxResultBytes: number;
+}
+
+/**
+ * A run's queries stream (the rows go to the destination as ClickHouse writes them), so the result
+ * bound is per query, generous: a chunk, or a whole interval for Parquet without max_file_size_mb.
+ * Memory is the listing's 2 GB: sorts spill to disk past half of it. Half an hour per query
+ * leaves room for a slow destination, which holds the query while it takes the rows.
+ */
+export const DEFAULT_BATCH_EXPORT_QUERY_LIMITS: BatchExportQueryLimits = {
+  maxExecutionSeconds: 1_800,
+  maxMemoryBytes: 2_000_000_000,
+  maxResultBytes: 10 * 1024 ** 3,
+};
 
 export function loadWorkersConfig(env: Environment = process.env): WorkersConfig {
   return {
@@ -54,6 +78,26 @@ export function loadWorkersConfig(env: Environment = process.env): WorkersConfig
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     concurrency: readInteger(env, 'WORKERS_CONCURRENCY', 2, 1),
     exportLagSeconds: readInteger(env, 'BATCH_EXPORT_LAG_SECONDS', 60, 0),
+    batchExportQueryLimits: {
+      maxExecutionSeconds: readInteger(
+        env,
+        'BATCH_EXPORT_QUERY_MAX_EXECUTION_SECONDS',
+        DEFAULT_BATCH_EXPORT_QUERY_LIMITS.maxExecutionSeconds,
+        1,
+      ),
+      maxMemoryBytes: readInteger(
+        env,
+        'BATCH_EXPORT_QUERY_MAX_MEMORY_BYTES',
+        DEFAULT_BATCH_EXPORT_QUERY_LIMITS.maxMemoryBytes,
+        1024 * 1024,
+      ),
+      maxResultBytes: readInteger(
+        env,
+        'BATCH_EXPORT_QUERY_MAX_RESULT_BYTES',
+        DEFAULT_BATCH_EXPORT_QUERY_LIMITS.maxResultBytes,
+        1024 * 1024,
+      ),
+    },
     apps: loadAppsRuntimeConfig(env),
     appsScheduleTickSeconds: readInteger(env, 'APPS_SCHEDULE_TICK_SECONDS', 60, 1),
   };

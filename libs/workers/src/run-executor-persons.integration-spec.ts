@@ -3,7 +3,7 @@ import { Client, Pool } from 'pg';
 import pino from 'pino';
 import { BATCH_EXPORT_DESTINATIONS } from '@hogbase/batch-exports';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
-import { SecretBox } from '@hogbase/config';
+import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, SecretBox } from '@hogbase/config';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { isPersonsCursor } from './persons-query';
@@ -50,6 +50,7 @@ describe('a persons run: persons from Postgres to a Postgres table, not events',
       destinations: BATCH_EXPORT_DESTINATIONS,
       logger: pino({ level: 'silent' }),
       lagSeconds: 0,
+      queryLimits: DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
     };
   });
 

@@ -7,7 +7,13 @@ import {
   type DestinationWriter,
   type ExportRunInfo,
 } from '@hogbase/batch-exports';
-import type { ClickHouseClient } from '@hogbase/clickhouse';
+import {
+  exceededQueryLimit,
+  queryLimitSettings,
+  type ClickHouseClient,
+  type ExceededQueryLimit,
+  type QueryLimits,
+} from '@hogbase/clickhouse';
 import type { SecretBox } from '@hogbase/config';
 import { compileBatchExportQuery, sharedHogQLParser } from '@hogbase/hogql';
 import {
@@ -46,6 +52,8 @@ export interface RunExecutorDeps {
   logger: Logger;
   /** BATCH_EXPORT_LAG_SECONDS: how late an event may arrive and still belong to its timestamp's interval. */
   lagSeconds: number;
+  /** BATCH_EXPORT_QUERY_MAX_*: the bounds of every ClickHouse query of a run. */
+  queryLimits: QueryLimits;
 }
 
 export type RunOutcome =
@@ -56,6 +64,53 @@ export type RunOutcome =
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The config keys the management API never shows (its SECRET_CONFIG_KEYS): a destination's error
+ * may quote one (Postgres names its user), and the run's error and logs are API answers.
+ */
+const SECRET_CONFIG_KEYS = ['aws_access_key_id', 'aws_secret_access_key', 'user', 'password', 'token'];
+
+/**
+ * `message` with the config's secret values replaced. Values shorter than 3 characters stay:
+ * replacing them would garble the message and hide next to nothing.
+ */
+function withoutSecrets(message: string, config: Record<string, unknown> | undefined): string {
+  let redacted = message;
+  for (const key of SECRET_CONFIG_KEYS) {
+    const value = config?.[key];
+    if (typeof value === 'string' && value.length >= 3) redacted = redacted.split(value).join('***');
+  }
+  return redacted;
+}
+
+/**
+ * What a run's error says when its query went past a bound: the bound and what to change, not
+ * ClickHouse's text (it quotes the generated SQL and the server's version).
+ */
+const LIMIT_MESSAGES: Record<ExceededQueryLimit, (limits: QueryLimits) => string> = {
+  time: (limits) =>
+    `The export's query ran longer than a batch-export query may (${limits.maxExecutionSeconds} s, BATCH_EXPORT_QUERY_MAX_EXECUTION_SECONDS): export fewer or simpler columns, or use a shorter interval.`,
+  memory: () =>
+    "The export's query needed more memory than a batch-export query may use (BATCH_EXPORT_QUERY_MAX_MEMORY_BYTES): export fewer or smaller columns, or use a shorter interval.",
+  result: () =>
+    "The export's query returned more data than a batch-export query may (BATCH_EXPORT_QUERY_MAX_RESULT_BYTES): export fewer or smaller columns, set max_file_size_mb (S3), or use a shorter interval.",
+};
+
+/**
+ * Runs one of the run's ClickHouse queries; a query past its bounds fails the run for good.
+ * NOTE: not retried: the same query over the same interval needs the same memory and result, and
+ * a retry of one that ran out of time would hold the engine as long again, up to RETRY_LIMIT times.
+ */
+async function boundedQuery<T>(deps: RunExecutorDeps, query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (error) {
+    const limit = exceededQueryLimit(error);
+    if (limit === undefined) throw error;
+    throw new NonRetryableExportError(LIMIT_MESSAGES[limit](deps.queryLimits));
+  }
 }
 
 function eventNames(value: unknown): string[] | undefined {
@@ -80,8 +135,9 @@ export async function executeRun(
   const started = Date.now();
   const log = logger.child({ runId, batchExportId: run.batchExportId });
   let writer: DestinationWriter | undefined;
+  let config: Record<string, unknown> | undefined;
   try {
-    const config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
+    config = JSON.parse(deps.secrets.open(run.export.destinationConfig)) as Record<string, unknown>;
     writer = openWriter(run, config, deps);
     const source =
       run.export.model === 'persons'
@@ -139,14 +195,15 @@ export async function executeRun(
     return { status: 'Completed', records, bytes, durationMs };
   } catch (error) {
     await writer?.abort();
+    const message = withoutSecrets(messageOf(error), config);
     if (error instanceof NonRetryableExportError) {
-      await store.finish(run.id, { status: 'Failed', error: error.message });
-      await store.log(run.batchExportId, run.id, 'error', `Run failed: ${error.message}`);
+      await store.finish(run.id, { status: 'Failed', error: message });
+      await store.log(run.batchExportId, run.id, 'error', `Run failed: ${message}`);
       log.warn({ err: error }, 'batch export run failed');
-      return { status: 'Failed', error: error.message };
+      return { status: 'Failed', error: message };
     }
-    await store.finish(run.id, { status: 'FailedRetryable', error: messageOf(error) });
-    await store.log(run.batchExportId, run.id, 'warn', `Run failed, will retry: ${messageOf(error)}`);
+    await store.finish(run.id, { status: 'FailedRetryable', error: message });
+    await store.log(run.batchExportId, run.id, 'warn', `Run failed, will retry: ${message}`);
     throw error;
   }
 }
@@ -203,12 +260,14 @@ async function eventsSource(
       if (rows === 0) return undefined;
       const until = { timestamp: bounds.last_timestamp, uuid: bounds.last_uuid };
       const built = chunkRowsQuery(selection, { after, until }, { format: writer.format, fields, custom });
-      const { stream } = await deps.clickhouse.exec({
-        query: built.query,
-        query_params: built.params,
-        clickhouse_settings: { ...writer.clickHouseSettings },
-        abort_signal: signal,
-      });
+      const { stream } = await boundedQuery(deps, () =>
+        deps.clickhouse.exec({
+          query: built.query,
+          query_params: built.params,
+          clickhouse_settings: { ...queryLimitSettings(deps.queryLimits), ...writer.clickHouseSettings },
+          abort_signal: signal,
+        }),
+      );
       return { body: stream, records: rows, cursor: encodeCursor(until) };
     },
   };
@@ -275,15 +334,19 @@ async function customColumns(run: LoadedRun): Promise<CustomColumns | undefined>
   return { columns: compiled.columns, params: compiled.params.values };
 }
 
+/** The one row of a count or a chunk's bounds, under the same limits as the rows themselves. */
 async function scalar<T>(
   deps: RunExecutorDeps,
   built: { query: string; params: Record<string, unknown> },
 ): Promise<T> {
-  const result = await deps.clickhouse.query({
-    query: built.query,
-    query_params: built.params,
-    format: 'JSONEachRow',
+  return boundedQuery(deps, async () => {
+    const result = await deps.clickhouse.query({
+      query: built.query,
+      query_params: built.params,
+      format: 'JSONEachRow',
+      clickhouse_settings: queryLimitSettings(deps.queryLimits),
+    });
+    const [row] = await result.json<T>();
+    return row;
   });
-  const [row] = await result.json<T>();
-  return row;
 }

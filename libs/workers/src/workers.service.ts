@@ -209,6 +209,7 @@ export function startWorkersService(
                 store,
                 database: config.clickhouse.database,
                 lagSeconds: config.exportLagSeconds,
+                queryLimits: config.batchExportQueryLimits,
               },
               job.signal,
             ).catch(async (error: unknown) => {

@@ -5,8 +5,11 @@ import {
   closeClickHouse,
   createClickHouse,
   EVENTS_TABLE,
+  exceededQueryLimit,
+  queryLimitSettings,
   type ClickHouseClient,
   type ClickHouseConnectionConfig,
+  type QueryLimits,
 } from '@hogbase/clickhouse';
 import { ApiError } from '../common/api-error';
 
@@ -15,20 +18,23 @@ export const EVENT_STORE_CONNECTION = Symbol('EVENT_STORE_CONNECTION');
 /**
  * Bounds on one listing query. A request can only narrow what it reads (the project is always
  * bound), but an expensive expression over a large project must end as an error, not hold the
- * engine.
+ * engine. The result is read whole into this process (as JSON text, which V8 caps near 512 MB):
+ * 256 MB of columns is a page no client needs and a body this process can still parse.
  */
+const LISTING_LIMITS: QueryLimits = {
+  maxExecutionSeconds: 30,
+  maxMemoryBytes: 2_000_000_000,
+  maxResultBytes: 256 * 1024 * 1024,
+};
+
 const READ_SETTINGS: ClickHouseSettings = {
-  max_execution_time: 30,
-  max_memory_usage: '2000000000',
+  ...queryLimitSettings(LISTING_LIMITS),
   // Reads only; 2 (not 1) so that the settings above may still be set per query.
   readonly: '2',
   // Month partitions hold whole days, and the table deduplicates within a day: FINAL never needs
   // to merge across partitions.
   do_not_merge_across_partitions_select_final: 1,
 };
-
-/** ClickHouse error names that mean "this query costs more than a listing may spend". */
-const TOO_EXPENSIVE = new Set(['TIMEOUT_EXCEEDED', 'MEMORY_LIMIT_EXCEEDED', 'TOO_MANY_ROWS_OR_BYTES']);
 
 /**
  * The ClickHouse events table, read by the deprecated listing. The client opens on first use: a
@@ -104,10 +110,10 @@ export class EventStore implements OnApplicationShutdown {
 export function translateEngineError(error: unknown): unknown {
   if (error instanceof ApiError) return error;
   const { type, code } = (error ?? {}) as { type?: unknown; code?: unknown };
-  if (typeof type === 'string' && TOO_EXPENSIVE.has(type)) {
+  if (exceededQueryLimit(error) !== undefined) {
     return new ApiError(
       'invalid_input',
-      'The query needs more time or memory than a listing may use: narrow it with after/before, event or property filters, or a smaller limit.',
+      'The query needs more time, memory or result size than a listing may use: narrow it with after/before, event or property filters, or a smaller limit.',
     );
   }
   if (type === 'UNKNOWN_TABLE' || type === 'UNKNOWN_DATABASE') {
