@@ -420,6 +420,125 @@ describe('admin CLI (npm run admin)', () => {
     );
   });
 
+  describe('set-plugins-access-level and set-app-global: the operator decides on pipeline apps', () => {
+    const organizationPath = () => `/api/organizations/${String(first.organization_id)}/`;
+    const appsPath = (organizationId: unknown, suffix = '') =>
+      `/api/organizations/${String(organizationId)}/pipeline_frontend_apps/${suffix}`;
+
+    it(
+      'gives the first organization install, not root, and root only when the operator sets it',
+      async () => {
+        const owner = client(first.personal_api_key);
+        expect((await owner.get(organizationPath())).body.plugins_access_level).toBe(6);
+        const app = await owner.post(appsPath(first.organization_id), {
+          plugin_type: 'source',
+          name: 'Banner',
+        });
+        expect(app.status).toBe(201);
+        const refused = await owner.patch(appsPath(first.organization_id, `${app.body.id}/`), {
+          is_global: true,
+        });
+        expect([refused.status, refused.body.detail]).toEqual([
+          403,
+          "This organization can't manage global plugins!",
+        ]);
+
+        const raised = singleJsonLine(
+          await cli(
+            'set-plugins-access-level',
+            '--organization',
+            String(first.organization_id),
+            '--level',
+            'root',
+          ),
+        );
+        expect(raised).toEqual({ organization_id: first.organization_id, plugins_access_level: 9 });
+        expect((await owner.get(organizationPath())).body.plugins_access_level).toBe(9);
+        const allowed = await owner.patch(appsPath(first.organization_id, `${app.body.id}/`), {
+          is_global: false,
+        });
+        expect(allowed.status).toBe(200);
+
+        const lowered = singleJsonLine(
+          await cli(
+            'set-plugins-access-level',
+            '--organization',
+            String(first.organization_id),
+            '--level',
+            '6',
+          ),
+        );
+        expect(lowered).toEqual({ organization_id: first.organization_id, plugins_access_level: 6 });
+      },
+      CLI_TIMEOUT_MS * 3,
+    );
+
+    it(
+      'shows an app to every organization once the operator makes it global, and hides it again',
+      async () => {
+        const owner = client(first.personal_api_key);
+        const app = await owner.post(appsPath(first.organization_id), {
+          plugin_type: 'source',
+          name: 'Shared',
+        });
+        const other = await owner.post('/api/organizations/', { name: 'Another organization' });
+        expect(other.status).toBe(201);
+        expect((await owner.get(appsPath(other.body.id, `${app.body.id}/`))).status).toBe(404);
+
+        const global = singleJsonLine(
+          await cli('set-app-global', '--app', String(app.body.id), '--global', 'true'),
+        );
+        expect(global).toEqual({
+          id: app.body.id,
+          name: 'Shared',
+          organization_id: first.organization_id,
+          is_global: true,
+        });
+        const seen = await owner.get(appsPath(other.body.id, `${app.body.id}/`));
+        expect([seen.status, seen.body.is_global]).toEqual([200, true]);
+
+        singleJsonLine(await cli('set-app-global', '--app', String(app.body.id), '--global', 'false'));
+        expect((await owner.get(appsPath(other.body.id, `${app.body.id}/`))).status).toBe(404);
+      },
+      CLI_TIMEOUT_MS * 3,
+    );
+
+    it(
+      'fails clearly for an unknown level, organization or app, and a --global that is not a boolean',
+      async () => {
+        expectFailure(
+          await cli(
+            'set-plugins-access-level',
+            '--organization',
+            String(first.organization_id),
+            '--level',
+            'owner',
+          ),
+          '"owner" is not a plugins access level: none (0), config (3), install (6) or root (9).',
+        );
+        expectFailure(
+          await cli(
+            'set-plugins-access-level',
+            '--organization',
+            '00000000-0000-4000-8000-000000000000',
+            '--level',
+            'root',
+          ),
+          'No organization with id 00000000-0000-4000-8000-000000000000.',
+        );
+        expectFailure(
+          await cli('set-app-global', '--app', '999999', '--global', 'true'),
+          'No app with id 999999.',
+        );
+        expectFailure(
+          await cli('set-app-global', '--app', '1', '--global', 'yes'),
+          '--global must be true or false',
+        );
+      },
+      CLI_TIMEOUT_MS * 4,
+    );
+  });
+
   describe('migrate', () => {
     let migrateDatabase: TestDatabase;
     let migrateEnv: Record<string, string>;

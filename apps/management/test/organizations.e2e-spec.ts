@@ -201,7 +201,8 @@ describe('organizations', () => {
         created_at: expect.stringMatching(ISO_8601),
         updated_at: expect.stringMatching(ISO_8601),
         membership_level: MembershipLevel.Owner,
-        plugins_access_level: 9,
+        // INSTALL: its admins install their own apps; ROOT (global apps) only from the admin CLI.
+        plugins_access_level: 6,
         teams: [expect.objectContaining({ name: 'Default project', organization: response.body.id })],
         available_product_features: [],
         is_member_join_email_enabled: true,
@@ -256,7 +257,7 @@ describe('organizations', () => {
         id: forgedId,
         slug: 'my-own-slug',
         membership_level: MembershipLevel.Member,
-        plugins_access_level: 0,
+        plugins_access_level: 9,
         member_count: '1000',
         customer_id: 'cus_forged',
         created_at: '2001-01-01T00:00:00Z',
@@ -268,7 +269,7 @@ describe('organizations', () => {
       expect(response.body).toMatchObject({
         slug: expect.stringMatching(/^read-only-fields(-[a-z]{4})?$/),
         membership_level: MembershipLevel.Owner,
-        plugins_access_level: 9,
+        plugins_access_level: 6,
         member_count: '1',
         customer_id: null,
         available_product_features: [],
@@ -672,7 +673,7 @@ describe('organizations', () => {
         id: randomUUID(),
         slug: 'forged-slug',
         membership_level: MembershipLevel.Member,
-        plugins_access_level: 0,
+        plugins_access_level: 9,
         member_count: '99',
         customer_id: 'cus_forged',
       });

@@ -2,7 +2,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadManagementConfig } from '@hogbase/config';
-import { Organization, Plugin, PluginConfig, PluginSourceFile, PluginsAccessLevel } from '@hogbase/postgres';
+import {
+  MembershipLevel,
+  Organization,
+  Plugin,
+  PluginConfig,
+  PluginSourceFile,
+  PluginsAccessLevel,
+} from '@hogbase/postgres';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
 import { npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
 import { destinationApp } from './destination-app';
@@ -35,6 +42,8 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
     `/api/organizations/${org}/pipeline_frontend_apps/${suffix}`;
   const importApps = (suffix = '', org = organizationId) =>
     `/api/organizations/${org}/pipeline_import_apps/${suffix}`;
+  const transformations = (suffix = '', org = organizationId) =>
+    `/api/organizations/${org}/pipeline_transformations/${suffix}`;
 
   beforeAll(async () => {
     server = await startAppServer();
@@ -323,7 +332,8 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
     });
 
     afterEach(async () => {
-      await setLevel(PluginsAccessLevel.Root);
+      await setLevel(PluginsAccessLevel.Install);
+      await setLevel(PluginsAccessLevel.Install, outsider.organizationId);
     });
 
     it("answers 404 for another organization's app, as for an id that does not exist", async () => {
@@ -352,10 +362,10 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
     });
 
     it('shows a global app to every organization, read-only to those that did not install it', async () => {
-      const global = await outsider.api.patch(
-        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`,
-        { is_global: true },
-      );
+      // Made global by an organization at ROOT, which only the instance operator gives (admin CLI).
+      await setLevel(PluginsAccessLevel.Root, outsider.organizationId);
+      const outsiderApp = `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`;
+      const global = await outsider.api.patch(outsiderApp, { is_global: true });
       expect([global.status, global.body.is_global]).toEqual([200, true]);
       const seen = await api.get(frontendApps(`${foreignApp.id}/`));
       expect([seen.status, seen.body.organization_name]).toEqual([200, 'Other apps organization']);
@@ -364,19 +374,49 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
         403,
         'This plugin installation is managed by another organization',
       ]);
-      const uninstall = await outsider.api.delete(
-        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`,
-      );
+      const uninstall = await outsider.api.delete(outsiderApp);
       expect([uninstall.status, uninstall.body.detail]).toEqual([
         400,
         'This plugin is marked as global! Make it local before uninstallation',
       ]);
-      await outsider.api.patch(
-        `/api/organizations/${outsider.organizationId}/pipeline_frontend_apps/${foreignApp.id}/`,
-        {
-          is_global: false,
-        },
-      );
+      await outsider.api.patch(outsiderApp, { is_global: false });
+      expect((await api.get(frontendApps(`${foreignApp.id}/`))).status).toBe(404);
+    });
+
+    it('lets no organization make an app global at the level new organizations get, on create or update', async () => {
+      // What anyone with a key that has organization:write can do: create an organization of their own.
+      const created = await outsider.api.post('/api/organizations/', { name: 'Publisher of apps' });
+      expect([created.status, created.body.plugins_access_level]).toEqual([201, PluginsAccessLevel.Install]);
+      const apps = `/api/organizations/${created.body.id}/pipeline_frontend_apps/`;
+      const globalOnCreate = await outsider.api.post(apps, {
+        plugin_type: 'source',
+        name: 'Backdoor',
+        is_global: true,
+      });
+      expect([globalOnCreate.status, globalOnCreate.body.detail]).toEqual([
+        403,
+        "This organization can't manage global plugins!",
+      ]);
+      const local = await outsider.api.post(apps, { plugin_type: 'source', name: 'Backdoor' });
+      expect([local.status, local.body.is_global]).toEqual([201, false]);
+      const globalOnUpdate = await outsider.api.patch(`${apps}${local.body.id}/`, { is_global: true });
+      expect([globalOnUpdate.status, globalOnUpdate.body.detail]).toEqual([
+        403,
+        "This organization can't manage global plugins!",
+      ]);
+      expect((await api.get(frontendApps(`${local.body.id}/`))).status).toBe(404);
+      expect(await testApp.dataSource.getRepository(Plugin).countBy({ isGlobal: true })).toBe(0);
+    });
+
+    it("lets the instance operator make an app global and local again (the admin CLI's service)", async () => {
+      await expect(testApp.bootstrap.setAppGlobal(String(foreignApp.id), true)).resolves.toEqual({
+        id: foreignApp.id,
+        name: 'Foreign app',
+        organization_id: outsider.organizationId,
+        is_global: true,
+      });
+      expect((await api.get(frontendApps(`${foreignApp.id}/`))).status).toBe(200);
+      await testApp.bootstrap.setAppGlobal(String(foreignApp.id), false);
       expect((await api.get(frontendApps(`${foreignApp.id}/`))).status).toBe(404);
     });
 
@@ -421,6 +461,150 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
       expect([refused.status, refused.body.detail]).toEqual([
         403,
         "API key missing required scope 'plugin:write'",
+      ]);
+    });
+  });
+
+  describe('members and admins of the organization', () => {
+    const insufficient = 'Your organization access level is insufficient.';
+    let member: Awaited<ReturnType<ManagementTestApp['createMember']>>;
+    let admin: Awaited<ReturnType<ManagementTestApp['createMember']>>;
+    let app: Record<string, any>;
+
+    beforeAll(async () => {
+      member = await testApp.createMember(
+        'member@pipeline-apps.test',
+        organizationId,
+        MembershipLevel.Member,
+      );
+      admin = await testApp.createMember('admin@pipeline-apps.test', organizationId, MembershipLevel.Admin);
+      const created = await api.post(destinations(), {
+        plugin_type: 'source',
+        name: 'Configured by an admin',
+      });
+      app = created.body;
+      const built = await api.patch(frontendApps(`${app.id}/update_source/`), {
+        'index.js': 'exports.onEvent = async function () {};',
+      });
+      expect(built.status).toBe(200);
+    });
+
+    it('refuses a member every install, edit, upgrade and uninstall of app code, and changes nothing', async () => {
+      const pluginsBefore = await testApp.dataSource.getRepository(Plugin).count();
+      const downloadsBefore = server.requests.length;
+      const sourceBefore = (await api.get(destinations(`${app.id}/source/`))).body;
+      const calls: [string, string, unknown][] = [
+        ['POST', destinations(), { plugin_type: 'source', name: 'By a member' }],
+        ['POST', destinations(), { plugin_type: 'custom', url: tarballUrl() }],
+        ['PATCH', destinations(`${app.id}/`), { name: 'Renamed by a member' }],
+        ['PATCH', destinations(`${app.id}/update_source/`), { 'index.js': 'exports.onEvent = () => {};' }],
+        ['POST', destinations(`${app.id}/upgrade/`), {}],
+        ['DELETE', destinations(`${app.id}/`), undefined],
+      ];
+      for (const [method, path, body] of calls) {
+        const response = await member.api.request(method, path, { body });
+        expect({ call: `${method} ${path}`, status: response.status, detail: response.body.detail }).toEqual({
+          call: `${method} ${path}`,
+          status: 403,
+          detail: insufficient,
+        });
+      }
+      expect(await testApp.dataSource.getRepository(Plugin).count()).toBe(pluginsBefore);
+      expect(server.requests.length).toBe(downloadsBefore);
+      expect((await api.get(destinations(`${app.id}/source/`))).body).toEqual(sourceBefore);
+      expect((await api.get(destinations(`${app.id}/`))).body.name).toBe('Configured by an admin');
+    });
+
+    it("lets a member read the organization's apps and their source", async () => {
+      expect((await member.api.get(destinations())).status).toBe(200);
+      expect((await member.api.get(destinations(`${app.id}/`))).status).toBe(200);
+      expect((await member.api.get(destinations(`${app.id}/source/`))).status).toBe(200);
+    });
+
+    it('lets an admin install, edit and uninstall an app', async () => {
+      const created = await admin.api.post(frontendApps(), { plugin_type: 'source', name: 'By an admin' });
+      expect(created.status).toBe(201);
+      const edited = await admin.api.patch(frontendApps(`${created.body.id}/update_source/`), {
+        'plugin.json': JSON.stringify({ name: 'Edited by an admin' }),
+      });
+      expect(edited.status).toBe(200);
+      expect((await admin.api.delete(frontendApps(`${created.body.id}/`))).status).toBe(204);
+    });
+  });
+
+  describe('pipeline_transformations/', () => {
+    let transformation: number;
+    let both: number;
+
+    /** A source app starts with no code, as a frontend app; its code makes it a transformation. */
+    async function sourceApp(name: string, code: string): Promise<number> {
+      const created = await api.post(transformations(), { plugin_type: 'source', name });
+      expect(created.status).toBe(201);
+      const built = await api.patch(frontendApps(`${created.body.id}/update_source/`), {
+        'plugin.json': JSON.stringify({ name }),
+        'index.js': code,
+      });
+      expect(built.status).toBe(200);
+      return created.body.id as number;
+    }
+
+    beforeAll(async () => {
+      transformation = await sourceApp('Adds a property', 'exports.processEvent = (event) => event;');
+      both = await sourceApp(
+        'Transforms and delivers',
+        'exports.processEvent = (event) => event; exports.onEvent = async () => {};',
+      );
+    });
+
+    it('lists and shows an app exporting processEvent, which no other collection has', async () => {
+      const listed = await api.get(transformations());
+      expect(listed.status).toBe(200);
+      expect(listed.body.results.map((plugin: { id: number }) => plugin.id)).toEqual(
+        expect.arrayContaining([transformation, both]),
+      );
+      const shown = await api.get(transformations(`${transformation}/`));
+      expect([shown.status, shown.body.capabilities.methods]).toEqual([200, ['processEvent']]);
+      for (const path of [
+        destinations(`${transformation}/`),
+        frontendApps(`${transformation}/`),
+        importApps(`${transformation}/`),
+      ]) {
+        expect((await api.get(path)).status).toBe(404);
+      }
+      // An app that transforms and delivers is in both collections, as in PostHog.
+      expect((await api.get(destinations(`${both}/`))).status).toBe(200);
+    });
+
+    it('has the actions of destinations: source, update_source, upgrade, check_for_updates, activity, unused', async () => {
+      const source = await api.get(transformations(`${transformation}/source/`));
+      expect([source.status, source.body['index.js']]).toEqual([
+        200,
+        'exports.processEvent = (event) => event;',
+      ]);
+      const upgraded = await api.post(transformations(`${transformation}/upgrade/`), {});
+      expect([upgraded.status, upgraded.body.id]).toEqual([200, transformation]);
+      expect((await api.get(transformations(`${transformation}/check_for_updates/`))).status).toBe(200);
+      expect((await api.get(transformations('activity/'))).status).toBe(200);
+      expect((await api.get(transformations('unused/'))).body).toContain(transformation);
+    });
+
+    it('uninstalls it', async () => {
+      const renamed = await api.patch(transformations(`${transformation}/`), { name: 'Renamed' });
+      expect([renamed.status, renamed.body.name]).toEqual([200, 'Renamed']);
+      expect((await api.delete(transformations(`${transformation}/`))).status).toBe(204);
+      expect((await api.get(transformations(`${transformation}/`))).status).toBe(404);
+    });
+
+    it('needs admin for writes there too', async () => {
+      const member = await testApp.createMember(
+        'transformations-member@pipeline-apps.test',
+        organizationId,
+        MembershipLevel.Member,
+      );
+      const refused = await member.api.patch(transformations(`${both}/update_source/`), { 'index.js': '' });
+      expect([refused.status, refused.body.detail]).toEqual([
+        403,
+        'Your organization access level is insufficient.',
       ]);
     });
   });

@@ -1,6 +1,9 @@
-import { openSecretBox } from '@hogbase/config';
-import { PluginConfig, PluginLogEntry } from '@hogbase/postgres';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import pino from 'pino';
+import { createAppsRuntime, type AppsRuntime } from '@hogbase/apps-runtime';
+import { loadAppsRuntimeConfig, openSecretBox } from '@hogbase/config';
+import { MembershipLevel, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
 
 const MASK = '**************** POSTHOG SECRET FIELD ****************';
@@ -94,6 +97,9 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
       name: null,
       description: null,
       deleted: false,
+      // The organization's own app: the config follows its latest code.
+      code_pinned_at: null,
+      code_update_available: false,
     });
     configId = response.body.id;
     const row = await stored(configId);
@@ -599,6 +605,222 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
       expect(deleted.detail.changes).toEqual([
         expect.objectContaining({ action: 'deleted', field: 'privateKey', before: MASK, after: null }),
       ]);
+    });
+  });
+
+  describe('members and admins of the organization', () => {
+    const insufficient = 'Your organization access level is insufficient.';
+    let member: ApiClient;
+    let admin: ApiClient;
+    let appId: number;
+    let existing: number;
+
+    beforeAll(async () => {
+      member = (
+        await testApp.createMember('member@plugin-configs.test', organizationId, MembershipLevel.Member)
+      ).api;
+      admin = (await testApp.createMember('admin@plugin-configs.test', organizationId, MembershipLevel.Admin))
+        .api;
+      appId = await sourceApp('Enabled by admins', {
+        'plugin.json': JSON.stringify({
+          name: 'Enabled by admins',
+          config: [{ key: 'url', type: 'string' }],
+        }),
+        'index.ts': 'export function composeWebhook() { return null; }',
+      });
+      const created = await api.post(configs(), { plugin: appId });
+      expect(created.status).toBe(201);
+      existing = created.body.id;
+    });
+
+    it('refuses a member creating, configuring, enabling, upgrading and deleting a config, and changes nothing', async () => {
+      const before = await stored(existing);
+      const calls: [string, string, unknown][] = [
+        ['POST', configs(), { plugin: appId, enabled: true }],
+        ['PATCH', configs(`${existing}/`), { enabled: true, config: { url: 'https://member.example' } }],
+        ['POST', configs(`${existing}/upgrade/`), {}],
+        ['DELETE', configs(`${existing}/`), undefined],
+      ];
+      for (const [method, path, body] of calls) {
+        const response = await member.request(method, path, { body });
+        expect({ call: `${method} ${path}`, status: response.status, detail: response.body.detail }).toEqual({
+          call: `${method} ${path}`,
+          status: 403,
+          detail: insufficient,
+        });
+      }
+      expect(await stored(existing)).toEqual(before);
+    });
+
+    it("lets a member read the project's configs and their logs", async () => {
+      expect((await member.get(configs())).status).toBe(200);
+      expect((await member.get(configs(`${existing}/`))).status).toBe(200);
+      expect((await member.get(configs(`${existing}/logs/`))).status).toBe(200);
+    });
+
+    it('lets an admin enable and configure an app', async () => {
+      const response = await admin.patch(configs(`${existing}/`), {
+        enabled: true,
+        config: { url: 'https://admin.example' },
+      });
+      expect([response.status, response.body.enabled, response.body.config]).toEqual([
+        200,
+        true,
+        { url: 'https://admin.example' },
+      ]);
+    });
+  });
+
+  describe("a config of another organization's global app", () => {
+    const PUBLISHED_SCHEMA = [
+      { key: 'url', name: 'Webhook URL', type: 'string', required: true },
+      { key: 'token', name: 'Token', type: 'string', secret: true },
+    ];
+    /** A destination whose webhook body names the code's version and the token it was given. */
+    const destination = (version: string) =>
+      `export function composeWebhook(event: { event: string }, { config }: { config: Record<string, string> }) {
+        return { url: config.url, body: '${version}:' + event.event + ':' + config.token };
+      }`;
+    let publisher: Awaited<ReturnType<ManagementTestApp['createOwner']>>;
+    let appId: number;
+    let victimConfig: Record<string, any>;
+    let publisherConfigId: number;
+    let pool: Pool;
+    let runtime: AppsRuntime;
+
+    const publisherApp = (suffix = '') =>
+      `/api/organizations/${publisher.organizationId}/pipeline_destinations/${appId}/${suffix}`;
+
+    /** What the apps runtime (ingestion's destinations, the workers) runs for the config now. */
+    async function webhookBody(configId: number): Promise<unknown> {
+      const instance = await runtime.apps.forConfig(configId);
+      const webhook = (await instance?.call('composeWebhook', {
+        uuid: randomUUID(),
+        event: 'purchase',
+        distinct_id: 'buyer',
+        properties: {},
+      })) as { body?: unknown } | undefined;
+      return webhook?.body;
+    }
+
+    beforeAll(async () => {
+      publisher = await testApp.createOwner('publisher@plugin-configs.test', 'Publisher of a global app');
+      appId = await sourceApp(
+        'Published webhook',
+        {
+          'plugin.json': JSON.stringify({ name: 'Published webhook', config: PUBLISHED_SCHEMA }),
+          'index.ts': destination('v1'),
+        },
+        publisher.api,
+        publisher.organizationId,
+      );
+      // Only the instance operator makes an app global (the admin CLI's set-app-global).
+      await testApp.bootstrap.setAppGlobal(String(appId), true);
+      const url = (testApp.dataSource.options as { url?: string }).url;
+      pool = new Pool({ connectionString: url, max: 2 });
+      runtime = createAppsRuntime(
+        pool,
+        {
+          ...loadAppsRuntimeConfig({ DATA_DIR: '/tmp/hogbase-test-unused' }),
+          encryptionKeys: [encryptionKey],
+        },
+        pino({ level: 'silent' }),
+      );
+    });
+
+    afterAll(async () => {
+      await runtime?.close();
+      await pool?.end();
+    });
+
+    it('pins the code the admin enabled: the config says when, and that nothing changed since', async () => {
+      const created = await api.post(configs(), {
+        plugin: appId,
+        enabled: true,
+        config: { url: 'https://victim.example/hook', token: 'victim-secret' },
+      });
+      expect(created.status).toBe(201);
+      victimConfig = created.body;
+      expect(victimConfig).toMatchObject({
+        code_pinned_at: expect.any(String),
+        code_update_available: false,
+        config: { url: 'https://victim.example/hook', token: MASK },
+      });
+      const own = await publisher.api.post(configs('', publisher.projectId), {
+        plugin: appId,
+        enabled: true,
+        config: { url: 'https://publisher.example/hook' },
+      });
+      expect([own.status, own.body.code_pinned_at, own.body.code_update_available]).toEqual([
+        201,
+        null,
+        false,
+      ]);
+      publisherConfigId = own.body.id;
+      expect(await webhookBody(victimConfig.id)).toBe('v1:purchase:victim-secret');
+    });
+
+    it("keeps running the pinned code after the app's organization rewrites it; its own config follows", async () => {
+      const rewritten = await publisher.api.patch(publisherApp('update_source/'), {
+        'plugin.json': JSON.stringify({
+          name: 'Published webhook',
+          config: [...PUBLISHED_SCHEMA, { key: 'region', name: 'Region', type: 'string' }],
+        }),
+        'index.ts': destination('v2'),
+      });
+      expect(rewritten.status).toBe(200);
+      expect(await webhookBody(victimConfig.id)).toBe('v1:purchase:victim-secret');
+      expect(await webhookBody(publisherConfigId)).toBe('v2:purchase:undefined');
+      const shown = await api.get(configs(`${victimConfig.id}/`));
+      expect(shown.body).toMatchObject({
+        code_pinned_at: victimConfig.code_pinned_at,
+        code_update_available: true,
+        config: { url: 'https://victim.example/hook', token: MASK },
+      });
+      // The pinned schema still decides: a field only the new version has is refused.
+      const newField = await api.patch(configs(`${victimConfig.id}/`), {
+        config: { url: 'https://victim.example/hook', region: 'eu' },
+      });
+      expect([newField.status, newField.body.detail]).toEqual([
+        400,
+        '"region" is not a field of this app\'s config.',
+      ]);
+    });
+
+    it("moves to the new code only when the project's admin upgrades the config", async () => {
+      const member = await testApp.createMember(
+        'member-of-victim@plugin-configs.test',
+        organizationId,
+        MembershipLevel.Member,
+      );
+      const refused = await member.api.post(configs(`${victimConfig.id}/upgrade/`), {});
+      expect(refused.status).toBe(403);
+      expect(await webhookBody(victimConfig.id)).toBe('v1:purchase:victim-secret');
+
+      const upgraded = await api.post(configs(`${victimConfig.id}/upgrade/`), {});
+      expect(upgraded.status).toBe(200);
+      expect(upgraded.body).toMatchObject({
+        id: victimConfig.id,
+        code_update_available: false,
+        config: { url: 'https://victim.example/hook', token: MASK },
+        plugin_info: expect.objectContaining({ id: appId }),
+      });
+      expect(Date.parse(upgraded.body.code_pinned_at)).toBeGreaterThan(
+        Date.parse(victimConfig.code_pinned_at),
+      );
+      expect(await webhookBody(victimConfig.id)).toBe('v2:purchase:victim-secret');
+      const withRegion = await api.patch(configs(`${victimConfig.id}/`), {
+        config: { url: 'https://victim.example/hook', region: 'eu' },
+      });
+      expect(withRegion.status).toBe(200);
+    });
+
+    it("answers a config of the organization's own app as it is on upgrade: it follows the latest code", async () => {
+      const response = await publisher.api.post(
+        configs(`${publisherConfigId}/upgrade/`, publisher.projectId),
+        {},
+      );
+      expect([response.status, response.body.code_pinned_at]).toEqual([200, null]);
     });
   });
 });

@@ -287,6 +287,7 @@ describe('scope matrix', () => {
         { methods: ['composeWebhook'], jobs: [], scheduled_tasks: [] },
         {},
         { methods: [], jobs: [], scheduled_tasks: ['runEveryHour'] },
+        { methods: ['processEvent'], jobs: [], scheduled_tasks: [] },
       ].map((capabilities, index) =>
         testApp.dataSource.getRepository(Plugin).create({
           organizationId,
@@ -340,6 +341,7 @@ describe('scope matrix', () => {
         pipeline_destinations: String(apps[0].id),
         pipeline_frontend_apps: String(apps[1].id),
         pipeline_import_apps: String(apps[2].id),
+        pipeline_transformations: String(apps[3].id),
         plugin_configs: String(pluginConfig.id),
         project_secret_api_keys: secretKey.body.id,
       },

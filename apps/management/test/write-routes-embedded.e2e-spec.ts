@@ -69,10 +69,11 @@ interface World {
   /** A fourth member, whom member routes act on. */
   targetUuid: string;
   adminUuid: string;
-  /** Source apps of the organization: a destination (with a config in the project), a frontend app, an import app. */
+  /** Source apps of the organization: a destination (with a config in the project), a frontend app, an import app, a transformation. */
   destinationId: number;
   frontendAppId: number;
   importAppId: number;
+  transformationId: number;
   pluginConfigId: number;
   /** A project secret API key of the project. */
   secretKeyId: string;
@@ -98,7 +99,8 @@ const DESTINATION_SOURCE = {
 
 /** The write routes of one pipeline-app collection (import apps have no actions). */
 function pipelineAppRoutes(
-  collection: 'pipeline_destinations' | 'pipeline_frontend_apps' | 'pipeline_import_apps',
+  collection:
+    'pipeline_transformations' | 'pipeline_destinations' | 'pipeline_frontend_apps' | 'pipeline_import_apps',
   idOf: (world: World) => number,
 ): Record<string, (world: World) => RouteCall> {
   const prefix = `/api/organizations/:organization_id/${collection}`;
@@ -292,6 +294,7 @@ const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
   ...pipelineAppRoutes('pipeline_destinations', (world) => world.destinationId),
   ...pipelineAppRoutes('pipeline_frontend_apps', (world) => world.frontendAppId),
   ...pipelineAppRoutes('pipeline_import_apps', (world) => world.importAppId),
+  ...pipelineAppRoutes('pipeline_transformations', (world) => world.transformationId),
   'POST /api/projects/:project_id/project_secret_api_keys': (world) => ({
     path: `${secretKeys(world)}/`,
     body: { label: `Created ${fresh()}`, scopes: READ_FLAGS },
@@ -320,6 +323,10 @@ const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
   }),
   'DELETE /api/projects/:project_id/plugin_configs/:id': (world) => ({
     path: `/api/projects/${world.projectId}/plugin_configs/${world.pluginConfigId}/`,
+  }),
+  'POST /api/projects/:project_id/plugin_configs/:id/upgrade': (world) => ({
+    path: `/api/projects/${world.projectId}/plugin_configs/${world.pluginConfigId}/upgrade/`,
+    body: {},
   }),
 };
 
@@ -521,11 +528,14 @@ describe.each(ENGINES)('every write route on %s', (_name, startEngine) => {
       `INSERT INTO plugins (organization_id, plugin_type, name, config_schema, capabilities) VALUES
        ($1, 'source', 'Destination', '[{"key": "url", "type": "string"}]', '{"methods": ["onEvent"], "jobs": [], "scheduled_tasks": []}'),
        ($1, 'source', 'Frontend app', '[]', '{}'),
-       ($1, 'source', 'Import app', '[]', '{"methods": [], "jobs": [], "scheduled_tasks": ["runEveryHour"]}')
+       ($1, 'source', 'Import app', '[]', '{"methods": [], "jobs": [], "scheduled_tasks": ["runEveryHour"]}'),
+       ($1, 'source', 'Transformation', '[]', '{"methods": ["processEvent"], "jobs": [], "scheduled_tasks": []}')
        RETURNING id`,
       [created.id],
     );
-    [world.destinationId, world.frontendAppId, world.importAppId] = apps.map((app) => app.id);
+    [world.destinationId, world.frontendAppId, world.importAppId, world.transformationId] = apps.map(
+      (app) => app.id,
+    );
     const [pluginConfig] = await dataSource.query<{ id: number }[]>(
       `INSERT INTO plugin_configs (plugin_id, team_id, web_token) VALUES ($1, $2, $3) RETURNING id`,
       [world.destinationId, team.id, randomBytes(24).toString('base64url')],

@@ -19,16 +19,26 @@ interface ConfigRow {
   version: string;
 }
 
-/** The query shared by both lookups: an enabled config, its app's bundled code and a version stamp. */
+/**
+ * The query shared by both lookups: an enabled config, its app's bundled code and a version stamp.
+ * SECURITY: a config with `code_pinned_at` (another organization's app) runs its own copy of the
+ * code, taken when its admin enabled or upgraded it, never the app's files as they are now: the
+ * app's organization cannot change what runs on this project's events and secrets. Other configs
+ * run the app's latest entry (the management API's plugin-code-pins.ts copies the same file).
+ */
 const CONFIG_SELECT = `
   SELECT c.id, c.plugin_id, c.team_id, c.config, p.name, p.metrics,
-         code.transpiled AS code,
-         concat_ws('/', c.updated_at, p.updated_at, code.updated_at) AS version
+         CASE WHEN c.code_pinned_at IS NULL THEN code.transpiled ELSE c.pinned_code END AS code,
+         CASE WHEN c.code_pinned_at IS NULL
+           THEN concat_ws('/', c.updated_at, p.updated_at, code.updated_at)
+           ELSE concat_ws('/', c.updated_at, c.code_pinned_at)
+         END AS version
   FROM plugin_configs c
   JOIN plugins p ON p.id = c.plugin_id
   LEFT JOIN LATERAL (
     SELECT f.transpiled, f.updated_at FROM plugin_source_files f
-    WHERE f.plugin_id = p.id AND f.status = 'TRANSPILED' AND f.filename NOT IN ('site.ts', 'frontend.tsx')
+    WHERE c.code_pinned_at IS NULL
+      AND f.plugin_id = p.id AND f.status = 'TRANSPILED' AND f.filename NOT IN ('site.ts', 'frontend.tsx')
     ORDER BY f.filename IN ('index.ts', 'index.js') DESC, f.filename
     LIMIT 1
   ) code ON true

@@ -52,6 +52,13 @@ Commands:
       Prints {"revoked": true|false}.
   accept-invite --invite <id> --email <e> [--first-name <n>] [--last-name <n>]
       Turns an invite into a membership. Prints {"user_uuid","organization_id","level"}.
+  set-plugins-access-level --organization <id> --level <none|config|install|root>
+      What the organization may do with pipeline apps (0, 3, 6, 9 also accepted): new organizations get
+      install (their admins install their own apps); root also makes apps global through the API.
+      Prints {"organization_id","plugins_access_level"}.
+  set-app-global --app <id> --global <true|false>
+      Shows a pipeline app to every organization (or stops). Another organization that enables it runs
+      the code it enabled until its admin upgrades its config. Prints {"id","name","organization_id","is_global"}.
   migrate [--only <postgres,clickhouse,kafka>]
       Applies the pending Postgres migrations, then the pending ClickHouse migrations, then creates the
       missing Kafka topics (only with KAFKA_BROKERS: the in-process bus has no topics); --only runs the
@@ -330,10 +337,24 @@ async function main(argv: string[]): Promise<unknown> {
       only: { type: 'string' },
       wait: { type: 'boolean' },
       timeout: { type: 'string' },
+      level: { type: 'string' },
+      app: { type: 'string' },
+      global: { type: 'string' },
     },
   });
-  if (!['bootstrap', 'create-key', 'revoke-key', 'accept-invite', 'migrate'].includes(command)) {
-    throw new UsageError(`unknown command ${command}`);
+  const commands = [
+    'bootstrap',
+    'create-key',
+    'revoke-key',
+    'accept-invite',
+    'set-plugins-access-level',
+    'set-app-global',
+    'migrate',
+  ];
+  if (!commands.includes(command)) throw new UsageError(`unknown command ${command}`);
+  const global = values.global === undefined ? undefined : values.global.trim().toLowerCase();
+  if (command === 'set-app-global' && global !== 'true' && global !== 'false') {
+    throw new UsageError('--global must be true or false');
   }
 
   // SECURITY: the embedded Postgres and chDB this command may open write under DATA_DIR, which
@@ -384,6 +405,13 @@ async function main(argv: string[]): Promise<unknown> {
           });
         return { user_uuid: user.uuid, organization_id: membership.organizationId, level: membership.level };
       }
+      case 'set-plugins-access-level':
+        return await bootstrap.setPluginsAccessLevel(
+          required(values, 'organization'),
+          required(values, 'level'),
+        );
+      case 'set-app-global':
+        return await bootstrap.setAppGlobal(required(values, 'app'), global === 'true');
       default:
         throw new UsageError(`unknown command ${command}`);
     }

@@ -36,14 +36,19 @@ interface SiteAppRow {
 
 // One query for both lookups: an enabled, not deleted config of a project that opted in
 // (inject_web_apps), whose app has a site.ts that compiled.
+// SECURITY: a config of another organization's app (code_pinned_at set) serves the copy of site.ts
+// and schema its admin enabled or upgraded to, never what the app's organization wrote since.
 const SITE_APPS_QUERY = `
-  SELECT c.id, c.team_id, c.web_token, c.config, p.config_schema, f.transpiled
+  SELECT c.id, c.team_id, c.web_token, c.config,
+    CASE WHEN c.code_pinned_at IS NULL THEN p.config_schema ELSE c.pinned_config_schema END AS config_schema,
+    CASE WHEN c.code_pinned_at IS NULL THEN f.transpiled ELSE c.pinned_site_code END AS transpiled
   FROM plugin_configs c
   JOIN teams t ON t.id = c.team_id AND t.inject_web_apps
   JOIN plugins p ON p.id = c.plugin_id
-  JOIN plugin_source_files f ON f.plugin_id = p.id AND f.filename = 'site.ts'
-    AND f.status = 'TRANSPILED' AND f.transpiled IS NOT NULL
-  WHERE c.enabled AND NOT c.deleted`;
+  LEFT JOIN plugin_source_files f ON c.code_pinned_at IS NULL AND f.plugin_id = p.id
+    AND f.filename = 'site.ts' AND f.status = 'TRANSPILED'
+  WHERE c.enabled AND NOT c.deleted
+    AND (CASE WHEN c.code_pinned_at IS NULL THEN f.transpiled ELSE c.pinned_site_code END) IS NOT NULL`;
 
 const toSiteApp = (row: SiteAppRow): SiteApp => ({
   id: row.id,

@@ -232,6 +232,21 @@ describe('site apps served by capture', () => {
     expect(third.url).not.toBe(second.url);
   });
 
+  it("serves a config of another organization's app the site code and schema it pinned, not the app's current ones", async () => {
+    // What the management API leaves for such a config: a copy taken when its admin enabled it.
+    await pool.query(
+      `UPDATE plugin_configs SET code_pinned_at = now(), pinned_site_code = $1, pinned_config_schema = $2`,
+      [
+        TRANSPILED.replace('push({ config, posthog })', 'push({ config, posthog, pinned: true })'),
+        JSON.stringify(CONFIG_SCHEMA.slice(0, 1)),
+      ],
+    );
+    await pool.query(`UPDATE plugin_source_files SET transpiled = replace(transpiled, 'push', 'unshift')`);
+    const [link] = (await decide()).siteApps;
+    const injected = runScript(await (await get(link.url)).text());
+    expect(injected).toEqual([{ config: { greeting: 'hello' }, posthog: undefined, pinned: true }]);
+  });
+
   it('answers the JSON remote config of /array/:token/config with the site app links, and 404 for an unknown token', async () => {
     const response = await get(`/array/${TOKEN}/config`, { Origin: 'https://shop.example' });
     expect(response.status).toBe(200);

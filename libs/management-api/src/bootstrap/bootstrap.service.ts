@@ -10,12 +10,16 @@ import {
   Organization,
   OrganizationMembership,
   PersonalApiKey,
+  Plugin,
+  PluginsAccessLevel,
   Team,
   User,
 } from '@hogbase/postgres';
 import { isValidScope } from '../auth/scopes';
 import { ApiError, notFound, validationError } from '../common/api-error';
+import { isUuid } from '../common/iso.util';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
+import { parsePluginId } from '../plugins/plugin-access.util';
 
 export const MAX_PERSONAL_API_KEYS = 10;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -37,9 +41,19 @@ export interface NewPersonalApiKey {
   scopedTeams?: number[];
 }
 
+/** `set-plugins-access-level`'s names for PostHog's levels, and the numbers themselves. */
+const PLUGINS_ACCESS_LEVELS: Record<string, PluginsAccessLevel> = {
+  none: PluginsAccessLevel.None,
+  config: PluginsAccessLevel.Config,
+  install: PluginsAccessLevel.Install,
+  root: PluginsAccessLevel.Root,
+};
+
 /**
  * What a platform team scripts before anyone has a key: the first admin, organization, project
- * and keys. Used by the admin CLI and by the first start of the standalone app.
+ * and keys. Used by the admin CLI and by the first start of the standalone app. Also what only
+ * the instance operator decides, which no API key reaches: an organization's plugins access level
+ * and which apps are global.
  */
 @Injectable()
 export class BootstrapService {
@@ -144,6 +158,51 @@ export class BootstrapService {
       scopedTeams: input.scopedTeams?.length ? input.scopedTeams : null,
     });
     return key;
+  }
+
+  /**
+   * Sets an organization's plugins_access_level (read-only in the API, as in PostHog): `none`,
+   * `config`, `install`, `root` or 0, 3, 6, 9. ROOT lets the organization's admins make apps global.
+   */
+  async setPluginsAccessLevel(
+    organizationId: string,
+    level: string,
+  ): Promise<{ organization_id: string; plugins_access_level: number }> {
+    const value =
+      PLUGINS_ACCESS_LEVELS[level.toLowerCase()] ??
+      Object.values(PLUGINS_ACCESS_LEVELS).find((known) => String(known) === level);
+    if (value === undefined) {
+      throw validationError(
+        `"${level}" is not a plugins access level: none (0), config (3), install (6) or root (9).`,
+        'level',
+      );
+    }
+    const organization = isUuid(organizationId)
+      ? await this.dataSource.getRepository(Organization).findOneBy({ id: organizationId })
+      : null;
+    if (!organization) throw notFound(`No organization with id ${organizationId}.`);
+    await this.dataSource
+      .getRepository(Organization)
+      .update({ id: organization.id }, { pluginsAccessLevel: value });
+    return { organization_id: organization.id, plugins_access_level: value };
+  }
+
+  /**
+   * Makes an app global (every organization sees it and may enable it) or not. Configs of other
+   * organizations run the copy of the app they took when enabled, whatever happens to it later.
+   */
+  async setAppGlobal(
+    appId: string,
+    global: boolean,
+  ): Promise<{ id: number; name: string; organization_id: string | null; is_global: boolean }> {
+    const id = parsePluginId(appId);
+    const plugins = this.dataSource.getRepository(Plugin);
+    const plugin = id === null ? null : await plugins.findOneBy({ id });
+    if (!plugin) throw notFound(`No app with id ${appId}.`);
+    if (plugin.isGlobal !== global) {
+      await plugins.update({ id: plugin.id }, { isGlobal: global });
+    }
+    return { id: plugin.id, name: plugin.name, organization_id: plugin.organizationId, is_global: global };
   }
 
   /** Revokes a key: it stops authenticating at once. */

@@ -7,6 +7,7 @@ import {
   MembershipLevel,
   Organization,
   OrganizationMembership,
+  PluginsAccessLevel,
   Team,
   User,
 } from '@hogbase/postgres';
@@ -39,6 +40,12 @@ export class OrganizationProvisioningService {
         slug: await this.freeSlug(manager, input.name),
         isMemberJoinEmailEnabled: input.isMemberJoinEmailEnabled ?? true,
         enforce2fa: input.enforce2fa ?? null,
+        // SECURITY: PostHog gives every new organization ROOT when self-hosted and CONFIG on its
+        // cloud (organization_about_to_be_created, posthog/models/organization.py). Here any key
+        // with organization:write creates organizations, and ROOT makes apps global (running in
+        // every organization): INSTALL lets the organization's admins install and run their own
+        // apps; ROOT comes only from the instance operator (admin CLI set-plugins-access-level).
+        pluginsAccessLevel: PluginsAccessLevel.Install,
       });
       await manager.save(organization);
       await manager.insert(OrganizationMembership, {

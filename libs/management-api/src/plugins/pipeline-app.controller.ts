@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
+import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
@@ -14,9 +15,20 @@ import { CreatePipelineAppDto, UpdatePipelineAppDto, UpgradePipelineAppDto } fro
 import { PluginService } from './plugin.service';
 
 const READ: AccessRule = { scope: 'plugin:read', organizationParam: 'organization_id' };
-const WRITE: AccessRule = { scope: 'plugin:write', organizationParam: 'organization_id' };
+/**
+ * SECURITY: installing, editing, upgrading and uninstalling an app is for organization admins (8):
+ * its code runs with the (masked) secrets of every config of the app in the organization. PostHog's
+ * PluginViewSet asks the organization's plugins_access_level (PluginsAccessLevelPermission,
+ * posthog/api/plugin.py) of any member; here a member's key keeps reads only.
+ */
+const WRITE: AccessRule = {
+  scope: 'plugin:write',
+  organizationParam: 'organization_id',
+  level: MembershipLevel.Admin,
+};
 
 const COLLECTION_PATHS = {
+  pipeline_transformations: 'api/organizations/:organization_id/pipeline_transformations',
   pipeline_destinations: 'api/organizations/:organization_id/pipeline_destinations',
   pipeline_frontend_apps: 'api/organizations/:organization_id/pipeline_frontend_apps',
   pipeline_import_apps: 'api/organizations/:organization_id/pipeline_import_apps',
@@ -27,12 +39,17 @@ function organizationOf(caller: AccessContext) {
 }
 
 /**
- * Pipeline destinations and frontend apps: the actions beyond the five routes every collection has.
+ * Pipeline transformations, destinations and frontend apps: the actions beyond the five routes
+ * every collection has.
  * TRICKY: the management module lists this controller before PipelineAppController, so that
  * `activity`, `unused`, ... are routed here before `GET :id` would take their names.
  */
 @ApiTags('pipeline apps')
-@Controller([COLLECTION_PATHS.pipeline_destinations, COLLECTION_PATHS.pipeline_frontend_apps])
+@Controller([
+  COLLECTION_PATHS.pipeline_transformations,
+  COLLECTION_PATHS.pipeline_destinations,
+  COLLECTION_PATHS.pipeline_frontend_apps,
+])
 export class PipelineAppActionController {
   constructor(
     private readonly plugins: PluginService,
@@ -125,7 +142,7 @@ export class PipelineAppActionController {
 }
 
 /**
- * The five routes of all three collections: one app resource, each collection showing the apps its
+ * The five routes of every collection: one app resource, each collection showing the apps its
  * capabilities filter keeps (an app of another kind is 404 there; create accepts any app).
  */
 @ApiTags('pipeline apps')

@@ -1,7 +1,8 @@
 import type { Plugin } from '@hogbase/postgres';
 
-/** The three collections PostHog serves apps under, one resource shape, filtered by capabilities. */
+/** The collections PostHog serves apps under, one resource shape, filtered by capabilities. */
 export const PIPELINE_COLLECTIONS = [
+  'pipeline_transformations',
   'pipeline_destinations',
   'pipeline_frontend_apps',
   'pipeline_import_apps',
@@ -15,15 +16,18 @@ function stringList(value: unknown): string[] {
 }
 
 /**
- * PostHog's filters (posthog/api/plugin.py, its Pipeline*ViewSets): destinations deliver events
- * (onEvent or composeWebhook); frontend apps have neither methods nor scheduled tasks (site apps
- * have `{}`); import apps run on a schedule, or have methods that neither deliver nor transform.
+ * PostHog's filters (posthog/api/plugin.py, its Pipeline*ViewSets): transformations have
+ * processEvent; destinations deliver events (onEvent or composeWebhook), so an app doing both is
+ * in both; frontend apps have neither methods nor scheduled tasks (site apps have `{}`); import
+ * apps run on a schedule, or have methods that neither deliver nor transform.
  */
 export function belongsTo(collection: PipelineCollection, plugin: Pick<Plugin, 'capabilities'>): boolean {
   const capabilities = plugin.capabilities ?? {};
   const hasMethods = Object.hasOwn(capabilities, 'methods');
   const methods = stringList(capabilities.methods);
   switch (collection) {
+    case 'pipeline_transformations':
+      return hasMethods && methods.includes('processEvent');
     case 'pipeline_destinations':
       return hasMethods && methods.some((method) => DELIVERY_METHODS.includes(method));
     case 'pipeline_frontend_apps':
@@ -41,6 +45,8 @@ export function collectionCondition(collection: PipelineCollection, alias: strin
   const capabilities = `${alias}.capabilities`;
   const hasMethod = (method: string) => `${capabilities} -> 'methods' @> '["${method}"]'::jsonb`;
   switch (collection) {
+    case 'pipeline_transformations':
+      return `(${hasMethod('processEvent')})`;
     case 'pipeline_destinations':
       return `(${hasMethod('onEvent')} OR ${hasMethod('composeWebhook')})`;
     case 'pipeline_frontend_apps':

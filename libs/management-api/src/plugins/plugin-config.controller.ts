@@ -13,16 +13,22 @@ import {
 } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
+import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
 import { AttachmentChangesOf, PluginConfigFormInterceptor } from './plugin-config-form.interceptor';
 import type { AttachmentChanges } from './plugin-config-values';
 import { PluginConfigService } from './plugin-config.service';
-import { CreatePluginConfigDto, UpdatePluginConfigDto } from './plugin.dto';
+import { CreatePluginConfigDto, UpdatePluginConfigDto, UpgradePluginConfigDto } from './plugin.dto';
 
 const READ: AccessRule = { scope: 'plugin:read', projectParam: 'project_id' };
-const WRITE: AccessRule = { scope: 'plugin:write', projectParam: 'project_id' };
+/**
+ * SECURITY: enabling, configuring and upgrading an app in a project is for organization admins
+ * (8), as installing it is (pipeline-app.controller.ts): a config decides which code runs on the
+ * project's events with which secrets.
+ */
+const WRITE: AccessRule = { scope: 'plugin:write', projectParam: 'project_id', level: MembershipLevel.Admin };
 
 const PLUGIN_CONFIGS_PATH = 'api/projects/:project_id/plugin_configs';
 
@@ -99,6 +105,22 @@ export class PluginConfigController {
   @Access(WRITE)
   async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
     await this.configs.remove(requireProject(caller), caller.user, id);
+  }
+
+  @Post(':id/upgrade')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Moves a config of another organization's app (code_pinned_at set) to the app's current code, " +
+      'site code and config schema; a config of an own app follows the latest code and is answered as it is',
+  })
+  @Access(WRITE)
+  async upgrade(
+    @Caller() caller: AccessContext,
+    @Param('id') id: string,
+    @Body() _dto: UpgradePluginConfigDto,
+  ) {
+    return this.configs.upgrade(requireProject(caller), caller.user, id);
   }
 
   @Get(':id/logs')

@@ -2,14 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
-import { Plugin, PluginConfig, PluginLogEntry, Team, type Organization, type User } from '@hogbase/postgres';
+import { Plugin, PluginConfig, Team, type Organization, type User } from '@hogbase/postgres';
 import type { ActivityChange } from '../activity/activity-log.service';
 import type { ResolvedProject } from '../auth/access-context';
 import { ApiError, notFound, validationError } from '../common/api-error';
+import { iso } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { assertPluginAccess, parsePluginId } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
 import { applyAttachmentChanges, attachmentsOf, type AttachmentSummary } from './plugin-attachment.store';
+import { configSchemaOf, configsWithUpdates, pinCurrentCode, pinsCode } from './plugin-code-pins';
+import { logPage, type LogPage } from './plugin-config-logs';
 import { PluginConfigSecrets } from './plugin-config-secrets.service';
 import {
   attachmentKeysAfter,
@@ -26,16 +29,10 @@ import type { CreatePluginConfigDto, UpdatePluginConfigDto } from './plugin.dto'
 import {
   type PipelineAppResponse,
   presentAttachment,
-  presentLogEntry,
   presentPluginConfig,
   type PluginConfigResponse,
-  type PluginLogEntryResponse,
 } from './plugin.presenter';
 import { PluginService } from './plugin.service';
-
-const LOG_TYPES = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'];
-const DEFAULT_LOG_LIMIT = 50;
-const MAX_LOG_LIMIT = 500;
 
 /** Stands for a kept secret while the config is validated: present, and never stored. */
 const KEPT_SECRET = Symbol('kept secret');
@@ -80,8 +77,9 @@ export class PluginConfigService {
     assertPluginAccess(organization, false);
     return this.dataSource.transaction(async (manager) => {
       // Only "not found" reads as DRF's bad pk: a failing database stays a 500, not a 400.
+      // Locked: the code and schema pinned below are those the config was checked against.
       const plugin = await this.plugins
-        .find(manager, organization, null, dto.plugin)
+        .find(manager, organization, null, dto.plugin, true)
         .catch((error: unknown) => {
           if (!(error instanceof ApiError && error.code === 'not_found')) throw error;
           throw validationError(
@@ -97,7 +95,7 @@ export class PluginConfigService {
         .exists({ where: { pluginId: plugin.id, teamId: team.id, deleted: false } });
       if (existing)
         throw validationError('This app is already configured for this project.', 'plugin', 'unique');
-      const values = await this.resolveConfig(plugin, {}, dto.config ?? {}, attachments);
+      const values = await this.resolveConfig(plugin, plugin.configSchema, {}, dto.config ?? {}, attachments);
       attachmentKeysAfter(plugin.configSchema, new Set(), attachments);
       const now = new Date();
       const config = manager.getRepository(PluginConfig).create({
@@ -114,6 +112,7 @@ export class PluginConfigService {
         updatedAt: now,
       });
       await manager.getRepository(PluginConfig).save(config);
+      if (pinsCode(organization, plugin)) await pinCurrentCode(manager, config, now);
       await this.activity.recordConfig(manager, organization, user, plugin, config, 'config_created');
       const secrets = secretKeys(plugin.configSchema);
       for (const [activity, changes] of await applyAttachmentChanges(
@@ -141,21 +140,18 @@ export class PluginConfigService {
     return this.dataSource.transaction(async (manager) => {
       const config = await this.find(manager, project, id, true);
       const plugin = await manager.getRepository(Plugin).findOneByOrFail({ id: config.pluginId });
+      const schema = configSchemaOf(config, plugin);
       const activities: [string, ActivityChange[] | null][] = [];
       const stored = await attachmentsOf(manager, [config.id]);
       if (dto.config !== undefined) {
-        const values = await this.resolveConfig(plugin, config.config, dto.config, attachments);
-        const changed = changedKeys(plugin.configSchema, config.config, values);
+        const values = await this.resolveConfig(plugin, schema, config.config, dto.config, attachments);
+        const changed = changedKeys(schema, config.config, values);
         config.config = values;
         if (changed.length) activities.push(['config_updated', changed]);
       }
       if (dto.config !== undefined || hasAttachmentChanges(attachments)) {
         this.refuseStatelessConfig(plugin, attachments);
-        attachmentKeysAfter(
-          plugin.configSchema,
-          new Set(stored.map((attachment) => attachment.key)),
-          attachments,
-        );
+        attachmentKeysAfter(schema, new Set(stored.map((attachment) => attachment.key)), attachments);
       }
       if (dto.order !== undefined) config.order = dto.order;
       if (dto.enabled !== undefined && dto.enabled !== config.enabled) {
@@ -171,13 +167,7 @@ export class PluginConfigService {
       config.updatedAt = new Date();
       await manager.getRepository(PluginConfig).save(config);
       activities.push(
-        ...(await applyAttachmentChanges(
-          manager,
-          config,
-          stored,
-          attachments,
-          secretKeys(plugin.configSchema),
-        )),
+        ...(await applyAttachmentChanges(manager, config, stored, attachments, secretKeys(schema))),
       );
       for (const [activity, changes] of activities) {
         await this.activity.recordConfig(manager, organization, user, plugin, config, activity, changes);
@@ -200,53 +190,50 @@ export class PluginConfigService {
     });
   }
 
+  /**
+   * Moves a config pinned to a copy of another organization's app (plugin-code-pins.ts) to the
+   * app's current code and schema: its admin has looked at the new version. A config that follows
+   * the app's latest code is answered as it is.
+   */
+  async upgrade(project: ResolvedProject, user: User, id: string): Promise<PluginConfigResponse> {
+    assertPluginAccess(project.organization, false);
+    return this.dataSource.transaction(async (manager) => {
+      const config = await this.find(manager, project, id, true);
+      const before = config.codePinnedAt;
+      if (before) {
+        // Shared lock: the app's organization cannot write code between the copy and the answer.
+        const plugin = await manager
+          .getRepository(Plugin)
+          .findOneOrFail({ where: { id: config.pluginId }, lock: { mode: 'pessimistic_read' } });
+        const at = new Date();
+        await pinCurrentCode(manager, config, at);
+        await this.activity.recordConfig(
+          manager,
+          project.organization,
+          user,
+          plugin,
+          config,
+          'config_updated',
+          [
+            {
+              type: 'PluginConfig',
+              action: 'changed',
+              field: 'code_pinned_at',
+              before: iso(before),
+              after: iso(at),
+            },
+          ],
+        );
+      }
+      return (await this.presentAll(manager, [config], true))[0];
+    });
+  }
+
   /** Log lines of a config, newest first: `limit`, `type_filter` (comma list), `search`, `after`, `before`. */
-  async logs(
-    project: ResolvedProject,
-    id: string,
-    query: Record<string, unknown>,
-  ): Promise<{ count: number; next: null; previous: null; results: PluginLogEntryResponse[] }> {
+  async logs(project: ResolvedProject, id: string, query: Record<string, unknown>): Promise<LogPage> {
     assertPluginAccess(project.organization, false);
     const config = await this.find(this.dataSource.manager, project, id);
-    const builder = this.dataSource
-      .getRepository(PluginLogEntry)
-      .createQueryBuilder('entry')
-      .where('entry.plugin_config_id = :configId', { configId: config.id })
-      .andWhere('entry.team_id = :teamId', { teamId: project.team.id });
-    const types =
-      typeof query.type_filter === 'string' && query.type_filter !== ''
-        ? query.type_filter.split(',').map((type) => type.trim().toUpperCase())
-        : [];
-    const unknownType = types.find((type) => !LOG_TYPES.includes(type));
-    if (unknownType)
-      throw validationError(`"${unknownType}" is not a valid choice.`, 'type_filter', 'invalid_choice');
-    if (types.length) builder.andWhere('entry.type IN (:...types)', { types });
-    if (typeof query.search === 'string' && query.search !== '') {
-      builder.andWhere("entry.message ILIKE :search ESCAPE '\\'", {
-        search: `%${query.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`,
-      });
-    }
-    for (const [name, operator] of [
-      ['after', '>'],
-      ['before', '<'],
-    ] as const) {
-      const value = query[name];
-      if (value === undefined || value === '') continue;
-      const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
-      if (Number.isNaN(date.getTime())) throw validationError('Datetime has wrong format.', name, 'invalid');
-      builder.andWhere(`entry.timestamp ${operator} :${name}`, { [name]: date });
-    }
-    const limitText = typeof query.limit === 'string' ? query.limit : '';
-    const limit =
-      /^\d+$/.test(limitText) && Number(limitText) > 0
-        ? Math.min(Number(limitText), MAX_LOG_LIMIT)
-        : DEFAULT_LOG_LIMIT;
-    const [entries, count] = await builder
-      .orderBy('entry.timestamp', 'DESC')
-      .addOrderBy('entry.id', 'DESC')
-      .take(limit)
-      .getManyAndCount();
-    return { count, next: null, previous: null, results: entries.map(presentLogEntry) };
+    return logPage(this.dataSource.manager, config, query);
   }
 
   /**
@@ -293,12 +280,13 @@ export class PluginConfigService {
    */
   private async resolveConfig(
     plugin: Plugin,
+    schema: unknown,
     stored: Record<string, unknown>,
     incoming: Record<string, unknown>,
     attachments: AttachmentChanges,
   ): Promise<Record<string, unknown>> {
     this.refuseStatelessConfig(plugin, attachments, incoming);
-    const secrets = secretKeys(plugin.configSchema);
+    const secrets = secretKeys(schema);
     const merged: Record<string, unknown> = { ...incoming };
     for (const key of secrets) {
       const value = incoming[key];
@@ -309,7 +297,7 @@ export class PluginConfigService {
       }
     }
     const checked = validateConfig(
-      plugin.configSchema,
+      schema,
       Object.fromEntries(
         Object.entries(merged).map(([key, value]) => [key, value === KEPT_SECRET ? 'kept' : value]),
       ),
@@ -347,6 +335,7 @@ export class PluginConfigService {
       : new Map<number, PipelineAppResponse>();
     const ids = configs.map((config) => config.id);
     const rates = await this.deliveryRates(manager, ids);
+    const withUpdates = await configsWithUpdates(manager, configs);
     const attachments = new Map<number, AttachmentSummary[]>();
     for (const attachment of await attachmentsOf(manager, ids)) {
       attachments.set(attachment.pluginConfigId, [
@@ -355,7 +344,7 @@ export class PluginConfigService {
       ]);
     }
     return configs.map((config) => {
-      const schema = byId.get(config.pluginId)?.configSchema;
+      const schema = configSchemaOf(config, byId.get(config.pluginId));
       const secrets = secretKeys(schema);
       // PostHog shows a stored file in place of its key's config value.
       const shownAttachments = (attachments.get(config.id) ?? []).map(
@@ -365,6 +354,7 @@ export class PluginConfigService {
         config,
         { ...maskConfig(schema, config.config), ...Object.fromEntries(shownAttachments) },
         rates.get(config.id) ?? null,
+        withUpdates.has(config.id),
         infos.get(config.pluginId),
       );
     });

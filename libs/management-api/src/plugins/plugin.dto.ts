@@ -147,3 +147,6 @@ export class UpdatePluginConfigDto extends PluginConfigFieldsDto {
   @IsBoolean({ message: messages.boolean })
   deleted?: boolean;
 }
+
+/** `upgrade/` of a config takes the writable body and ignores it, as an app's `upgrade/` does. */
+export class UpgradePluginConfigDto extends PluginConfigFieldsDto {}

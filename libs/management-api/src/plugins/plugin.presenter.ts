@@ -38,6 +38,13 @@ export interface PluginConfigResponse {
   name: string | null;
   description: string | null;
   deleted: boolean;
+  /**
+   * When the config took its copy of another organization's app (it runs that copy until `upgrade/`);
+   * null when it follows the app's latest code. Not in PostHog.
+   */
+  code_pinned_at: string | null;
+  /** The app's code, site code or schema differs from the copy this config runs. Not in PostHog. */
+  code_update_available: boolean;
 }
 
 export interface PluginLogEntryResponse {
@@ -89,6 +96,7 @@ export function presentPluginConfig(
   pluginConfig: PluginConfig,
   config: Record<string, unknown>,
   deliveryRate: number | null,
+  codeUpdateAvailable: boolean,
   pluginInfo?: PipelineAppResponse,
 ): PluginConfigResponse {
   return {
@@ -107,6 +115,8 @@ export function presentPluginConfig(
     name: null,
     description: null,
     deleted: pluginConfig.deleted,
+    code_pinned_at: pluginConfig.codePinnedAt ? iso(pluginConfig.codePinnedAt) : null,
+    code_update_available: codeUpdateAvailable,
   };
 }
 

@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-/** PostHog's plugins_access_level values; self-hosted organizations get ROOT. */
+/**
+ * PostHog's plugins_access_level values. New organizations get INSTALL (see
+ * OrganizationProvisioningService); ROOT, which makes apps global, only from the admin CLI.
+ */
 export enum PluginsAccessLevel {
   None = 0,
   Config = 3,
@@ -25,7 +28,7 @@ export class Organization {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt!: Date;
 
-  @Column('smallint', { name: 'plugins_access_level', default: PluginsAccessLevel.Root })
+  @Column('smallint', { name: 'plugins_access_level', default: PluginsAccessLevel.Install })
   pluginsAccessLevel!: number;
 
   @Column('boolean', { name: 'is_member_join_email_enabled', default: true })

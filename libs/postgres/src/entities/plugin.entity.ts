@@ -140,6 +140,27 @@ export class PluginConfig {
 
   @Column('timestamptz', { name: 'updated_at', default: () => 'now()' })
   updatedAt!: Date;
+
+  /**
+   * SECURITY: set on a config of another organization's app (a global one): the config runs the
+   * copy below, taken when it was created or last upgraded by its own admin, never what the app's
+   * organization writes since. Null: the config follows the app's latest code (the app's own
+   * organization, inline apps).
+   */
+  @Column('timestamptz', { name: 'code_pinned_at', nullable: true })
+  codePinnedAt!: Date | null;
+
+  /** The server entry's transpiled code at the pin (null: none built). Read by the apps runtime. */
+  @Column('text', { name: 'pinned_code', nullable: true, select: false })
+  pinnedCode?: string | null;
+
+  /** `site.ts` transpiled at the pin (null: none). Read by capture for site apps. */
+  @Column('text', { name: 'pinned_site_code', nullable: true, select: false })
+  pinnedSiteCode?: string | null;
+
+  /** The app's config schema at the pin: what the config is checked, masked and served with. */
+  @Column('jsonb', { name: 'pinned_config_schema', nullable: true })
+  pinnedConfigSchema!: unknown;
 }
 
 /** A file given to a config's attachment field (`meta.attachments[key]`). */

@@ -5,6 +5,7 @@ import { CreateBatchExports1764000000000 } from './1764000000000-CreateBatchExpo
 import { AddPersonsUpdatedAt1764100000000 } from './1764100000000-AddPersonsUpdatedAt';
 import { CreatePipelineApps1764200000000 } from './1764200000000-CreatePipelineApps';
 import { AddRemoteConfigAndSecretKeys1764300000000 } from './1764300000000-AddRemoteConfigAndSecretKeys';
+import { RestrictGlobalApps1764400000000 } from './1764400000000-RestrictGlobalApps';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   AddPersonsUpdatedAt1764100000000,
   CreatePipelineApps1764200000000,
   AddRemoteConfigAndSecretKeys1764300000000,
+  RestrictGlobalApps1764400000000,
 ];
