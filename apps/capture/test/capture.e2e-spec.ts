@@ -174,10 +174,67 @@ describe('capture over HTTP', () => {
       ...event('big', 'u', { properties: { blob: 'x'.repeat(3 * 1024 * 1024) } }),
     });
     expect((await post('/e/', big)).status).toBe(413);
-    expect(
-      (await post('/batch/', JSON.stringify({ api_key: PROJECT_TOKEN, batch: [JSON.parse(big)] }))).status,
-    ).toBe(200);
     expect((await post('/batch/', Buffer.alloc(21 * 1024 * 1024, 32))).status).toBe(413);
+    expect(capture.received).toHaveLength(0);
+  });
+
+  it('answers 413 to an event past 1 MB on every SDK path, however small its gzip body', async () => {
+    // ~100 KB on the wire (under every body limit), a 1.5 MB event once inflated.
+    const oversized = event('oversized', 'u', { properties: { blob: 'ab'.repeat(750_000) } });
+    const single = gzipSync(JSON.stringify({ api_key: PROJECT_TOKEN, ...oversized }));
+    expect(single.length).toBeLessThan(200_000);
+    for (const path of ['/e/', '/i/v0/e/', '/capture/', '/track/', '/engage/', '/batch/']) {
+      const response = await post(path, single, { 'Content-Encoding': 'gzip' });
+      expect([path, response.status, await response.json()]).toEqual([
+        path,
+        413,
+        expect.objectContaining({ type: 'validation_error', code: 'event_too_large' }),
+      ]);
+    }
+    expect(capture.received).toHaveLength(0);
+  });
+
+  it('refuses a whole batch holding one event past 1 MB, as PostHog, and takes large events under it', async () => {
+    const under = (name: string) => event(name, 'u', { properties: { blob: 'x'.repeat(900_000) } });
+    const oversized = event('oversized', 'u', { properties: { blob: 'x'.repeat(1_000_000) } });
+    const refused = await post(
+      '/batch/',
+      JSON.stringify({ api_key: PROJECT_TOKEN, batch: [under('before'), oversized, under('after')] }),
+    );
+    expect([refused.status, await refused.json()]).toEqual([
+      413,
+      expect.objectContaining({
+        code: 'event_too_large',
+        detail: expect.stringContaining('1000000') as string,
+      }),
+    ]);
+    expect(capture.received).toHaveLength(0);
+
+    const taken = await post(
+      '/batch/',
+      JSON.stringify({ api_key: PROJECT_TOKEN, batch: [under('first'), under('second')] }),
+    );
+    expect(taken.status).toBe(200);
+    expect(receivedNames()).toEqual(['first', 'second']);
+  });
+
+  it('answers 400 to nesting past 127 arrays and objects, as PostHog, and takes 127', async () => {
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    // The body's own object, then `properties`, then the nesting inside it.
+    const body = (inner: number) =>
+      `{"api_key":"${PROJECT_TOKEN}","event":"deep ${inner}","distinct_id":"u","properties":{"p":${nested(inner)}}}`;
+    const refused = await post('/capture/', body(126));
+    expect([refused.status, await refused.json()]).toEqual([
+      400,
+      expect.objectContaining({
+        code: 'invalid_payload',
+        detail: expect.stringContaining('recursion limit exceeded') as string,
+      }),
+    ]);
+    expect((await post('/capture/', body(5_000))).status).toBe(400);
+    expect(capture.received).toHaveLength(0);
+    expect((await post('/capture/', body(125))).status).toBe(200);
+    expect(receivedNames()).toEqual(['deep 125']);
   });
 
   it('answers 413 to a gzip bomb and 400 to an undecodable body, storing nothing', async () => {

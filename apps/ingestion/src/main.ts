@@ -13,7 +13,12 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel }).child({ app: 'ingestion' });
   const engines = openIngestionEngines(config, logger);
   const service = await startIngestionService(config, engines);
-  const probes = await startProbeServer(service, { host: config.host, port: config.port, logger });
+  const probes = await startProbeServer(service, {
+    host: config.host,
+    port: config.port,
+    logger,
+    metricsToken: config.metricsToken,
+  });
   logger.info(`ingestion probes on ${probes.url}/_ready`);
 
   stopOnSignal(

@@ -13,7 +13,12 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel }).child({ app: 'workers' });
   const engines = await openWorkersEngines(config, logger);
   const service = await startWorkersService(config, engines);
-  const probes = await startProbeServer(service, { host: config.host, port: config.port, logger });
+  const probes = await startProbeServer(service, {
+    host: config.host,
+    port: config.port,
+    logger,
+    metricsToken: config.metricsToken,
+  });
   logger.info(`workers probes on ${probes.url}/_ready`);
 
   stopOnSignal(

@@ -5,6 +5,7 @@ import { sleep } from '@hogbase/queue';
 import { Counter, type Registry } from 'prom-client';
 import { SandboxAppError, type SandboxFetch, type SandboxJson } from '@hogbase/apps-sandbox';
 import { messageOf, type AppInstance } from './app-instance';
+import { toBatchJobs, type BatchJobData } from './destination-jobs.util';
 import type { EnabledApps } from './enabled-apps';
 import type { PluginLogWriter } from './plugin-log';
 
@@ -21,9 +22,7 @@ export interface DestinationEvent {
   person: { uuid: string; properties: Record<string, unknown>; created_at: string };
 }
 
-interface BatchJob {
-  events: DestinationEvent[];
-}
+type BatchJob = BatchJobData;
 
 interface RetryJob {
   pluginConfigId: number;
@@ -35,7 +34,6 @@ const RETRY_QUEUE = 'app-destination-retries';
 /** PostHog retried a failing onEvent 5 times, 5 s × 2^n apart: the same here, for both kinds. */
 const RETRY_LIMIT = 5;
 const RETRY_DELAY_SECONDS = 5;
-const MAX_EVENTS_PER_JOB = 500;
 const TEAMS_REFRESH_MS = 5_000;
 /** How long a hand-off waits for the job engine to start before the batch fails (and is retried). */
 const START_WAIT_MS = 10_000;
@@ -121,11 +119,17 @@ export class AppDestinations {
     const wanted = events.filter((event) => teams.has(event.team_id));
     if (wanted.length === 0) return;
     await this.untilStarted();
-    const jobs = [];
-    for (let start = 0; start < wanted.length; start += MAX_EVENTS_PER_JOB) {
-      jobs.push({ data: { events: wanted.slice(start, start + MAX_EVENTS_PER_JOB) } satisfies BatchJob });
-    }
-    await this.boss.insert(BATCH_QUEUE, jobs);
+    // Bounded by bytes as well as events: every job is a row of the job engine's Postgres.
+    const jobs = toBatchJobs(wanted, (event, bytes) =>
+      this.options.logger.warn(
+        { uuid: event.uuid, teamId: event.team_id, bytes },
+        "destinations get this event without its person's properties: they are too large to queue",
+      ),
+    );
+    await this.boss.insert(
+      BATCH_QUEUE,
+      jobs.map((data) => ({ data })),
+    );
   }
 
   /** Waits (a bounded while) for the job engine to start: a batch right after start-up need not fail. */

@@ -1,15 +1,38 @@
 /**
- * Throughput of the capture core alone (decode + parse + normalise, no HTTP, no Kafka) on a
- * posthog-node-shaped 50-event /batch/ body, plain and gzipped.
+ * Throughput of the capture core alone (decode + parse + normalise + queue messages, no HTTP, no
+ * Kafka) on a posthog-node-shaped 50-event /batch/ body, plain and gzipped.
  *
  *   node -r @swc-node/register libs/capture-core/bench/capture-core.bench.ts
+ *
+ * Before/after a change: copy the older `src/` somewhere under the repository (its imports must
+ * resolve), then
+ *
+ *   node -r @swc-node/register libs/capture-core/bench/capture-core.bench.ts \
+ *     --baseline libs/capture-core/bench/.baseline [--rounds 9]
+ *
+ * runs both in alternating rounds in one process and reports each one's median and the ratio
+ * current / baseline: on a shared machine, absolute figures move by tens of percent from one
+ * minute to the next, the ratio of rounds run side by side much less.
  */
+import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 
-import { decodePayload, normalizeBatch, parseBatch, type RawCaptureRequest } from '../src';
+import { toQueueMessage, type CapturedEvent, type QueueMessage } from '@hogbase/event-contract';
+
+import * as current from '../src';
+import type { RawCaptureRequest } from '../src';
 
 const EVENTS_PER_BATCH = 50;
-const ROUNDS = 4_000;
+const BATCHES_PER_ROUND = 500;
+
+/** What the bench calls of a capture core: the current one, or an older copy. */
+interface Core {
+  decodePayload: typeof current.decodePayload;
+  parseBatch: typeof current.parseBatch;
+  normalizeBatch: typeof current.normalizeBatch;
+  /** Absent before the queue messages had their own size check. */
+  toQueueMessages?: (events: readonly CapturedEvent[]) => QueueMessage[];
+}
 
 function posthogNodeBody(): string {
   const sentAt = new Date();
@@ -32,34 +55,89 @@ function posthogNodeBody(): string {
   return JSON.stringify({ api_key: 'phc_bench_project_token', batch, sent_at: sentAt.toISOString() });
 }
 
-function measure(label: string, runOnce: () => number): void {
-  for (let round = 0; round < 500; round++) runOnce(); // warm-up
+/**
+ * CPU microseconds (user + system) per batch of one round of `runOnce`: CPU rather than wall time,
+ * which the other processes of a shared machine stretch far more.
+ */
+function round(runOnce: () => number): number {
+  const start = process.cpuUsage();
   let events = 0;
-  const start = process.hrtime.bigint();
-  for (let round = 0; round < ROUNDS; round++) events += runOnce();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const perSecond = Math.round(events / seconds).toLocaleString('en-US');
-  const batchMicros = ((seconds / ROUNDS) * 1e6).toFixed(0);
-  console.log(`${label}: ${perSecond} events/s (${batchMicros} µs per ${EVENTS_PER_BATCH}-event batch)`);
+  for (let batch = 0; batch < BATCHES_PER_ROUND; batch++) events += runOnce();
+  if (events !== BATCHES_PER_ROUND * EVENTS_PER_BATCH) throw new Error(`${events} events accepted`);
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / BATCHES_PER_ROUND;
 }
 
-function throughCore(request: RawCaptureRequest): () => number {
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function throughCore(core: Core, request: RawCaptureRequest): () => number {
+  const toMessages =
+    core.toQueueMessages ?? ((events: readonly CapturedEvent[]) => events.map(toQueueMessage));
   return () => {
-    const batch = parseBatch(decodePayload(request), request.query);
-    return normalizeBatch(batch, { teamId: 1, ip: '127.0.0.1', now: new Date() }).accepted.length;
+    const batch = core.parseBatch(core.decodePayload(request), request.query);
+    const { accepted } = core.normalizeBatch(batch, { teamId: 1, ip: '127.0.0.1', now: new Date() });
+    return toMessages(accepted).length;
   };
 }
 
-const body = posthogNodeBody();
-const plain = Buffer.from(body);
-const gzipped = gzipSync(body);
-console.log(`body: ${plain.length} bytes JSON, ${gzipped.length} bytes gzipped`);
-measure(
-  'ceiling, JSON.parse alone',
-  () => (JSON.parse(plain.toString('utf8')) as { batch: unknown[] }).batch.length,
-);
-measure('capture core, plain JSON', throughCore({ body: plain, contentType: 'application/json', query: {} }));
-measure(
-  'capture core, gzip',
-  throughCore({ body: gzipped, contentType: 'application/json', contentEncoding: 'gzip', query: {} }),
-);
+function report(label: string, micros: number[]): string {
+  const perSecond = Math.round((EVENTS_PER_BATCH / median(micros)) * 1e6).toLocaleString('en-US');
+  const perThousand = ((median(micros) / EVENTS_PER_BATCH) * 1_000) / 1e3;
+  return `${label}: median ${median(micros).toFixed(1)} µs of CPU per ${EVENTS_PER_BATCH}-event batch, ${perThousand.toFixed(2)} ms per 1,000 events, ${perSecond} events/s (rounds: ${micros.map((value) => value.toFixed(0)).join(' ')})`;
+}
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
+
+async function main(): Promise<void> {
+  const body = posthogNodeBody();
+  const requests: [string, RawCaptureRequest][] = [
+    ['plain JSON', { body: Buffer.from(body), contentType: 'application/json', query: {} }],
+    ['gzip', { body: gzipSync(body), contentType: 'application/json', contentEncoding: 'gzip', query: {} }],
+  ];
+  const baselineDir = argument('--baseline');
+  const cores: [string, Core][] = [['current', current]];
+  if (baselineDir) {
+    cores.push(['baseline', (await import(path.resolve(baselineDir, 'index.ts'))) as Core]);
+  }
+  const rounds = Number(argument('--rounds') ?? 21);
+  console.log(`body: ${requests[0][1].body.length} bytes JSON, ${requests[1][1].body.length} bytes gzipped`);
+
+  for (const [label, request] of requests) {
+    const entries = cores.map(([name, core]) => ({
+      name,
+      run: throughCore(core, request),
+      micros: [] as number[],
+    }));
+    if (label === 'plain JSON') {
+      const parseAlone = () =>
+        (JSON.parse(request.body.toString('utf8')) as { batch: unknown[] }).batch.length;
+      entries.push({ name: 'ceiling, JSON.parse alone', run: parseAlone, micros: [] });
+    }
+    for (const entry of entries) round(entry.run); // warm-up
+    for (let index = 0; index < rounds; index++) {
+      // Rotating order, so that drift hits every path alike.
+      for (let offset = 0; offset < entries.length; offset++) {
+        const entry = entries[(index + offset) % entries.length];
+        entry.micros.push(round(entry.run));
+      }
+    }
+    console.log(`capture core, ${label}`);
+    for (const entry of entries) console.log(`  ${report(entry.name, entry.micros)}`);
+    const [now, before] = ['current', 'baseline'].map((name) => entries.find((entry) => entry.name === name));
+    if (now && before) {
+      const ratios = now.micros.map((micros, index) => micros / before.micros[index]);
+      console.log(
+        `  current / baseline, time per batch: ${(median(now.micros) / median(before.micros)).toFixed(3)} (medians); per round ${ratios.map((ratio) => ratio.toFixed(3)).join(' ')}`,
+      );
+    }
+  }
+}
+
+void main();

@@ -18,6 +18,11 @@ export interface ParsedBatch {
   /** The request's `sent_at` (body, else `?sent_at=`/`?_=` in ms), or null. */
   sentAt: PreciseInstant | null;
   historicalMigration: boolean;
+  /**
+   * How many arrays and objects of the body enclose each event: 0 for a single event, 1 in an
+   * array, 2 in a batch object. The nesting bound (MAX_JSON_NESTING) counts them, as serde does.
+   */
+  eventNesting: number;
 }
 
 /** rust/capture's token shape rules (token.rs): at most this many characters. */
@@ -34,15 +39,18 @@ export function parseBatch(payload: unknown, query: QueryParams = {}): ParsedBat
   let batchToken: unknown = undefined;
   let bodySentAt: unknown = undefined;
   let historicalMigration = false;
+  let eventNesting = 0;
 
   if (Array.isArray(payload)) {
     events = payload;
+    eventNesting = 1;
   } else if (isJsonObject(payload)) {
     if ('batch' in payload) {
       const batch = payload.batch;
       if (!Array.isArray(batch))
         throw new PayloadInvalidError('failed to parse request: batch must be an array');
       events = batch;
+      eventNesting = 2;
       batchToken = payload.api_key ?? payload.token;
       historicalMigration = payload.historical_migration === true;
     } else {
@@ -62,7 +70,7 @@ export function parseBatch(payload: unknown, query: QueryParams = {}): ParsedBat
     batchToken !== undefined && batchToken !== null
       ? validateToken(batchToken)
       : validateToken(findEventsToken(events));
-  return { token, events, sentAt: resolveSentAt(bodySentAt, query), historicalMigration };
+  return { token, events, sentAt: resolveSentAt(bodySentAt, query), historicalMigration, eventNesting };
 }
 
 /**

@@ -53,6 +53,20 @@ export class PayloadTooLargeError extends CaptureError {
   }
 }
 
+/**
+ * An event of the request is larger than the queue takes (413). As rust/capture, whose Kafka sink
+ * answers EventTooBig for the whole request, a batch holding one such event is refused entire (and
+ * nothing of it stored): posthog-node then halves the batch until the event stands alone.
+ */
+export class EventTooLargeError extends CaptureError {
+  readonly status = 413;
+  readonly type = 'validation_error';
+
+  constructor(readonly limitBytes: number) {
+    super('event_too_large', `maximum event size exceeded: an event is larger than ${limitBytes} bytes`);
+  }
+}
+
 /** No project API key anywhere in the request (401). */
 export class NoTokenError extends CaptureError {
   readonly status = 401;

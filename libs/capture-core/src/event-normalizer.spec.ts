@@ -1,6 +1,7 @@
 import type { CapturedEvent } from '@hogbase/event-contract';
 
 import { parseBatch, type ParsedBatch } from './batch-parser';
+import { EventTooLargeError, PayloadInvalidError } from './capture-errors';
 import {
   createEventContext,
   normalizeBatch,
@@ -17,7 +18,7 @@ const capture: CaptureContext = { teamId: 7, ip: '203.0.113.9', now };
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function batchOf(events: unknown[], overrides: Partial<ParsedBatch> = {}): ParsedBatch {
-  return { token, events, sentAt: null, historicalMigration: false, ...overrides };
+  return { token, events, sentAt: null, historicalMigration: false, eventNesting: 0, ...overrides };
 }
 
 function outcome(
@@ -149,25 +150,42 @@ describe('normalizeEvent', () => {
     ])('%s', (_what, raw, reason) => {
       expect(droppedReason(raw)).toBe(reason);
     });
+  });
 
-    it('an event larger than maxEventBytes, counting UTF-8 bytes', () => {
+  describe('refuses the whole request', () => {
+    /** An event whose JSON nests `depth` arrays and objects, its own braces included. */
+    function nestedEvent(depth: number): unknown {
+      return JSON.parse(
+        `{"event":"a","distinct_id":"1","properties":{"p":${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`,
+      );
+    }
+
+    it('413 for an event whose JSON is longer than maxEventBytes (1,000,000 by default)', () => {
       const context = { ...capture, maxEventBytes: 1_000 };
-      expect(
-        outcome({ event: 'a', distinct_id: '1', properties: { text: 'x'.repeat(900) } }, {}, context),
-      ).toHaveProperty('accepted');
-      expect(
-        outcome({ event: 'a', distinct_id: '1', properties: { text: 'é'.repeat(900) } }, {}, context),
-      ).toMatchObject({
-        dropped: 'event_too_large',
-      });
+      const fits = { event: 'a', distinct_id: '1', properties: { text: 'x'.repeat(900) } };
+      expect(outcome(fits, {}, context)).toHaveProperty('accepted');
+      const over = { event: 'a', distinct_id: '1', properties: { text: 'x'.repeat(1_000) } };
+      expect(() => outcome(over, {}, context)).toThrow(EventTooLargeError);
+      const overDefault = { event: 'a', distinct_id: '1', properties: { text: 'x'.repeat(1_000_000) } };
+      expect(() => outcome(overDefault)).toThrow(
+        expect.objectContaining({ status: 413, code: 'event_too_large' }) as Error,
+      );
     });
 
-    it('an event nested too deeply to serialise again', () => {
-      const depth = 100_000;
-      const raw: unknown = JSON.parse(
-        `{"event":"a","distinct_id":"1","properties":{"p":${'['.repeat(depth)}${']'.repeat(depth)}}}`,
-      );
-      expect(droppedReason(raw)).toBe('unserializable');
+    it.each([
+      ['a single event', 0],
+      ['an array of events', 1],
+      ['a batch object', 2],
+    ])('400 for %s nesting 128 arrays and objects with the body around it; 127 is taken', (_form, around) => {
+      const deepest = nestedEvent(127 - around);
+      expect(outcome(deepest, { eventNesting: around })).toHaveProperty('accepted');
+      const tooDeep = () => outcome(nestedEvent(128 - around), { eventNesting: around });
+      expect(tooDeep).toThrow(PayloadInvalidError);
+      expect(tooDeep).toThrow('failed to parse request: recursion limit exceeded');
+    });
+
+    it('400 for an event nested deeper than JSON.stringify can serialise', () => {
+      expect(() => outcome(nestedEvent(100_000))).toThrow(PayloadInvalidError);
     });
   });
 

@@ -2,12 +2,16 @@ import type { CapturedEvent } from '@hogbase/event-contract';
 import { v7 as uuidv7 } from 'uuid';
 
 import type { ParsedBatch } from './batch-parser';
+import { EventTooLargeError, PayloadInvalidError } from './capture-errors';
+import { MAX_JSON_NESTING, nestsAtLeast } from './json-nesting.util';
 import { isJsonObject, type JsonObject } from './json-value.util';
 import { computeEventTimestamp, formatInstant, type PreciseInstant } from './timestamp.util';
 
 /**
  * Why an event was not ingested. The request still answers 200 and the rest of its batch is
- * ingested (spec, Errors 2); the capture app counts these in a metric, never silently.
+ * ingested (spec, Errors 2); the capture app counts these in a metric, never silently. An event
+ * too large or nested too deeply is not one of these: it refuses the whole request (413, 400), as
+ * rust/capture does.
  */
 export type DropReason =
   /** The batch element is not a JSON object. */
@@ -17,11 +21,7 @@ export type DropReason =
   /** No `distinct_id` (top level, `$distinct_id`, or `properties.distinct_id`), or an empty one. */
   | 'missing_distinct_id'
   /** `$performance_event`, which capture discards as PostHog does. */
-  | 'performance_event'
-  /** The event cannot be re-serialised (nested deeper than the JSON serialiser's stack allows). */
-  | 'unserializable'
-  /** The serialised event is larger than `maxEventBytes`. */
-  | 'event_too_large';
+  | 'performance_event';
 
 export type EventOutcome = { accepted: CapturedEvent } | { dropped: DropReason; detail: string };
 
@@ -33,11 +33,18 @@ export interface CaptureContext {
   /** Server receive time; one value for the whole request. */
   now: Date;
   /**
-   * Largest serialised event accepted, in bytes (e.g. the queue's message size limit minus the
-   * envelope). Unset: no limit here.
+   * Largest event accepted, in bytes: its queue message, as `toQueueMessages` counts it, in the
+   * end; an event whose JSON alone is longer is refused here already. Default
+   * DEFAULT_MAX_EVENT_BYTES, in every run mode.
    */
   maxEventBytes?: number;
 }
+
+/**
+ * rust/capture's default KAFKA_PRODUCER_MESSAGE_MAX_BYTES (librdkafka's `message.max.bytes`),
+ * which bounds each event's Kafka message there: the same bound here whatever the queue.
+ */
+export const DEFAULT_MAX_EVENT_BYTES = 1_000_000;
 
 /** Everything per request that each event needs, computed once. */
 export interface EventContext {
@@ -49,7 +56,9 @@ export interface EventContext {
   sentAt: PreciseInstant | null;
   sentAtIso: string | null;
   historicalMigration: boolean;
-  maxEventBytes: number | undefined;
+  maxEventBytes: number;
+  /** Nesting an event may reach, the arrays and objects enclosing it in the body counted. */
+  maxEventNesting: number;
 }
 
 export interface DroppedEvent {
@@ -85,11 +94,15 @@ export function createEventContext(batch: ParsedBatch, context: CaptureContext):
     sentAt: batch.sentAt,
     sentAtIso: batch.sentAt ? formatInstant(batch.sentAt) : null,
     historicalMigration: batch.historicalMigration,
-    maxEventBytes: context.maxEventBytes,
+    maxEventBytes: context.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES,
+    maxEventNesting: MAX_JSON_NESTING - batch.eventNesting,
   };
 }
 
-/** Every event of a parsed request, accepted or dropped with its reason, in request order. */
+/**
+ * Every event of a parsed request, accepted or dropped with its reason, in request order. Throws
+ * EventTooLargeError (413) or PayloadInvalidError (400, nested too deeply) for the whole request.
+ */
 export function normalizeBatch(batch: ParsedBatch, context: CaptureContext): NormalizedBatch {
   const eventContext = createEventContext(batch, context);
   const accepted: CapturedEvent[] = [];
@@ -103,7 +116,10 @@ export function normalizeBatch(batch: ParsedBatch, context: CaptureContext): Nor
   return { accepted, dropped };
 }
 
-/** One event as sent, to the message capture queues, or the reason it is not ingested. */
+/**
+ * One event as sent, to the message capture queues, or the reason it is not ingested. Throws for
+ * what refuses the whole request (see normalizeBatch).
+ */
 export function normalizeEvent(input: unknown, context: EventContext): EventOutcome {
   if (!isJsonObject(input)) return { dropped: 'not_an_object', detail: 'event is not a JSON object' };
   let raw = input;
@@ -111,10 +127,14 @@ export function normalizeEvent(input: unknown, context: EventContext): EventOutc
   try {
     data = JSON.stringify(raw);
   } catch (error) {
-    // JSON.stringify recurses and runs out of stack on deeply nested input (JSON.parse does not).
-    if (isStackOverflow(error)) return { dropped: 'unserializable', detail: 'event is nested too deeply' };
+    // JSON.stringify recurses and runs out of stack on input nested some thousands deep (JSON.parse
+    // does not): far past the bound below.
+    if (isStackOverflow(error)) throw nestedTooDeeply();
     throw error;
   }
+  // NOTE: checked on the text JSON.stringify just made, not by walking the parsed event: that
+  // walk would cost more than everything else capture does per event.
+  if (nestsAtLeast(data, context.maxEventNesting)) throw nestedTooDeeply();
   if (data.includes('\\ud') && LONE_SURROGATE_ESCAPE.test(data)) {
     // TRICKY: a lone UTF-16 surrogate (`"\ud800"` in the JSON sent) is no text at all: ClickHouse
     // refuses the row, and with it the whole insert. It becomes U+FFFD here, in names, keys and
@@ -139,14 +159,9 @@ export function normalizeEvent(input: unknown, context: EventContext): EventOutc
   if (distinctId === null)
     return { dropped: 'missing_distinct_id', detail: 'event submitted without a distinct_id' };
 
-  const maxEventBytes = context.maxEventBytes;
-  if (
-    maxEventBytes !== undefined &&
-    data.length * 3 > maxEventBytes &&
-    Buffer.byteLength(data) > maxEventBytes
-  ) {
-    return { dropped: 'event_too_large', detail: `event is larger than ${maxEventBytes} bytes` };
-  }
+  // UTF-8 takes at least a byte per UTF-16 code unit: longer text is larger for sure. The exact
+  // bound is on the queue message (toQueueMessages).
+  if (data.length > context.maxEventBytes) throw new EventTooLargeError(context.maxEventBytes);
 
   const captured: CapturedEvent = {
     uuid: normalizeUuid(raw.uuid) ?? uuidv7(),
@@ -200,6 +215,12 @@ export function normalizeUuid(value: unknown): string | null {
     text = `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
   }
   return text.length === 36 && UUID_PATTERN.test(text) ? text.toLowerCase() : null;
+}
+
+function nestedTooDeeply(): PayloadInvalidError {
+  return new PayloadInvalidError(
+    `failed to parse request: recursion limit exceeded (arrays and objects nested ${MAX_JSON_NESTING} deep, the body's own included)`,
+  );
 }
 
 function isStackOverflow(error: unknown): boolean {

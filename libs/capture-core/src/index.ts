@@ -4,12 +4,14 @@
  *   const payload = decodePayload({ body, contentType, contentEncoding, query });  // 400 / 413
  *   const batch = parseBatch(payload, query);                                       // 400 / 401
  *   const teamId = await projectTokens.resolve(batch.token);                        // the app's I/O
- *   const { accepted, dropped } = normalizeBatch(batch, { teamId, ip, now: new Date() });
+ *   const { accepted, dropped } = normalizeBatch(batch, { teamId, ip, now: new Date() }); // 400 / 413
+ *   const messages = toQueueMessages(accepted, maxEventBytes);                       // 413
  *
  * and answers a CaptureError with `error.status` and `error.toBody()`.
  */
 export {
   CaptureError,
+  EventTooLargeError,
   InvalidTokenError,
   MultipleTokensError,
   NoTokenError,
@@ -35,6 +37,7 @@ export {
   type ParsedBatch,
 } from './batch-parser';
 export {
+  DEFAULT_MAX_EVENT_BYTES,
   MAX_DISTINCT_ID_LENGTH,
   createEventContext,
   extractDistinctId,
@@ -57,3 +60,5 @@ export {
   type PreciseInstant,
 } from './timestamp.util';
 export { decompressLzStringBase64, LzStringOutputTooLongError } from './lz-string.util';
+export { MAX_JSON_NESTING, nestsAtLeast } from './json-nesting.util';
+export { toQueueMessages } from './queue-messages';

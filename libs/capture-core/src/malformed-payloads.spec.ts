@@ -6,6 +6,7 @@ import { parseBatch } from './batch-parser';
 import { CaptureError, PayloadTooLargeError } from './capture-errors';
 import { normalizeBatch, type NormalizedBatch } from './event-normalizer';
 import { decodePayload, type RawCaptureRequest } from './payload-decoder';
+import { toQueueMessages } from './queue-messages';
 
 /**
  * The corpus of hostile bodies: every one must end as a typed 4xx error or as events accepted or
@@ -22,10 +23,9 @@ function run(request: Partial<RawCaptureRequest>, maxDecodedBytes?: number): Out
   try {
     const payload = decodePayload(full, { maxDecodedBytes });
     const parsed = parseBatch(payload, full.query);
-    return {
-      status: 200,
-      batch: normalizeBatch(parsed, { teamId: 1, ip: null, now, maxEventBytes: 1_000_000 }),
-    };
+    const batch = normalizeBatch(parsed, { teamId: 1, ip: null, now });
+    toQueueMessages(batch.accepted);
+    return { status: 200, batch };
   } catch (error) {
     // Anything but a CaptureError fails the test here, with its stack.
     if (!(error instanceof CaptureError)) throw error;
@@ -148,27 +148,19 @@ describe('malformed payloads', () => {
       expect(run({ body: Buffer.from(objects) }).status).toBe(401);
     });
 
-    it('as a single event with a token: dropped', () => {
+    it('as a single event with a token: 400, as rust/capture (serde_json recursion limit)', () => {
       const body = `{"event":"deep","distinct_id":"1","token":"${token}","a":${objects}}`;
-      expect(run({ body: Buffer.from(body) })).toMatchObject({
-        status: 200,
-        batch: { dropped: [{ reason: 'unserializable' }] },
-      });
+      expect(run({ body: Buffer.from(body) })).toMatchObject({ status: 400 });
     });
 
-    it('inside an event: that event is dropped, the rest of the batch ingested', () => {
+    it('inside one event of a batch: 400 for the whole request, nothing accepted', () => {
       const body = `{"api_key":"${token}","batch":[{"event":"deep","distinct_id":"1","properties":{"p":${objects}}},{"event":"flat","distinct_id":"1"}]}`;
-      const outcome = run({ body: Buffer.from(body) });
-      expect(outcome.status).toBe(200);
-      if (!('batch' in outcome)) return;
-      expect(outcome.batch.accepted.map((event) => event.event)).toEqual(['flat']);
-      expect(outcome.batch.dropped).toMatchObject([{ index: 0, reason: 'unserializable' }]);
+      expect(run({ body: Buffer.from(body) })).toMatchObject({ status: 400 });
     });
 
     it('as the distinct_id', () => {
       const body = `[{"event":"a","token":"${token}","distinct_id":${arrays}}]`;
-      const outcome = run({ body: Buffer.from(body) });
-      expect(outcome).toMatchObject({ status: 200, batch: { dropped: [{ reason: 'unserializable' }] } });
+      expect(run({ body: Buffer.from(body) })).toMatchObject({ status: 400 });
     });
   });
 
@@ -176,13 +168,13 @@ describe('malformed payloads', () => {
     const huge = 'x'.repeat(10_000_000);
 
     it.each([
-      ['event name', { event: huge, distinct_id: '1' }, 'event_too_large'],
-      ['property value', { event: 'a', distinct_id: '1', properties: { p: huge } }, 'event_too_large'],
-      ['uuid', { event: 'a', distinct_id: '1', uuid: huge }, 'event_too_large'],
-      ['timestamp', { event: 'a', distinct_id: '1', timestamp: huge }, 'event_too_large'],
-    ])('as the %s: the event is dropped as too large', (_what, event, reason) => {
-      const outcome = run(json({ api_key: token, batch: [event] }));
-      expect(outcome).toMatchObject({ status: 200, batch: { accepted: [], dropped: [{ reason }] } });
+      ['event name', { event: huge, distinct_id: '1' }],
+      ['property value', { event: 'a', distinct_id: '1', properties: { p: huge } }],
+      ['uuid', { event: 'a', distinct_id: '1', uuid: huge }],
+      ['timestamp', { event: 'a', distinct_id: '1', timestamp: huge }],
+    ])('as the %s: 413 for the whole request, as rust/capture', (_what, event) => {
+      const outcome = run(json({ api_key: token, batch: [event, { event: 'small', distinct_id: '1' }] }));
+      expect(outcome).toMatchObject({ status: 413, error: { code: 'event_too_large' } });
     });
 
     it('as the distinct_id: cut to 200 characters when the event fits', () => {

@@ -12,16 +12,12 @@ import {
   decodePayload,
   normalizeBatch,
   parseBatch,
+  toQueueMessages,
   type QueryParams,
 } from '@hogbase/capture-core';
-import {
-  EVENTS_TOPIC,
-  HISTORICAL_EVENTS_TOPIC,
-  toQueueMessage,
-  type QueueMessage,
-} from '@hogbase/event-contract';
+import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
-import { readinessResponse, type Readiness } from '@hogbase/service-runtime';
+import { readinessResponse, refuseMetricsRequest, type Readiness } from '@hogbase/service-runtime';
 import { CaptureMetrics } from './capture-metrics';
 import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
@@ -49,7 +45,10 @@ export interface CaptureAppOptions {
    * A bare boolean is a readiness without checks.
    */
   ready: () => Promise<Readiness | boolean>;
-  /** Largest message the queue takes; larger single events are dropped with a reason. */
+  /**
+   * Largest event, in bytes of its queue message: a request holding a larger one is refused
+   * whole (413), in every run mode. Default DEFAULT_MAX_EVENT_BYTES (1,000,000, as PostHog).
+   */
   maxEventBytes?: number;
   /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
   flags?: FlagServices;
@@ -62,6 +61,8 @@ export interface CaptureAppOptions {
    * metrics of every worker, summed (capture-cluster.ts).
    */
   metricsText?: (own: Registry) => Promise<string>;
+  /** METRICS_TOKEN: when set, `/metrics` needs `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 /** Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). */
@@ -160,12 +161,13 @@ export function buildCaptureApp(options: CaptureAppOptions): {
         now: new Date(),
         maxEventBytes: options.maxEventBytes,
       });
+      // Before the drops are counted: an event too large refuses the whole request.
+      const messages = toQueueMessages(accepted, options.maxEventBytes);
       for (const event of dropped) metrics.events.inc({ outcome: event.reason });
       if (dropped.length > 0) {
         request.log.info({ dropped: dropped.slice(0, 10), teamId }, 'events dropped');
       }
-      if (accepted.length > 0) {
-        const messages: QueueMessage[] = accepted.map(toQueueMessage);
+      if (messages.length > 0) {
         await options.publisher.publish(
           batch.historicalMigration ? HISTORICAL_EVENTS_TOPIC : EVENTS_TOPIC,
           messages,
@@ -239,9 +241,11 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     return reply.code(status).header('cache-control', 'no-store').send(body);
   });
   const metricsText = options.metricsText ?? ((own: Registry) => own.metrics());
-  app.get('/metrics', async (_request, reply) =>
-    reply.type('text/plain; version=0.0.4').send(await metricsText(metrics.registry)),
-  );
+  app.get('/metrics', async (request, reply) => {
+    const refused = refuseMetricsRequest(request.headers.authorization, options.metricsToken);
+    if (refused) return reply.code(refused.status).header('www-authenticate', 'Bearer').send(refused.body);
+    return reply.type('text/plain; version=0.0.4').send(await metricsText(metrics.registry));
+  });
 
   return { app, metrics };
 }

@@ -30,9 +30,6 @@ export interface CaptureService extends RunningService {
   url: string;
 }
 
-/** Room for the headers and the envelope a queue message adds to an event's JSON. */
-const MESSAGE_OVERHEAD_BYTES = 4_096;
-
 /**
  * Capture: the Fastify app the SDKs post to, listening on CAPTURE_HOST:CAPTURE_PORT, serving its
  * own /_health, /_ready and /metrics.
@@ -83,10 +80,12 @@ export async function startCaptureService(
     eventBodyLimit: config.eventBodyLimit,
     maxDecodedBytes: config.maxDecodedBytes,
     trustProxy: config.trustProxy,
-    // The in-process bus has no message size limit.
-    maxEventBytes: config.kafka.brokers ? config.kafka.maxMessageBytes - MESSAGE_OVERHEAD_BYTES : undefined,
+    // NOTE: in every run mode, the in-process bus too: it has no size limit of its own, and an event
+    // it took would be copied whole into ingestion's batches and the apps' destination jobs.
+    maxEventBytes: config.kafka.maxMessageBytes,
     ready,
     metricsText: options.metricsText,
+    metricsToken: config.metricsToken,
   });
   await app.listen({ host: config.host, port: config.port });
   changes.start();

@@ -1,6 +1,7 @@
 import { Environment, readBoolean, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { LOG_LEVELS, type LogLevel } from './management.config';
+import { readMetricsToken } from './metrics-token.config';
 
 export interface CaptureConfig {
   host: string;
@@ -21,6 +22,8 @@ export interface CaptureConfig {
   workers: number;
   /** The queue capture publishes to; `brokers` undefined in npm start (the in-process bus). */
   kafka: KafkaConfig;
+  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
+  metricsToken: string | undefined;
 }
 
 export function loadCaptureConfig(env: Environment = process.env): CaptureConfig {
@@ -36,5 +39,6 @@ export function loadCaptureConfig(env: Environment = process.env): CaptureConfig
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     workers: readInteger(env, 'CAPTURE_WORKERS', 1, 1),
     kafka: loadKafkaConfig(env),
+    metricsToken: readMetricsToken(env),
   };
 }

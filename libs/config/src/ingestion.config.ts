@@ -3,6 +3,7 @@ import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
+import { readMetricsToken } from './metrics-token.config';
 
 export interface IngestionConfig {
   /** Where ingestion serves `/_health`, `/_ready` and `/metrics` (it has no other HTTP). */
@@ -16,6 +17,8 @@ export interface IngestionConfig {
   clickhouse: ClickHouseConfig;
   /** How the pipeline apps' destinations run. */
   apps: AppsRuntimeConfig;
+  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
+  metricsToken: string | undefined;
 }
 
 export function loadIngestionConfig(env: Environment = process.env): IngestionConfig {
@@ -30,5 +33,6 @@ export function loadIngestionConfig(env: Environment = process.env): IngestionCo
     kafka: loadKafkaConfig(env),
     clickhouse: loadClickHouseConfig(env),
     apps: loadAppsRuntimeConfig(env),
+    metricsToken: readMetricsToken(env),
   };
 }

@@ -11,6 +11,7 @@ import {
   ConfigError,
 } from './env.util';
 import { readEncryptionKeys } from './secret-box';
+import { readMetricsToken } from './metrics-token.config';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -52,6 +53,8 @@ export interface ManagementConfig {
   siteUrl: string;
   instanceTag: string;
   logLevel: LogLevel;
+  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
+  metricsToken: string | undefined;
   trustProxy: boolean;
   /**
    * ENCRYPTION_KEYS: what seals the secrets kept in Postgres (batch-export destinations). When
@@ -90,6 +93,7 @@ export function loadManagementConfig(env: Environment = process.env): Management
     siteUrl: readString(env, 'SITE_URL', `http://${host}:${port}`).replace(/\/+$/, ''),
     instanceTag: readString(env, 'INSTANCE_TAG', 'none'),
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    metricsToken: readMetricsToken(env),
     trustProxy: readBoolean(env, 'TRUST_PROXY', false),
     encryptionKeys: readEncryptionKeys(env),
     apps: loadAppsConfig(env),

@@ -5,6 +5,7 @@ import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
 import { readEncryptionKeys } from './secret-box';
+import { readMetricsToken } from './metrics-token.config';
 
 export interface WorkersConfig {
   /** Where the workers serve `/_health`, `/_ready` and `/metrics` (they have no other HTTP). */
@@ -22,6 +23,8 @@ export interface WorkersConfig {
   encryptionKeys: Buffer[] | undefined;
   dataDir: string;
   logLevel: LogLevel;
+  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
+  metricsToken: string | undefined;
   /** Runs this process executes at once. */
   concurrency: number;
   /**
@@ -76,6 +79,7 @@ export function loadWorkersConfig(env: Environment = process.env): WorkersConfig
     encryptionKeys: readEncryptionKeys(env),
     dataDir: path.resolve(readString(env, 'DATA_DIR', './.data')),
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    metricsToken: readMetricsToken(env),
     concurrency: readInteger(env, 'WORKERS_CONCURRENCY', 2, 1),
     exportLagSeconds: readInteger(env, 'BATCH_EXPORT_LAG_SECONDS', 60, 0),
     batchExportQueryLimits: {

@@ -69,3 +69,20 @@ export function toQueueMessage(event: CapturedEvent): QueueMessage {
     },
   };
 }
+
+/** What Kafka adds to each record beside its key, value and headers, and to each header. */
+const RECORD_OVERHEAD_BYTES = 64;
+const HEADER_OVERHEAD_BYTES = 8;
+
+/**
+ * The bytes a message takes on the queue, as a Kafka producer bounds it (`message.max.bytes`):
+ * key, value and headers, with each record's framing. Capture holds every event's message to the
+ * same bound whatever the queue, so that no run mode takes an event another one refuses.
+ */
+export function queueMessageBytes(message: QueueMessage): number {
+  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
+  for (const name in message.headers) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(message.headers[name]) + HEADER_OVERHEAD_BYTES;
+  }
+  return bytes;
+}

@@ -110,3 +110,40 @@ describe('startProbeServer', () => {
     ).rejects.toThrow(`cannot serve probes on 127.0.0.1:${server.port}`);
   });
 });
+
+describe('startProbeServer with METRICS_TOKEN', () => {
+  const token = 'metrics-token-for-the-test-0123456789';
+  let server: ProbeServer;
+
+  beforeAll(async () => {
+    const metrics = new Registry();
+    new Counter({ name: 'probe_token_test_total', help: 'events', registers: [metrics] });
+    server = await startProbeServer(
+      { metrics, ready: () => Promise.resolve({ ready: true, checks: {} }) },
+      { host: '127.0.0.1', port: 0, metricsToken: token },
+    );
+  });
+
+  afterAll(() => server.close());
+
+  it('answers /metrics 401 with the error body without the token or with another one', async () => {
+    for (const headers of [{}, { Authorization: 'Bearer not-the-token' }, { Authorization: token }]) {
+      const response = await fetch(`${server.url}/metrics`, { headers });
+      expect(response.headers.get('www-authenticate')).toBe('Bearer');
+      expect([response.status, await response.json()]).toEqual([
+        401,
+        expect.objectContaining({ type: 'authentication_error', attr: null }),
+      ]);
+    }
+  });
+
+  it('answers /metrics with the token, and /_health and /_ready without it', async () => {
+    const response = await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+    expect([response.status, await response.text()]).toEqual([
+      200,
+      expect.stringContaining('probe_token_test_total'),
+    ]);
+    expect((await fetch(`${server.url}/_health`)).status).toBe(200);
+    expect((await fetch(`${server.url}/_ready`)).status).toBe(200);
+  });
+});

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HEALTH_PATH, METRICS_PATH, probeResponse, READY_PATH } from './probe-response';
+import { refuseMetricsRequest } from './metrics-access.util';
 import { failingChecks } from './readiness.util';
 import type { ProbedService, Readiness } from './service.types';
 
@@ -16,6 +17,8 @@ export interface ProbeServerOptions {
   port: number;
   /** Told when readiness changes (ready → not ready and back), once per change, not per probe. */
   logger?: ProbeLogger;
+  /** METRICS_TOKEN: when set, `/metrics` needs `Authorization: Bearer <token>` (refuseMetricsRequest). */
+  metricsToken?: string;
 }
 
 export interface ProbeServer {
@@ -66,6 +69,19 @@ export async function startProbeServer(
     const path = new URL(request.url ?? '/', 'http://probe').pathname.replace(/\/+$/, '') || '/';
     if (PROBE_PATHS.has(path) && request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    const refused =
+      path === METRICS_PATH
+        ? refuseMetricsRequest(request.headers.authorization, options.metricsToken)
+        : null;
+    if (refused) {
+      response
+        .writeHead(refused.status, {
+          'content-type': 'application/json; charset=utf-8',
+          'www-authenticate': 'Bearer',
+        })
+        .end(JSON.stringify(refused.body));
       return;
     }
     const answer = await probeResponse(path, probed);

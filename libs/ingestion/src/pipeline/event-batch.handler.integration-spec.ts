@@ -226,6 +226,27 @@ describe('EventBatchHandler', () => {
     expect(JSON.parse(stored.properties)).toMatchObject({ plain: 1, transformed: true });
   });
 
+  it('stores properties nested as deep as capture takes, and dead-letters nesting it cannot serialise as such', async () => {
+    // Capture takes 127 arrays and objects with the body (serde_json's limit, as rust/capture):
+    // a single event's properties then hold 125 more. Written as text: the test's own
+    // JSON.stringify would run out of stack on the deeper one.
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const deepest = captured('deepest taken', 'user-deep');
+    deepest.data = `{"event":"deepest taken","distinct_id":"user-deep","properties":{"p":${nested(125)}}}`;
+    const tooDeep = captured('past the stack', 'user-deep');
+    tooDeep.data = `{"event":"past the stack","distinct_id":"user-deep","properties":{"p":${nested(20_000)}}}`;
+    deadLetters.length = 0;
+    await handler.handle(batchOf([deepest, tooDeep]));
+
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    const stored = rows.find((row) => row.event === 'deepest taken');
+    expect(JSON.stringify((JSON.parse(stored!.properties) as { p: unknown }).p)).toBe(nested(125));
+    expect(rows.some((row) => row.event === 'past the stack')).toBe(false);
+    expect(deadLetters.map((dead) => dead.headers[DEAD_LETTER_REASON_HEADER].split(':')[0])).toEqual([
+      'unserializable',
+    ]);
+  });
+
   it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {
     const broken = handlerWith({ database: 'test_database_that_does_not_exist' });
     await expect(broken.handle(batchOf([captured('lost?', 'user-4')]))).rejects.toThrow();

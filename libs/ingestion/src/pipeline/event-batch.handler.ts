@@ -205,7 +205,11 @@ export class EventBatchHandler {
             event: outcome,
           });
         } catch (error) {
-          deadLetters.push({ message, reason: `invalid_timestamp: ${(error as Error).message}` });
+          // A RangeError either way: a timestamp ClickHouse cannot hold, or properties nested past
+          // JSON.stringify's stack (capture refuses those, another producer may not).
+          const detail = (error as Error).message;
+          const reason = detail.includes('call stack') ? 'unserializable' : 'invalid_timestamp';
+          deadLetters.push({ message, reason: `${reason}: ${detail}` });
         }
       } else if (outcome.outcome === 'dead_letter') {
         deadLetters.push({ message, reason: `${outcome.reason}: ${outcome.detail}` });

@@ -1,17 +1,21 @@
-import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Inject, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import {
   checkReadiness,
   combineReadiness,
   readinessResponse,
+  refuseMetricsRequest,
   type NotReadyBody,
   type Readiness,
   type ReadyBody,
 } from '@hogbase/service-runtime';
+import type { ManagementConfig } from '@hogbase/config';
 import { Access } from '../auth/access.decorator';
+import { ApiError } from '../common/api-error';
+import { MANAGEMENT_CONFIG } from '../management-config.token';
 import { MetricsService } from './metrics.service';
 
 @ApiExcludeController()
@@ -20,6 +24,7 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: MetricsService,
+    @Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig,
   ) {}
 
   /** Alive: the process serves HTTP. */
@@ -41,8 +46,11 @@ export class HealthController {
 
   @Get('metrics')
   @Header('Content-Type', 'text/plain; version=0.0.4')
+  // Public to the access guard (no personal API key): METRICS_TOKEN, when set, is checked here.
   @Access({ scope: 'public' })
-  async metricsText(): Promise<string> {
+  async metricsText(@Req() request: Request): Promise<string> {
+    const refused = refuseMetricsRequest(request.headers.authorization, this.config.metricsToken);
+    if (refused) throw new ApiError(refused.body.code, refused.body.detail);
     const registries = [this.metrics.registry, ...this.metrics.companions.registries()];
     return (await Promise.all(registries.map((registry) => registry.metrics()))).join('\n');
   }
