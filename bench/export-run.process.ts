@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pino from 'pino';
-import { BATCH_EXPORT_DESTINATIONS } from '@hogbase/batch-exports';
+import { createBatchExportDestinations } from '@hogbase/batch-exports';
 import { assertDatabaseName, closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
 import {
   ConfigError,
@@ -19,6 +19,7 @@ import {
   openSecretBox,
   runMain,
 } from '@hogbase/config';
+import { EgressPolicy } from '@hogbase/egress';
 import { prepareEventStores } from '@hogbase/ingestion';
 import { clickhouseTime, createWorkersPool, executeRun, RunStore } from '@hogbase/workers';
 
@@ -166,7 +167,7 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
     pool,
     clickhouse,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
-    destinations: BATCH_EXPORT_DESTINATIONS,
+    destinations: createBatchExportDestinations({ egress: new EgressPolicy(config.egress) }),
     logger,
   };
   try {

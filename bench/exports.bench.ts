@@ -63,6 +63,8 @@ export class ExportSteps {
       CLICKHOUSE_DATA_PATH: dataPath,
       ENCRYPTION_KEYS: encryptionKey.toString('base64'),
       LOG_LEVEL: 'warn',
+      // The bench's S3 server listens on loopback.
+      EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
     };
     delete env.CLICKHOUSE_URL;
     delete env.CLICKHOUSE_CLUSTER;

@@ -103,6 +103,8 @@ export async function openIngestionPipeline(
     KAFKA_BROKERS: brokers.join(','),
     CLICKHOUSE_DATABASE: BENCH_CLICKHOUSE_DATABASE,
     CLICKHOUSE_DATA_PATH: dataPath,
+    // The bench's webhook receivers listen on loopback.
+    EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   });
   const kafka = { ...config.kafka, brokers };
   const clickhouse = createClickHouse(config.clickhouse);

@@ -12,6 +12,8 @@
 //                      KRaft broker from the cached jars (tools/kafka-broker.mjs).
 //   S3_ENDPOINT        use this S3-compatible server (http://host:port, path-style) instead of
 //                      starting Adobe S3Mock from the cached jar (tools/s3-server.mjs).
+//   EGRESS_ALLOWED_PRIVATE_NETWORKS
+//                      passed on; 127.0.0.0/8 when unset, since every test service is on loopback.
 //   CI                 passed through to nx and jest.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -162,6 +164,10 @@ async function main() {
     PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
     NX_DAEMON: 'false',
     NX_NO_CLOUD: 'true',
+    // The test services (PostgreSQL, Kafka, S3Mock) and the tests' receivers listen on loopback,
+    // which the server refuses to reach unless allowed. Tests that check the refusal build their own
+    // policy; the test helpers that start apps set this too (test:faults runs without this script).
+    EGRESS_ALLOWED_PRIVATE_NETWORKS: process.env.EGRESS_ALLOWED_PRIVATE_NETWORKS ?? '127.0.0.0/8',
     TEST_SUMMARY_FILE: path.join(mkdtempSync(path.join(tmpdir(), 'hogbase-test-')), 'summary.jsonl'),
     // NestJS 12 ships as ES modules; Jest loads them through require(esm), which needs vm modules.
     NODE_OPTIONS: [

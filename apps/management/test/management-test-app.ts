@@ -146,6 +146,8 @@ export async function startManagementTestApp(
     // A key of the test's own: nothing is written under DATA_DIR.
     encryptionKeys: [randomBytes(32)],
     siteUrl: `http://127.0.0.1:${port}`,
+    // App archives in these tests are served on loopback; the app's own port stays refused.
+    egress: { allowedPrivateNetworks: ['127.0.0.0/8'], ownPorts: [port] },
     ...overrides,
   };
   let app: INestApplication;

@@ -5,6 +5,7 @@ import {
   STANDALONE_JOB_ENGINE_CONNECTIONS,
   type StandaloneConfig,
 } from '@hogbase/config';
+import { registerOwnPort } from '@hogbase/egress';
 import { startIngestionService } from '@hogbase/ingestion';
 import { startManagementService } from '@hogbase/management-api';
 import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
@@ -42,6 +43,9 @@ export async function startStandalone(
     publisher: engines.publisher,
     logger,
   });
+  // Capture listens on its own thread: its port (CAPTURE_PORT may be 0) is refused to outgoing
+  // requests from this one (apps' fetch, webhooks, exports) through the process-wide registry.
+  const releaseCapturePort = registerOwnPort(Number(new URL(capture.url).port));
   // The workers share the process's ClickHouse engine (chDB: one per process), Postgres and the
   // queue capture publishes to (import apps' events enter the pipeline like SDK events).
   const workersEngines = await openWorkersEngines(config.workers, logger.child({ app: 'workers' }), {
@@ -69,6 +73,7 @@ export async function startStandalone(
       // Intake first (capture's HTTP); then the workers, so an import app's run in progress finishes
       // while the queue still takes its events; then ingestion drains the queue.
       await capture.stop();
+      releaseCapturePort();
       await workers.stop();
       await workersEngines.close();
       await ingestion.stop();

@@ -42,6 +42,8 @@ export function standaloneEnv(dataDir: string, port: number, capturePort = 0): N
     MANAGEMENT_PORT: String(port),
     // 0: any free port, so that parallel runs and a developer's own `npm start` never collide.
     CAPTURE_PORT: String(capturePort),
+    // The tests' receivers (webhooks, app archives, S3Mock) listen on loopback.
+    EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   };
   // The embedded default: no real Postgres, Kafka or ClickHouse even when npm test started some.
   delete env.DATABASE_URL;

@@ -1,8 +1,39 @@
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
 import { BatchExportsApi, captureEvents, eventsAroundRange } from './batch-export-test.util';
 import { managementRequest } from './management-request';
 
 const HOUR = 3_600_000;
+
+/**
+ * A TCP relay in front of our capture, as a load balancer in front of another PostHog would be:
+ * the server refuses to export to its own ports, however its network is allowed.
+ */
+async function startRelay(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(port), hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 /** What the listing shows of an event, and what the migration must carry over unchanged. */
 interface ListedEvent {
@@ -15,12 +46,13 @@ interface ListedEvent {
 
 /**
  * PostHog's migration export end to end on `npm start`: an HTTP batch export of project A pointed
- * at our own capture's `/batch/` with project B's token, so that a backfill copies A's events of
+ * at our own capture's `/batch/` (through a relay) with project B's token, so that a backfill copies A's events of
  * its hours into B. The receiving side (capture, ingestion, the events table) must keep them as
  * they were, and take a second delivery of the same interval (a retried run) without doubling it.
  */
 describe('npm start: an HTTP export into our own capture copies a project into another', () => {
   let standalone: StandaloneForTest;
+  let relay: Awaited<ReturnType<typeof startRelay>>;
   /** The range backfilled: two whole hours ending two hours ago. */
   const rangeEnd = Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR;
   const rangeStart = rangeEnd - 2 * HOUR;
@@ -29,9 +61,11 @@ describe('npm start: an HTTP export into our own capture copies a project into a
     standalone = await startStandaloneForTest('hogbase-batch-export-http-', {
       BATCH_EXPORT_LAG_SECONDS: '0',
     });
+    relay = await startRelay(standalone.captureUrl);
   });
 
   afterAll(async () => {
+    await relay?.close();
     await standalone?.stop();
   });
 
@@ -107,7 +141,7 @@ describe('npm start: an HTTP export into our own capture copies a project into a
       interval: 'hour',
       destination: {
         type: 'HTTP',
-        config: { url: `${standalone.captureUrl}/batch/`, token: target.api_token },
+        config: { url: `${relay.url}/batch/`, token: target.api_token },
       },
     });
     expect(createdExport.status).toBe(201);

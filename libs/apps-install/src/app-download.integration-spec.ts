@@ -2,13 +2,26 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { EgressPolicy } from '@hogbase/egress';
 import { tarGz } from '@hogbase/test-support';
 import { FakeHttpServer, json, zip } from '../test/app-archives';
-import { AppInstallError, downloadApp, readPluginJson, UNSUPPORTED_URL_MESSAGE } from './index';
+import {
+  AppInstallError,
+  downloadApp as downloadFrom,
+  readPluginJson,
+  UNSUPPORTED_URL_MESSAGE,
+  type AppSourceOptions,
+} from './index';
 
 const PLUGIN_JSON = JSON.stringify({ name: 'Hello', config: [{ key: 'greeting', type: 'string' }] });
 const INDEX_TS = 'export function processEvent(event: any) { return event }';
 const SHA = 'a'.repeat(40);
+const REFUSED = 'resolves to a private address; set EGRESS_ALLOWED_PRIVATE_NETWORKS to allow it';
+
+/** The fake servers listen on loopback: these tests allow it, as an admin would for a local mirror. */
+const LOOPBACK_ALLOWED = new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] });
+const downloadApp = (url: string, options: AppSourceOptions = {}) =>
+  downloadFrom(url, { egress: LOOPBACK_ALLOWED, ...options });
 
 describe('downloadApp', () => {
   const server = new FakeHttpServer();
@@ -206,6 +219,54 @@ describe('downloadApp', () => {
     await expect(downloadApp(`${baseUrl}/slow.tgz`, { timeoutMs: 200 })).rejects.toThrow(
       `Could not download the app from ${baseUrl}/slow.tgz: no complete answer within 200 ms`,
     );
+  });
+
+  it('refuses an app URL on loopback unless an admin allowed it, the same for an open and a closed port', async () => {
+    server.routes.set('/internal.tgz', {
+      body: await tarGz({ 'package/plugin.json': PLUGIN_JSON, 'package/index.ts': INDEX_TS }),
+    });
+    const requestsBefore = server.requests.length;
+    const port = new URL(baseUrl).port;
+    const closed = new FakeHttpServer();
+    const closedUrl = await closed.start();
+    await closed.stop();
+    for (const url of [
+      `${baseUrl}/internal.tgz`,
+      `http://2130706433:${port}/internal.tgz`,
+      `${closedUrl}/x.tgz`,
+    ]) {
+      await expect(downloadFrom(url)).rejects.toThrow(
+        new AppInstallError(`Could not download the app from ${url}: 127.0.0.1 ${REFUSED}`),
+      );
+    }
+    await expect(downloadFrom(`http://localhost:${port}/internal.tgz`)).rejects.toThrow(
+      `localhost ${REFUSED}`,
+    );
+    expect(server.requests.length).toBe(requestsBefore);
+    await expect(downloadApp(`${baseUrl}/internal.tgz`)).resolves.toMatchObject({ tag: null });
+  });
+
+  it('refuses a redirect from an allowed server to loopback before anything reaches it', async () => {
+    // 127.0.0.2 stands for a public server the policy allows; 127.0.0.1 for the server's network.
+    const redirector = new FakeHttpServer();
+    const redirectorUrl = await redirector.start('127.0.0.2');
+    redirector.routes.set('/app.tgz', {
+      status: 302,
+      body: '',
+      headers: { location: `${baseUrl}/hello.tgz` },
+    });
+    const requestsBefore = server.requests.length;
+    try {
+      await expect(
+        downloadFrom(`${redirectorUrl}/app.tgz`, {
+          egress: new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.2/32'] }),
+        }),
+      ).rejects.toThrow(`Could not download the app from ${redirectorUrl}/app.tgz: 127.0.0.1 ${REFUSED}`);
+      expect(redirector.requests).toHaveLength(1);
+      expect(server.requests.length).toBe(requestsBefore);
+    } finally {
+      await redirector.stop();
+    }
   });
 
   it('refuses URLs PostHog does not accept', async () => {

@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createEgressFetch, EgressPolicy, type EgressFetch } from '@hogbase/egress';
 import { unpackArchive } from './app-archive.reader';
 import { appFilesFromEntries, commonTopFolder, decodeAppFile, packageJsonVersion } from './app-files.util';
 import { fetchBytes, fetchJson } from './app-http.util';
@@ -28,7 +29,20 @@ export interface ResolvedSourceOptions {
   maxArchiveBytes: number;
   maxUnpackedBytes: number;
   timeoutMs: number;
-  fetch: typeof fetch;
+  fetch: EgressFetch;
+}
+
+const STRICT_EGRESS = EgressPolicy.strict();
+/** One fetch (so one connection pool) per policy. */
+const egressFetches = new WeakMap<EgressPolicy, EgressFetch>();
+
+function egressFetch(policy: EgressPolicy): EgressFetch {
+  let fetch = egressFetches.get(policy);
+  if (fetch === undefined) {
+    fetch = createEgressFetch(policy);
+    egressFetches.set(policy, fetch);
+  }
+  return fetch;
 }
 
 export function resolveSourceOptions(options: AppSourceOptions): ResolvedSourceOptions {
@@ -41,7 +55,7 @@ export function resolveSourceOptions(options: AppSourceOptions): ResolvedSourceO
     maxArchiveBytes: options.maxArchiveBytes ?? 20 * MIB,
     maxUnpackedBytes: options.maxUnpackedBytes ?? 50 * MIB,
     timeoutMs: options.timeoutMs ?? 30_000,
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: egressFetch(options.egress ?? STRICT_EGRESS),
   };
 }
 

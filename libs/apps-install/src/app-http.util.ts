@@ -1,8 +1,10 @@
+import type { EgressFetch } from '@hogbase/egress';
 import { AppInstallError } from './app-install.error';
 import { stripUrlSecrets } from './app-url.parser';
 
 export interface BoundedFetchOptions {
-  fetch: typeof fetch;
+  /** Checks every connection and redirect (see `@hogbase/egress`). */
+  fetch: EgressFetch;
   timeoutMs: number;
   maxBytes: number;
   headers?: Record<string, string>;
@@ -11,7 +13,7 @@ export interface BoundedFetchOptions {
 }
 
 /**
- * GET with redirects followed, a deadline over the whole exchange (body included) and a size
+ * GET with redirects followed (each one checked by the egress fetch), a deadline over the whole exchange (body included) and a size
  * bound enforced while reading, not after. Every failure is an {@link AppInstallError} whose
  * message names the URL without its query string (tokens live there).
  */

@@ -1,3 +1,5 @@
+import type { EgressPolicy } from '@hogbase/egress';
+
 /** An app's files by path relative to its root (`plugin.json`, `index.ts`, `lib/util.ts`): text as strings, other files (images) as bytes. */
 export type AppFiles = Record<string, string | Uint8Array>;
 
@@ -19,8 +21,11 @@ export interface AppSourceOptions {
   maxUnpackedBytes?: number;
   /** Bound on each HTTP exchange, body included. Default 30 s. */
   timeoutMs?: number;
-  /** Default: Node's global `fetch`. */
-  fetch?: typeof fetch;
+  /**
+   * Where downloads may connect, each redirect included. Default: public addresses only (no
+   * loopback, private or link-local target).
+   */
+  egress?: EgressPolicy;
 }
 
 export interface DownloadedApp {

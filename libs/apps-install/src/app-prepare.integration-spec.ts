@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
+import { EgressPolicy } from '@hogbase/egress';
 import { downloadApp } from './app-download.util';
 import {
   AppInstallError,
@@ -221,7 +222,10 @@ describe('prepareApp with the published geoip app', () => {
   afterAll(() => server.stop());
 
   it('finds its processEvent capability', async () => {
-    const app = await downloadApp(`${baseUrl}/geoip.tgz`);
+    // The fake server listens on loopback, allowed here as an admin would for a local mirror.
+    const app = await downloadApp(`${baseUrl}/geoip.tgz`, {
+      egress: new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] }),
+    });
 
     const prepared = await prepareApp(app.files);
 

@@ -1,5 +1,11 @@
+import { EgressPolicy } from '@hogbase/egress';
 import { FakeHttpServer, json } from '../test/app-archives';
-import { AppInstallError, latestVersion } from './index';
+import { AppInstallError, latestVersion as latestVersionOf, type AppSourceOptions } from './index';
+
+/** The fake registry listens on loopback: allowed here, as an admin would for a local mirror. */
+const LOOPBACK_ALLOWED = new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] });
+const latestVersion = (url: string, options: AppSourceOptions = {}) =>
+  latestVersionOf(url, { egress: LOOPBACK_ALLOWED, ...options });
 
 describe('latestVersion', () => {
   const server = new FakeHttpServer();

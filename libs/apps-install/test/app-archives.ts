@@ -49,9 +49,9 @@ export class FakeHttpServer {
     });
   }
 
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  async start(host = '127.0.0.1'): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, host, resolve));
+    return `http://${host}:${(this.server.address() as AddressInfo).port}`;
   }
 
   async stop(): Promise<void> {

@@ -80,6 +80,8 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
     encryptionKeys: [key],
     dataDir: '/nonexistent',
     geoipDatabasePath: undefined,
+    // The receivers of these tests listen on loopback.
+    egress: { allowedPrivateNetworks: ['127.0.0.0/8'], ownPorts: [] },
   });
 
   beforeAll(async () => {

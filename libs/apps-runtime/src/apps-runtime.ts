@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { openSecretBox, type AppsRuntimeConfig, type SecretBox } from '@hogbase/config';
+import { EgressPolicy } from '@hogbase/egress';
 import type { AppServices } from './app-instance';
 import { boundedFetch } from './bounded-fetch';
 import { EnabledApps, type SecretOpener } from './enabled-apps';
@@ -44,7 +45,11 @@ export function createAppsRuntime(
     storage: new PluginStorage(pool),
     cache: new PluginCache(),
     log,
-    fetch: boundedFetch({ timeoutMs: config.fetchTimeoutMs, maxResponseBytes: config.fetchMaxResponseBytes }),
+    fetch: boundedFetch({
+      timeoutMs: config.fetchTimeoutMs,
+      maxResponseBytes: config.fetchMaxResponseBytes,
+      egress: new EgressPolicy(config.egress),
+    }),
     geoip: config.geoipDatabasePath ? openGeoIp(config.geoipDatabasePath) : undefined,
     memoryLimitBytes: config.memoryLimitBytes,
     timeLimitMs: config.timeLimitMs,

@@ -1,10 +1,13 @@
 import type { SandboxFetch, SandboxFetchInit, SandboxFetchResponse } from '@hogbase/apps-sandbox';
+import { createEgressFetch, egressRefusalOf, type EgressPolicy } from '@hogbase/egress';
 
 export interface BoundedFetchOptions {
   /** The whole request, body included. */
   timeoutMs: number;
   /** A larger response body fails the fetch (the app sees the error). */
   maxResponseBytes: number;
+  /** Where the app may connect: every connection and every redirect is checked against it. */
+  egress: EgressPolicy;
 }
 
 /** What `Response.text()` would give, but refusing a body past `maxBytes` without reading it all. */
@@ -26,11 +29,13 @@ async function readBounded(response: Response, maxBytes: number): Promise<string
 }
 
 /**
- * The `fetch` apps get (and the host's composeWebhook delivery): Node's fetch with a deadline over
- * the whole exchange and a bound on the response body, so an app cannot hang a call on a slow
- * server or fill the host's memory with a large answer.
+ * The `fetch` apps get (and the host's composeWebhook delivery): fetch through the egress policy
+ * (no loopback, private or link-local target unless allowed, each redirect checked), with a deadline
+ * over the whole exchange and a bound on the response body, so an app cannot reach the server's
+ * network, hang a call on a slow server or fill the host's memory with a large answer.
  */
 export function boundedFetch(options: BoundedFetchOptions): SandboxFetch {
+  const fetch = createEgressFetch(options.egress);
   return async (url: string, init: SandboxFetchInit): Promise<SandboxFetchResponse> => {
     const signal = AbortSignal.timeout(options.timeoutMs);
     try {
@@ -44,6 +49,8 @@ export function boundedFetch(options: BoundedFetchOptions): SandboxFetch {
       const body = await readBounded(response, options.maxResponseBytes);
       return { status: response.status, headers: Object.fromEntries(response.headers), body };
     } catch (error) {
+      const refusal = egressRefusalOf(error);
+      if (refusal) throw new Error(refusal.message);
       if (signal.aborted)
         throw new Error(`the request to ${new URL(url).host} timed out after ${options.timeoutMs} ms`);
       const cause = (error as { cause?: { message?: string } }).cause?.message;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { readEncryptionKeys } from './secret-box';
 import { type Environment, readInteger, readString } from './env.util';
 
@@ -16,6 +17,8 @@ export interface AppsRuntimeConfig {
   dataDir: string;
   /** A MaxMind City database (.mmdb) for `meta.geoip`; unset, apps' lookups answer null. */
   geoipDatabasePath: string | undefined;
+  /** Where apps' `fetch` and composeWebhook deliveries may go. */
+  egress: EgressConfig;
 }
 
 export function loadAppsRuntimeConfig(env: Environment = process.env): AppsRuntimeConfig {
@@ -27,6 +30,7 @@ export function loadAppsRuntimeConfig(env: Environment = process.env): AppsRunti
     encryptionKeys: readEncryptionKeys(env),
     dataDir: path.resolve(readString(env, 'DATA_DIR', './.data')),
     geoipDatabasePath: optionalPath(readString(env, 'GEOIP_DATABASE_PATH')),
+    egress: loadEgressConfig(env),
   };
 }
 

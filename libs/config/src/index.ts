@@ -10,3 +10,4 @@ export * from './log-redaction.util';
 export * from './secret-box';
 export * from './workers.config';
 export * from './apps.config';
+export * from './egress.config';

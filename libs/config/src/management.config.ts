@@ -10,6 +10,7 @@ import {
   redact,
   ConfigError,
 } from './env.util';
+import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { readEncryptionKeys } from './secret-box';
 import { readMetricsToken } from './metrics-token.config';
 
@@ -62,6 +63,8 @@ export interface ManagementConfig {
    */
   encryptionKeys: Buffer[] | undefined;
   apps: AppsConfig;
+  /** Where app installs and upgrades may download from. */
+  egress: EgressConfig;
 }
 
 export function loadManagementConfig(env: Environment = process.env): ManagementConfig {
@@ -97,6 +100,7 @@ export function loadManagementConfig(env: Environment = process.env): Management
     trustProxy: readBoolean(env, 'TRUST_PROXY', false),
     encryptionKeys: readEncryptionKeys(env),
     apps: loadAppsConfig(env),
+    egress: loadEgressConfig(env),
   };
 }
 

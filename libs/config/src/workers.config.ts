@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type AppsRuntimeConfig, loadAppsRuntimeConfig } from './apps.config';
 import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
+import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
@@ -45,6 +46,8 @@ export interface WorkersConfig {
    * only to see an import app work without waiting (tests, demos).
    */
   appsScheduleTickSeconds: number;
+  /** Where batch-export destinations may connect. */
+  egress: EgressConfig;
 }
 
 /** The shape of `QueryLimits` (@hogbase/clickhouse), which config does not depend on. */
@@ -104,5 +107,6 @@ export function loadWorkersConfig(env: Environment = process.env): WorkersConfig
     },
     apps: loadAppsRuntimeConfig(env),
     appsScheduleTickSeconds: readInteger(env, 'APPS_SCHEDULE_TICK_SECONDS', 60, 1),
+    egress: loadEgressConfig(env),
   };
 }

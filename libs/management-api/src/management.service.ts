@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
 import type { ManagementConfig } from '@hogbase/config';
+import { registerOwnPort } from '@hogbase/egress';
 import type { RunningService } from '@hogbase/service-runtime';
 import type { CompanionService } from './health/companion-services';
 import { HealthController } from './health/health.controller';
@@ -49,6 +50,8 @@ export async function startManagementService(
   metrics.companions.expect(...companions);
   await app.listen(config.port, config.host);
   const { port } = app.getHttpServer().address() as AddressInfo;
+  // Outgoing requests for users (app installs, apps' fetch in npm start) never come back here.
+  const releasePort = registerOwnPort(port);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const health = app.get(HealthController);
   return {
@@ -58,6 +61,9 @@ export async function startManagementService(
     ready: () => health.readiness(),
     include: (name, service) => metrics.companions.include(name, service),
     // Stops taking requests, finishes those in flight, closes the Postgres pool.
-    stop: () => app.close(),
+    stop: async () => {
+      await app.close();
+      releasePort();
+    },
   };
 }

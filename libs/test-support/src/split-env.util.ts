@@ -26,6 +26,8 @@ export function splitModeEnv(options: SplitModeEnvOptions): NodeJS.ProcessEnv {
     CLICKHOUSE_DATA_PATH: path.join(options.dataDir, 'clickhouse'),
     // Tests wait for info lines such as `ingestion consuming`, whatever LOG_LEVEL the run has.
     LOG_LEVEL: 'info',
+    // The tests' destinations (their Postgres, S3Mock, receivers) listen on loopback.
+    EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   };
   delete env.CLICKHOUSE_URL;
   // Jest's own flags (--experimental-vm-modules) are not what an operator runs the app with.

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import pino from 'pino';
-import { BATCH_EXPORT_DESTINATIONS } from '@hogbase/batch-exports';
+import { createBatchExportDestinations } from '@hogbase/batch-exports';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, SecretBox } from '@hogbase/config';
+import { EgressPolicy } from '@hogbase/egress';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { isPersonsCursor } from './persons-query';
@@ -47,7 +48,10 @@ describe('a persons run: persons from Postgres to a Postgres table, not events',
       clickhouse: clickhouse.client,
       database: clickhouse.database,
       secrets,
-      destinations: BATCH_EXPORT_DESTINATIONS,
+      // The destination is the test database's server, on loopback.
+      destinations: createBatchExportDestinations({
+        egress: new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] }),
+      }),
       logger: pino({ level: 'silent' }),
       lagSeconds: 0,
       queryLimits: DEFAULT_BATCH_EXPORT_QUERY_LIMITS,

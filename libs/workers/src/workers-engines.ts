@@ -1,8 +1,9 @@
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { BATCH_EXPORT_DESTINATIONS } from '@hogbase/batch-exports';
+import { createBatchExportDestinations } from '@hogbase/batch-exports';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
 import { ConfigError, openSecretBox, type WorkersConfig } from '@hogbase/config';
+import { EgressPolicy } from '@hogbase/egress';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { postgresPoolTimeouts } from '@hogbase/postgres';
 import {
@@ -108,7 +109,8 @@ export async function openWorkersEngines(
     clickhouse,
     ingestion,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
-    destinations: BATCH_EXPORT_DESTINATIONS,
+    // Every destination connection checked against EGRESS_ALLOWED_PRIVATE_NETWORKS.
+    destinations: createBatchExportDestinations({ egress: new EgressPolicy(config.egress) }),
     publisher,
     logger,
     async close() {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { createEgressFetch, EgressPolicy } from '@hogbase/egress';
 import {
   NonRetryableExportError,
   type DestinationFactory,
@@ -9,12 +10,21 @@ import {
   type ExportRunInfo,
   type ExportedEventRow,
 } from '../destination.types';
+import { createBatchExportDestinations, MAX_DESTINATION_ERROR_CHARS } from '../destination-registry';
 import {
-  createHttpDestination,
+  createHttpDestination as createStrictHttpDestination,
   DEFAULT_HTTP_DESTINATION_OPTIONS,
   type HttpDestinationOptions,
 } from './http.destination';
 
+const REFUSED = 'resolves to a private address; set EGRESS_ALLOWED_PRIVATE_NETWORKS to allow it';
+/** The receivers of these tests listen on loopback, which the tests allow (as an admin may). */
+const LOOPBACK_FETCH = createEgressFetch(new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] }));
+const createHttpDestination = (
+  config: Record<string, unknown>,
+  run: ExportRunInfo,
+  options: HttpDestinationOptions = DEFAULT_HTTP_DESTINATION_OPTIONS,
+) => createStrictHttpDestination(config, run, options, LOOPBACK_FETCH);
 const factory: DestinationFactory = createHttpDestination;
 
 /** Fast back-off, so retry tests take milliseconds; Retry-After still decides when given. */
@@ -317,6 +327,56 @@ describe('HTTP destination', () => {
     expect(await responseClosed).toBe(true);
     expect(inFlight).toBeDefined();
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('refuses a loopback receiver by default, before sending anything, and without retrying', async () => {
+    server.handlers = [(_request, response) => response.writeHead(200).end('internal answer')];
+    const port = new URL(url).port;
+    for (const target of [
+      url,
+      `http://2130706433:${port}/batch/`,
+      `http://[::ffff:127.0.0.1]:${port}/batch/`,
+    ]) {
+      const writer = createStrictHttpDestination({ url: target, token: 'phc_target' }, runInfo(), FAST);
+      const failure = writer.write(chunkOf(rowsFrom(1, 2)), new AbortController().signal);
+      await expect(failure).rejects.toThrow(NonRetryableExportError);
+    }
+    const writer = createStrictHttpDestination(
+      { url: `http://localhost:${port}/batch/`, token: 't' },
+      runInfo(),
+      FAST,
+    );
+    await expect(writer.write(chunkOf(rowsFrom(1, 2)), new AbortController().signal)).rejects.toThrow(
+      `HTTP destination: localhost ${REFUSED}`,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("quotes at most a short excerpt of a receiver's answer, however long", async () => {
+    const answer = `${'internal page '.repeat(100_000)}END`;
+    server.handlers = [(_request, response) => response.writeHead(404).end(answer)];
+    const writer = createHttpDestination({ url, token: 'phc_target' }, runInfo(), FAST);
+    const error = (await writer
+      .write(chunkOf(rowsFrom(1, 2)), new AbortController().signal)
+      .catch((caught: unknown) => caught)) as Error;
+    expect(error).toBeInstanceOf(NonRetryableExportError);
+    expect(error.message).toMatch(/answered 404: internal page/);
+    expect(error.message.length).toBeLessThan(500);
+  });
+
+  it('bounds every error of the destinations the workers run', () => {
+    const destinations = createBatchExportDestinations({ egress: EgressPolicy.strict() });
+    const error = (() => {
+      try {
+        destinations.HTTP({ url: `not a url ${'x'.repeat(5_000)}`, token: 't' }, runInfo());
+      } catch (caught) {
+        return caught as Error;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(NonRetryableExportError);
+    expect(error?.message.length).toBeLessThan(MAX_DESTINATION_ERROR_CHARS + 40);
+    expect(error?.message).toMatch(/… \(\d+ more characters\)$/);
   });
 
   it('refuses a config whose url is not http(s)', () => {

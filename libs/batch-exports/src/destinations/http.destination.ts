@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createEgressFetch, egressRefusalOf, EgressPolicy, type EgressFetch } from '@hogbase/egress';
 import {
   NonRetryableExportError,
   type DestinationWriter,
@@ -43,6 +44,8 @@ export const DEFAULT_HTTP_DESTINATION_OPTIONS: HttpDestinationOptions = {
 };
 
 const RESPONSE_EXCERPT_CHARS = 300;
+/** What is read of a refusing receiver's answer for its excerpt; the rest is never read. */
+const RESPONSE_READ_BYTES = 4 * 1024;
 
 export function parseHttpDestinationConfig(config: Record<string, unknown>): HttpDestinationConfig {
   const reader = new DestinationConfigReader('HTTP', config);
@@ -77,6 +80,8 @@ export class HttpDestinationWriter implements DestinationWriter {
   constructor(
     private readonly config: HttpDestinationConfig,
     private readonly options: HttpDestinationOptions = DEFAULT_HTTP_DESTINATION_OPTIONS,
+    /** Checks every connection against the egress policy (see createBatchExportDestinations). */
+    private readonly fetch: EgressFetch = strictFetch(),
   ) {
     this.header = Buffer.from(
       `{"api_key":${JSON.stringify(config.token)},"historical_migration":true,"batch":[`,
@@ -139,7 +144,7 @@ export class HttpDestinationWriter implements DestinationWriter {
       signal.throwIfAborted();
       let waitMs = backoff(attempt, this.options);
       try {
-        const response = await fetch(this.config.url, {
+        const response = await this.fetch(this.config.url, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
           body,
@@ -147,9 +152,11 @@ export class HttpDestinationWriter implements DestinationWriter {
           redirect: 'manual',
           signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.requestTimeoutMs)]),
         });
-        const text = await response.text().catch(() => '');
-        if (response.ok) return;
-        const excerpt = text.slice(0, RESPONSE_EXCERPT_CHARS);
+        if (response.ok) {
+          await response.body?.cancel().catch(() => undefined);
+          return;
+        }
+        const excerpt = (await readStart(response, RESPONSE_READ_BYTES)).slice(0, RESPONSE_EXCERPT_CHARS);
         if (response.status === 429 || response.status >= 500) {
           lastFailure = `HTTP ${response.status}`;
           const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
@@ -163,7 +170,7 @@ export class HttpDestinationWriter implements DestinationWriter {
             waitMs = retryAfterMs;
           }
         } else {
-          const location = response.headers.get('location');
+          const location = response.headers.get('location')?.slice(0, RESPONSE_EXCERPT_CHARS);
           throw new NonRetryableExportError(
             `HTTP destination ${target} answered ${response.status}` +
               (location ? ` (redirect to ${location}: set the url to the final address)` : '') +
@@ -172,6 +179,8 @@ export class HttpDestinationWriter implements DestinationWriter {
         }
       } catch (error) {
         if (signal.aborted) throw signal.reason;
+        const refusal = egressRefusalOf(error);
+        if (refusal) throw new NonRetryableExportError(`HTTP destination: ${refusal.message}`);
         if (error instanceof NonRetryableExportError || !isNetworkFailure(error)) throw error;
         lastFailure = describeNetworkFailure(error);
       }
@@ -181,6 +190,35 @@ export class HttpDestinationWriter implements DestinationWriter {
       `HTTP destination ${target}: no 2xx after ${this.options.maxAttempts} attempts (last: ${lastFailure})`,
     );
   }
+}
+
+let strictEgressFetch: EgressFetch | undefined;
+
+/** Public targets only: what a writer gets when its creator passed no egress fetch. */
+function strictFetch(): EgressFetch {
+  strictEgressFetch ??= createEgressFetch(EgressPolicy.strict());
+  return strictEgressFetch;
+}
+
+/** The first `maxBytes` of a body as text, the rest left unread (a receiver may answer anything). */
+async function readStart(response: Response, maxBytes: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // A body cut short still says what it said so far.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
 }
 
 /** An event of the batch as PostHog's HTTP export writes it (same keys, same order). */
@@ -237,16 +275,20 @@ function describeNetworkFailure(error: unknown): string {
   return detail ? `${error.message} (${detail})` : error.message;
 }
 
-/** A DestinationFactory; `options` (retries, batch size) are for tests. */
+/**
+ * A DestinationFactory; `options` (retries, batch size) are for tests. `fetch` goes where the egress
+ * policy lets it (public targets only by default).
+ */
 export function createHttpDestination(
   config: Record<string, unknown>,
   run: ExportRunInfo,
   options: HttpDestinationOptions = DEFAULT_HTTP_DESTINATION_OPTIONS,
+  fetch: EgressFetch = strictFetch(),
 ): DestinationWriter {
   if (run.model !== 'events') {
     throw new NonRetryableExportError(
       `HTTP destination: the ${run.model} model is not supported, only events`,
     );
   }
-  return new HttpDestinationWriter(parseHttpDestinationConfig(config), options);
+  return new HttpDestinationWriter(parseHttpDestinationConfig(config), options, fetch);
 }

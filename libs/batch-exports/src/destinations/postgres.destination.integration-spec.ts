@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Client } from 'pg';
+import { EgressPolicy } from '@hogbase/egress';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import {
   NonRetryableExportError,
@@ -13,7 +14,10 @@ import {
 } from '../destination.types';
 import { createPostgresDestination } from './postgres.destination';
 
-const factory: DestinationFactory = createPostgresDestination;
+/** The test server listens on loopback, which these tests allow (as an admin may). */
+const LOOPBACK_ALLOWED = new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] });
+const factory: DestinationFactory = (config, run) => createPostgresDestination(config, run, LOOPBACK_ALLOWED);
+const REFUSED = 'resolves to a private address; set EGRESS_ALLOWED_PRIVATE_NETWORKS to allow it';
 
 function runInfo(): ExportRunInfo {
   return {
@@ -431,6 +435,42 @@ describe('Postgres destination', () => {
       const failure = personsWriter().write(chunkOf(rowsFrom(1, 1)), new AbortController().signal);
       await expect(failure).rejects.toThrow(NonRetryableExportError);
       await expect(failure).rejects.toThrow('not an exported person');
+    });
+  });
+
+  describe('where it connects', () => {
+    async function failureOf(writer: DestinationWriter): Promise<Error> {
+      writers.push(writer);
+      return (await writer
+        .write(chunkOf(rowsFrom(1, 1)), new AbortController().signal)
+        .catch((error: unknown) => error)) as Error;
+    }
+
+    it("refuses the server's loopback by default, in any spelling, without retry", async () => {
+      for (const host of ['127.0.0.1', '2130706433', '0x7f.1', 'localhost', '::ffff:127.0.0.1', '0.0.0.0']) {
+        const error = await failureOf(createPostgresDestination({ ...config, host }, runInfo()));
+        expect(error).toBeInstanceOf(NonRetryableExportError);
+        expect(error.message).toBe(`Postgres destination: ${host} ${REFUSED}`);
+      }
+      const table = await admin.query(`SELECT to_regclass('exports.events_export') AS oid`);
+      expect(table.rows).toEqual([{ oid: null }]);
+    });
+
+    it('refuses a Unix-socket directory as host, even where loopback is allowed', async () => {
+      for (const host of ['/var/run/postgresql', '/tmp', '@postgres']) {
+        const error = await failureOf(factory({ ...config, host }, runInfo()));
+        expect(error).toBeInstanceOf(NonRetryableExportError);
+        expect(error.message).toBe(
+          `Postgres destination: ${JSON.stringify(host)} is not a network host: socket paths are refused`,
+        );
+      }
+    });
+
+    it('connects to the address a host name resolved to once allowed', async () => {
+      const writer = factory({ ...config, host: 'localhost' }, runInfo());
+      writers.push(writer);
+      await writer.write(chunkOf(rowsFrom(1, 2)), new AbortController().signal);
+      expect(await tableRows()).toHaveLength(2);
     });
   });
 

@@ -1,7 +1,7 @@
 import { Client, DatabaseError, escapeIdentifier } from 'pg';
+import { egressRefusalOf, EgressPolicy, parseIpAddress } from '@hogbase/egress';
 import {
   NonRetryableExportError,
-  type DestinationFactory,
   type DestinationWriter,
   type ExportChunk,
   type ExportRunInfo,
@@ -190,6 +190,8 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
     private readonly config: PostgresDestinationConfig,
     private readonly run: ExportRunInfo,
     private readonly model: TableModel<Row>,
+    /** Where the connection may go (public hosts only by default; never a socket path). */
+    private readonly egress: EgressPolicy = EgressPolicy.strict(),
   ) {
     this.qualifiedTable = `${escapeIdentifier(config.schema)}.${escapeIdentifier(config.tableName)}`;
   }
@@ -242,14 +244,27 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
 
   private async connect(): Promise<Client> {
     if (this.client) return this.client;
+    // Resolved and checked once, then connected to that address: a host that resolves elsewhere
+    // on a second lookup (DNS rebinding) is never looked up again for this connection.
+    let address: string;
+    try {
+      ({ address } = await this.egress.resolve(this.config.host, this.config.port));
+    } catch (error) {
+      throw this.toExportError(error);
+    }
+    const hostIsName = parseIpAddress(this.config.host) === undefined;
     const client = new Client({
-      host: this.config.host,
+      host: address,
       port: this.config.port,
       database: this.config.database,
       user: this.config.user,
       password: this.config.password,
-      // PostHog connects with sslmode=require, and skips verification for a self-signed cert.
-      ssl: { rejectUnauthorized: !this.config.hasSelfSignedCert },
+      // PostHog connects with sslmode=require, and skips verification for a self-signed cert. The
+      // certificate is checked against the configured name, not the address connected to.
+      ssl: {
+        rejectUnauthorized: !this.config.hasSelfSignedCert,
+        ...(hostIsName ? { servername: this.config.host } : {}),
+      },
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
       application_name: `hogbase batch export ${this.run.runId}`.slice(0, 63),
@@ -383,6 +398,8 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
 
   private toExportError(error: unknown): Error {
     if (error instanceof NonRetryableExportError) return error;
+    const refusal = egressRefusalOf(error);
+    if (refusal) return new NonRetryableExportError(`Postgres destination: ${refusal.message}`);
     const target = `${this.config.host}:${this.config.port}/${this.config.database} (${this.qualifiedTable})`;
     const code = sqlState(error);
     const message = error instanceof Error ? error.message : String(error);
@@ -492,12 +509,17 @@ function sqlState(error: unknown): string | undefined {
   return error instanceof DatabaseError ? error.code : undefined;
 }
 
-export const createPostgresDestination: DestinationFactory = (config, run) => {
+/** A DestinationFactory once `egress` is bound (createBatchExportDestinations does). */
+export function createPostgresDestination(
+  config: Record<string, unknown>,
+  run: ExportRunInfo,
+  egress: EgressPolicy = EgressPolicy.strict(),
+): DestinationWriter {
   const parsed = parsePostgresDestinationConfig(config);
   switch (run.model) {
     case 'events':
-      return new PostgresDestinationWriter(parsed, run, EVENTS_TABLE);
+      return new PostgresDestinationWriter(parsed, run, EVENTS_TABLE, egress);
     case 'persons':
-      return new PostgresDestinationWriter(parsed, run, PERSONS_TABLE);
+      return new PostgresDestinationWriter(parsed, run, PERSONS_TABLE, egress);
   }
-};
+}

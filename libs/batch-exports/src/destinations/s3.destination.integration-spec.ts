@@ -13,10 +13,19 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EgressPolicy } from '@hogbase/egress';
 import { createTestS3Client, testS3Endpoint } from '@hogbase/test-support';
 
 import { NonRetryableExportError, type ExportChunk, type ExportRunInfo } from '../destination.types';
-import { createS3Destination } from './s3.destination';
+import { createS3Destination as createStrictS3Destination } from './s3.destination';
+
+/** S3Mock listens on loopback, which these tests allow (as an admin may for a MinIO of theirs). */
+const LOOPBACK_ALLOWED = new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] });
+const createS3Destination = (config: Record<string, unknown>, runInfo: ExportRunInfo) =>
+  createStrictS3Destination(config, runInfo, LOOPBACK_ALLOWED);
+const REFUSED = 'resolves to a private address; set EGRESS_ALLOWED_PRIVATE_NETWORKS to allow it';
 
 const MIB = 1024 * 1024;
 const INTERVAL = '2023-07-19T23:00:00+00:00-2023-07-20T00:00:00+00:00';
@@ -219,6 +228,34 @@ describe('the S3 destination', () => {
     await expect(writing).rejects.toThrow(/NoSuchBucket/);
     await expect(writing).rejects.toThrow(NonRetryableExportError);
     await large.abort();
+  });
+
+  it('refuses an endpoint on loopback by default, before any request, without retry', async () => {
+    let requests = 0;
+    const internal = createServer((_request, response) => {
+      requests += 1;
+      response.writeHead(403).end('<Error><Message>internal service page</Message></Error>');
+    });
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+    const port = (internal.address() as AddressInfo).port;
+    try {
+      for (const endpoint of [testS3Endpoint(), `http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+        const writer = createStrictS3Destination(config({ endpoint_url: endpoint }), run);
+        const writing = (async () => {
+          await writer.write(chunkOf(eventLines(10)), signal);
+          await writer.finish(signal);
+        })();
+        await expect(writing).rejects.toThrow(NonRetryableExportError);
+        await expect(writing).rejects.toThrow(`${new URL(endpoint).hostname} ${REFUSED}`);
+        await expect(writing).rejects.not.toThrow(/internal service page/);
+        await writer.abort();
+      }
+      expect(requests).toBe(0);
+      expect(await keys()).toEqual([]);
+    } finally {
+      internal.closeAllConnections();
+      await new Promise<void>((resolve) => internal.close(() => resolve()));
+    }
   });
 
   it('leaves no multipart upload and no object behind when aborted', async () => {

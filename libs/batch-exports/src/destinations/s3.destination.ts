@@ -10,10 +10,10 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { createEgressAgents, egressRefusalOf, EgressPolicy } from '@hogbase/egress';
 
 import {
   NonRetryableExportError,
-  type DestinationFactory,
   type DestinationWriter,
   type ExportChunk,
   type ExportRunInfo,
@@ -154,6 +154,8 @@ const RETRYABLE_4XX_ERRORS = new Set(['RequestTimeout', 'SlowDown', 'TooManyRequ
  */
 export function classifyS3Error(error: unknown, action: string): Error {
   if (error instanceof NonRetryableExportError) return error;
+  const refusal = egressRefusalOf(error);
+  if (refusal) return new NonRetryableExportError(`S3 ${action}: ${refusal.message}`, { cause: error });
   if (error instanceof S3ServiceException) {
     const status = error.$metadata.httpStatusCode ?? 0;
     const permanent =
@@ -172,8 +174,14 @@ export function classifyS3Error(error: unknown, action: string): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-export const createS3Destination: DestinationFactory = (config, run) =>
-  createS3DestinationWriter(config, run);
+/** A DestinationFactory once `egress` is bound (createBatchExportDestinations does). */
+export function createS3Destination(
+  config: Record<string, unknown>,
+  run: ExportRunInfo,
+  egress: EgressPolicy = EgressPolicy.strict(),
+): DestinationWriter {
+  return createS3DestinationWriter(config, run, egress);
+}
 
 /**
  * Opens the writer. A bad config does not throw here: the first `write` or `finish` fails with
@@ -182,12 +190,13 @@ export const createS3Destination: DestinationFactory = (config, run) =>
 export function createS3DestinationWriter(
   config: Record<string, unknown>,
   run: ExportRunInfo,
+  egress: EgressPolicy = EgressPolicy.strict(),
 ): S3DestinationWriter {
   try {
     const parsed = parseS3DestinationConfig(config);
     // Fail on a bad prefix before any byte moves (PostHog: InvalidS3Key, non-retryable).
     s3ManifestKey(run, parsed.prefix);
-    return new S3Writer(parsed, run);
+    return new S3Writer(parsed, run, egress);
   } catch (error) {
     const failure =
       error instanceof S3KeyTemplateError
@@ -248,6 +257,7 @@ class S3Writer implements S3DestinationWriter {
   constructor(
     private readonly config: S3DestinationConfig,
     private readonly run: ExportRunInfo,
+    egress: EgressPolicy,
   ) {
     this.format = config.fileFormat === 'Parquet' ? 'Parquet' : 'JSONEachRow';
     if (config.fileFormat === 'Parquet') {
@@ -262,7 +272,7 @@ class S3Writer implements S3DestinationWriter {
       this.clickHouseSettings = {};
       this.maxChunkRows = JSONLINES_CHUNK_ROWS;
     }
-    this.client = new S3Client(s3ClientConfig(config));
+    this.client = new S3Client(s3ClientConfig(config, egress));
   }
 
   async write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult> {
@@ -454,9 +464,12 @@ class S3Writer implements S3DestinationWriter {
   }
 }
 
-function s3ClientConfig(config: S3DestinationConfig): S3ClientConfig {
+function s3ClientConfig(config: S3DestinationConfig, egress: EgressPolicy): S3ClientConfig {
   return {
     region: config.region,
+    // Every connection (endpoint_url, or the bucket's host on AWS) checked against the egress
+    // policy; the agents go with the client's handler when it is destroyed.
+    requestHandler: createEgressAgents(egress, { keepAlive: true, maxSockets: 50 }),
     ...(config.endpointUrl === null
       ? {}
       : {

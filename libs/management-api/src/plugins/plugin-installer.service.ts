@@ -9,6 +9,7 @@ import {
   type BuiltFile,
 } from '@hogbase/apps-install';
 import type { ManagementConfig } from '@hogbase/config';
+import { EgressPolicy } from '@hogbase/egress';
 import type { Plugin, PluginSourceFileStatus } from '@hogbase/postgres';
 import { validationError } from '../common/api-error';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
@@ -85,12 +86,17 @@ function fileState(filename: string, source: string, built: BuiltFile): SourceFi
  */
 @Injectable()
 export class PluginInstaller {
+  /** Where downloads may connect (EGRESS_ALLOWED_PRIVATE_NETWORKS): one policy, so one connection pool. */
+  private egress: EgressPolicy | undefined;
+
   constructor(@Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig) {}
 
   private get options(): AppSourceOptions {
+    this.egress ??= new EgressPolicy(this.config.egress);
     return {
       localAppsDirectory: this.config.apps.localDirectory ?? null,
       npmRegistryUrl: this.config.apps.npmRegistryUrl,
+      egress: this.egress,
     };
   }
 

@@ -140,7 +140,12 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
 
   async function startWorkers(): Promise<RunningService> {
     const config = {
-      ...loadWorkersConfig({ DATABASE_URL: database.url, APPS_TIME_LIMIT_MS: '4000' }),
+      ...loadWorkersConfig({
+        DATABASE_URL: database.url,
+        APPS_TIME_LIMIT_MS: '4000',
+        // The apps' API server of these tests listens on loopback.
+        EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
+      }),
       clickhouse: { ...loadWorkersConfig({}).clickhouse, database: clickhouse.database },
     };
     const service = await startWorkersService(

@@ -1,0 +1,94 @@
+import http from 'node:http';
+import https, { type RequestOptions } from 'node:https';
+import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { EgressRefusedError, type EgressPolicy } from './egress.policy';
+
+type ConnectionCallback = (error: Error | null, stream: Duplex) => void;
+
+/**
+ * Node's agents with their connections checked: the host is resolved through the policy and the
+ * socket opened to the checked address (asynchronously, through the agent's callback), with the
+ * TLS server name kept on the host so that certificates verify as before.
+ */
+function checkedConnection(
+  policy: EgressPolicy,
+  options: RequestOptions,
+  callback: ConnectionCallback,
+  defaultPort: number,
+  create: (options: RequestOptions) => Duplex | null | undefined,
+): undefined {
+  // The agent ignores the stream of a failure.
+  const fail = (error: unknown) =>
+    (callback as (error: Error) => void)(error instanceof Error ? error : new Error(String(error)));
+  if (options.socketPath) {
+    fail(new EgressRefusedError('socket paths are refused'));
+    return undefined;
+  }
+  const host = options.host ?? options.hostname ?? 'localhost';
+  const port = Number(options.port) || defaultPort;
+  policy.resolve(host, port).then((target) => {
+    let socket: Duplex | null | undefined;
+    try {
+      socket = create({
+        ...options,
+        host: target.address,
+        hostname: target.address,
+        servername: options.servername ?? (isIP(host) === 0 ? host : undefined),
+      });
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    if (socket) callback(null, socket);
+    else fail(new Error(`no connection to ${host}:${port}`));
+  }, fail);
+  return undefined;
+}
+
+class EgressHttpAgent extends http.Agent {
+  constructor(
+    private readonly policy: EgressPolicy,
+    options?: http.AgentOptions,
+  ) {
+    super(options);
+  }
+
+  override createConnection(options: RequestOptions, callback?: ConnectionCallback): undefined {
+    return checkedConnection(this.policy, options, callback ?? (() => undefined), 80, (checked) =>
+      super.createConnection(checked),
+    );
+  }
+}
+
+class EgressHttpsAgent extends https.Agent {
+  constructor(
+    private readonly policy: EgressPolicy,
+    options?: https.AgentOptions,
+  ) {
+    super(options);
+  }
+
+  override createConnection(options: RequestOptions, callback?: ConnectionCallback): undefined {
+    return checkedConnection(this.policy, options, callback ?? (() => undefined), 443, (checked) =>
+      super.createConnection(checked),
+    );
+  }
+}
+
+export interface EgressAgents {
+  httpAgent: http.Agent;
+  httpsAgent: https.Agent;
+}
+
+/**
+ * An http and an https agent whose connections go only where the policy lets them: for clients
+ * built on `node:http`, such as the AWS SDK's NodeHttpHandler (`requestHandler: { httpAgent,
+ * httpsAgent }`). Destroy them with the client.
+ */
+export function createEgressAgents(policy: EgressPolicy, options: https.AgentOptions = {}): EgressAgents {
+  return {
+    httpAgent: new EgressHttpAgent(policy, options),
+    httpsAgent: new EgressHttpsAgent(policy, options),
+  };
+}

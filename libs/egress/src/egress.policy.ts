@@ -1,0 +1,136 @@
+import { lookup } from 'node:dns/promises';
+import {
+  classifyAddress,
+  inNetwork,
+  isLocalAddress,
+  parseIpAddress,
+  parseNetwork,
+  type IpAddress,
+} from './ip-address.util';
+import { isRegisteredOwnPort } from './own-ports.registry';
+
+/** The setting that opens private networks; named in every refusal so an admin knows what to set. */
+export const ALLOWED_NETWORKS_SETTING = 'EGRESS_ALLOWED_PRIVATE_NETWORKS';
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Name resolution: every address of a host name, in the resolver's order. */
+export type HostResolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
+
+export interface EgressPolicyOptions {
+  /** Private networks (CIDRs or single addresses) that may be reached; none by default. */
+  allowedPrivateNetworks?: readonly string[];
+  /** Ports this server serves on (its config's), refused on its own addresses whatever is allowed. */
+  ownPorts?: readonly number[];
+  /** Default: the system resolver (`dns.lookup`, as Node's own connections use). */
+  resolve?: HostResolver;
+}
+
+/**
+ * A connection the policy refused. The message is the same whether or not anything listens at the
+ * target (nothing was sent there), so that it tells nothing about the server's network.
+ */
+export class EgressRefusedError extends Error {
+  readonly code = 'EGRESS_REFUSED';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'EgressRefusedError';
+  }
+}
+
+/**
+ * The refusal in an error or in its causes (fetch wraps it in `TypeError: fetch failed`, the AWS
+ * SDK passes it on). Duck-typed by code: the error may come from another realm.
+ */
+export function egressRefusalOf(error: unknown): EgressRefusedError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth += 1) {
+    if ((current as { code?: unknown }).code === 'EGRESS_REFUSED') return current as EgressRefusedError;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+async function systemResolver(hostname: string): Promise<readonly ResolvedAddress[]> {
+  const addresses = await lookup(hostname, { all: true, order: 'verbatim' });
+  return addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+}
+
+/**
+ * Where the server's outgoing connections on behalf of users (apps' fetch, webhooks, app installs,
+ * batch-export destinations) may go: public addresses, the private networks an admin allowed,
+ * never the server's own ports on its own addresses. Every connection resolves the host once,
+ * checks each address and connects to a checked address, so a name that resolves elsewhere on the
+ * next lookup (DNS rebinding) cannot slip between the check and the connection.
+ */
+export class EgressPolicy {
+  private readonly networks: [IpAddress, number][];
+  private readonly ownPorts: ReadonlySet<number>;
+  private readonly resolver: HostResolver;
+
+  constructor(options: EgressPolicyOptions = {}) {
+    this.networks = (options.allowedPrivateNetworks ?? []).map((text) => {
+      const network = parseNetwork(text);
+      if (network === undefined) throw new Error(`not a network (CIDR or address): ${text}`);
+      return network;
+    });
+    this.ownPorts = new Set(options.ownPorts ?? []);
+    this.resolver = options.resolve ?? systemResolver;
+  }
+
+  /** No private network, the system resolver: what a library uses when its caller passed no policy. */
+  static strict(): EgressPolicy {
+    return new EgressPolicy();
+  }
+
+  /** Why a connection to `address:port` is refused, or undefined when it may go. */
+  refusal(address: IpAddress, port: number): 'own-port' | 'private' | undefined {
+    if ((this.ownPorts.has(port) || isRegisteredOwnPort(port)) && isLocalAddress(address)) return 'own-port';
+    if (classifyAddress(address).public) return undefined;
+    return this.networks.some((network) => inNetwork(address, network)) ? undefined : 'private';
+  }
+
+  /**
+   * The address to connect to for `host:port`: an IP literal in any spelling is checked as it is, a
+   * name is resolved and its first allowed address is taken. Throws EgressRefusedError when no
+   * address may be reached, and for a socket path (a Postgres `host` of `/var/run/...`).
+   */
+  async resolve(host: string, port: number): Promise<ResolvedAddress> {
+    const shown = host;
+    if (host.trim() === '' || /[/\\]/.test(host) || host.startsWith('@')) {
+      throw new EgressRefusedError(
+        `${JSON.stringify(shown)} is not a network host: socket paths are refused`,
+      );
+    }
+    const literal = parseIpAddress(host);
+    const candidates: { parsed: IpAddress; resolved: ResolvedAddress }[] = [];
+    if (literal !== undefined) {
+      candidates.push({ parsed: literal, resolved: toResolved(literal) });
+    } else {
+      for (const resolved of await this.resolver(host)) {
+        const parsed = parseIpAddress(resolved.address);
+        if (parsed !== undefined) candidates.push({ parsed, resolved: toResolved(parsed) });
+      }
+    }
+    let ownPort = false;
+    for (const { parsed, resolved } of candidates) {
+      const refusal = this.refusal(parsed, port);
+      if (refusal === undefined) return resolved;
+      ownPort ||= refusal === 'own-port';
+    }
+    if (candidates.length === 0) throw new Error(`${shown} did not resolve to any address`);
+    throw new EgressRefusedError(
+      ownPort
+        ? `${shown} port ${port} is this server's own; requests to the server itself are refused`
+        : `${shown} resolves to a private address; set ${ALLOWED_NETWORKS_SETTING} to allow it`,
+    );
+  }
+}
+
+function toResolved(address: IpAddress): ResolvedAddress {
+  return { address: address.toString(), family: address.kind() === 'ipv4' ? 4 : 6 };
+}
