@@ -8,7 +8,7 @@
  * resolve), then
  *
  *   node -r @swc-node/register libs/capture-core/bench/capture-core.bench.ts \
- *     --baseline libs/capture-core/bench/.baseline [--rounds 9]
+ *     --baseline libs/capture-core/bench/.baseline [--rounds 21] [--batches 500]
  *
  * runs both in alternating rounds in one process and reports each one's median and the ratio
  * current / baseline: on a shared machine, absolute figures move by tens of percent from one
@@ -23,7 +23,6 @@ import * as current from '../src';
 import type { RawCaptureRequest } from '../src';
 
 const EVENTS_PER_BATCH = 50;
-const BATCHES_PER_ROUND = 500;
 
 /** What the bench calls of a capture core: the current one, or an older copy. */
 interface Core {
@@ -59,13 +58,13 @@ function posthogNodeBody(): string {
  * CPU microseconds (user + system) per batch of one round of `runOnce`: CPU rather than wall time,
  * which the other processes of a shared machine stretch far more.
  */
-function round(runOnce: () => number): number {
+function round(runOnce: () => number, batches: number): number {
   const start = process.cpuUsage();
   let events = 0;
-  for (let batch = 0; batch < BATCHES_PER_ROUND; batch++) events += runOnce();
-  if (events !== BATCHES_PER_ROUND * EVENTS_PER_BATCH) throw new Error(`${events} events accepted`);
+  for (let batch = 0; batch < batches; batch++) events += runOnce();
+  if (events !== batches * EVENTS_PER_BATCH) throw new Error(`${events} events accepted`);
   const used = process.cpuUsage(start);
-  return (used.user + used.system) / BATCHES_PER_ROUND;
+  return (used.user + used.system) / batches;
 }
 
 function median(values: number[]): number {
@@ -84,10 +83,10 @@ function throughCore(core: Core, request: RawCaptureRequest): () => number {
   };
 }
 
-function report(label: string, micros: number[]): string {
+function report(label: string, micros: number[], listRounds: boolean): string {
   const perSecond = Math.round((EVENTS_PER_BATCH / median(micros)) * 1e6).toLocaleString('en-US');
   const perThousand = ((median(micros) / EVENTS_PER_BATCH) * 1_000) / 1e3;
-  return `${label}: median ${median(micros).toFixed(1)} µs of CPU per ${EVENTS_PER_BATCH}-event batch, ${perThousand.toFixed(2)} ms per 1,000 events, ${perSecond} events/s (rounds: ${micros.map((value) => value.toFixed(0)).join(' ')})`;
+  return `${label}: median ${median(micros).toFixed(1)} µs of CPU per ${EVENTS_PER_BATCH}-event batch, ${perThousand.toFixed(2)} ms per 1,000 events, ${perSecond} events/s${listRounds ? ` (rounds: ${micros.map((value) => value.toFixed(0)).join(' ')})` : ''}`;
 }
 
 function argument(name: string): string | undefined {
@@ -107,6 +106,7 @@ async function main(): Promise<void> {
     cores.push(['baseline', (await import(path.resolve(baselineDir, 'index.ts'))) as Core]);
   }
   const rounds = Number(argument('--rounds') ?? 21);
+  const batches = Number(argument('--batches') ?? 500);
   console.log(`body: ${requests[0][1].body.length} bytes JSON, ${requests[1][1].body.length} bytes gzipped`);
 
   for (const [label, request] of requests) {
@@ -120,21 +120,21 @@ async function main(): Promise<void> {
         (JSON.parse(request.body.toString('utf8')) as { batch: unknown[] }).batch.length;
       entries.push({ name: 'ceiling, JSON.parse alone', run: parseAlone, micros: [] });
     }
-    for (const entry of entries) round(entry.run); // warm-up
+    for (const entry of entries) round(entry.run, 500); // warm-up
     for (let index = 0; index < rounds; index++) {
       // Rotating order, so that drift hits every path alike.
       for (let offset = 0; offset < entries.length; offset++) {
         const entry = entries[(index + offset) % entries.length];
-        entry.micros.push(round(entry.run));
+        entry.micros.push(round(entry.run, batches));
       }
     }
     console.log(`capture core, ${label}`);
-    for (const entry of entries) console.log(`  ${report(entry.name, entry.micros)}`);
+    for (const entry of entries) console.log(`  ${report(entry.name, entry.micros, rounds <= 40)}`);
     const [now, before] = ['current', 'baseline'].map((name) => entries.find((entry) => entry.name === name));
     if (now && before) {
       const ratios = now.micros.map((micros, index) => micros / before.micros[index]);
       console.log(
-        `  current / baseline, time per batch: ${(median(now.micros) / median(before.micros)).toFixed(3)} (medians); per round ${ratios.map((ratio) => ratio.toFixed(3)).join(' ')}`,
+        `  current / baseline, CPU per batch: ${(median(now.micros) / median(before.micros)).toFixed(3)} (ratio of the medians), ${median(ratios).toFixed(3)} (median of the ${rounds} rounds' ratios)`,
       );
     }
   }
