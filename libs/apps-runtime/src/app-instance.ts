@@ -1,10 +1,13 @@
 import {
-  createSandbox,
+  SandboxAppError,
+  SandboxTimeoutError,
   type PluginMethodName,
-  type Sandbox,
+  type PooledSandbox,
+  type SandboxCapabilities,
   type SandboxFetch,
   type SandboxHostFunction,
   type SandboxJson,
+  type SandboxPool,
 } from '@hogbase/apps-sandbox';
 import type { GeoIp } from './geoip';
 import type { PluginCache } from './plugin-cache';
@@ -36,14 +39,30 @@ export interface AppCapturedEvent {
   properties: Record<string, unknown>;
 }
 
+/** What happens to an app whose calls keep timing out. */
+export interface AppTimeoutPolicy {
+  /** After a timeout the app's calls are skipped this long, doubled at each timeout in a row. */
+  backoffMs: number;
+  /** Timeouts in a row after which the config is disabled. */
+  disableAfter: number;
+}
+
 /** What the host gives every app instance: storage, cache, logs, the network, and the pipeline. */
 export interface AppServices {
   storage: PluginStorage;
   cache: PluginCache;
   log: PluginLogWriter;
   fetch: SandboxFetch;
+  /** Where sandboxes run: worker threads, never the thread that serves requests or ingests. */
+  sandboxes: Pick<SandboxPool, 'createSandbox'>;
   memoryLimitBytes: number;
+  /** One call's wall clock, including the host work it awaits. */
   timeLimitMs: number;
+  /** One call's own execution time in its sandbox. */
+  callCpuMs: number;
+  timeouts: AppTimeoutPolicy;
+  /** Turns the config off for good (`enabled = false`). Omitted: the app is only refused in this process. */
+  disable?: (app: AppDefinition, reason: string) => Promise<void>;
   /** `posthog.capture`. Omitted: the app's capture rejects (the service has no way into the queue). */
   capture?: (event: AppCapturedEvent) => Promise<void>;
   /** `meta.jobs.<name>(payload).runAt(…)`. Omitted: jobs reject. */
@@ -54,6 +73,14 @@ export interface AppServices {
   updateMetric?: (app: AppDefinition, name: string, operation: string, value: number) => void;
 }
 
+/** A call the host did not make: the app is backing off after timeouts, or was disabled for them. */
+export class AppSkippedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AppSkippedError';
+  }
+}
+
 const CONSOLE_TYPES: Record<string, PluginLogType> = {
   log: 'LOG',
   info: 'INFO',
@@ -62,14 +89,28 @@ const CONSOLE_TYPES: Record<string, PluginLogType> = {
   debug: 'DEBUG',
 };
 
+/** The longest back-off, however many timeouts in a row. */
+const MAX_BACKOFF_MS = 60 * 60 * 1_000;
+
 /**
- * One app of one project, loaded in its own sandbox with PostHog's plugin API, `setupPlugin` run.
- * When a call breaks the sandbox (time or memory), the next call loads a fresh one; an app's own
- * error leaves it as it is.
+ * One app of one project, loaded in its own sandbox (on a sandbox thread) with PostHog's plugin
+ * API, `setupPlugin` run. When a call breaks the sandbox (time or memory, or the pool unloaded it
+ * for room), the next call loads a fresh one; an app's own error leaves it as it is.
+ *
+ * A call that times out (CPU or wall clock) makes the app back off: its calls are skipped (counted,
+ * and the count logged to the config) for `backoffMs`, doubled at each timeout in a row; after
+ * `disableAfter` timeouts in a row the config is disabled, with a line in its log saying why.
  */
 export class AppInstance {
-  private sandbox: Sandbox | undefined;
-  private starting: Promise<Sandbox> | undefined;
+  private sandbox: PooledSandbox | undefined;
+  private starting: Promise<PooledSandbox> | undefined;
+  private loadedCapabilities: SandboxCapabilities | undefined;
+  private timeoutsInARow = 0;
+  /** The sandbox whose timeout was counted last: calls failing together with it count once. */
+  private timedOutSandbox: PooledSandbox | undefined;
+  private backoffUntil = 0;
+  private skippedCalls = 0;
+  private disabledFor: string | undefined;
 
   private constructor(
     readonly app: AppDefinition,
@@ -85,29 +126,54 @@ export class AppInstance {
 
   /** The exported methods and jobs, as the loaded code shows them. */
   async exports(): Promise<{ methods: PluginMethodName[]; jobs: string[] }> {
-    return (await this.ready()).capabilities;
+    return this.loadedCapabilities ?? (await this.ready()).capabilities;
   }
 
   async has(method: PluginMethodName): Promise<boolean> {
     return (await this.exports()).methods.includes(method);
   }
 
-  /** Calls a method (or `jobs.<name>`) with JSON arguments; `meta` is appended by the plugin API. */
+  /** True once the app was disabled for its timeouts: every call is refused. */
+  get disabled(): boolean {
+    return this.disabledFor !== undefined;
+  }
+
+  /**
+   * Calls a method (or `jobs.<name>`) with JSON arguments; `meta` is appended by the plugin API.
+   * Rejects with {@link AppSkippedError} while the app backs off or once it is disabled.
+   */
   async call(
     method: PluginMethodName | `jobs.${string}`,
     ...args: SandboxJson[]
   ): Promise<SandboxJson | undefined> {
+    if (this.disabledFor) throw new AppSkippedError(`the app was disabled: ${this.disabledFor}`);
+    if (Date.now() < this.backoffUntil) {
+      this.skippedCalls += 1;
+      throw new AppSkippedError(
+        `${method} skipped: the app is backing off until ${new Date(this.backoffUntil).toISOString()} after ${this.timeoutsInARow} timeouts in a row`,
+      );
+    }
+    this.reportSkipped();
     const sandbox = await this.ready();
-    return sandbox.call(method, ...args);
+    try {
+      const result = await sandbox.call(method, ...args);
+      this.timeoutsInARow = 0;
+      return result;
+    } catch (error) {
+      if (error instanceof SandboxTimeoutError) this.timedOut(sandbox, method, error);
+      else if (error instanceof SandboxAppError) this.timeoutsInARow = 0;
+      throw error;
+    }
   }
 
   /** Runs `teardownPlugin` (errors logged) and frees the sandbox. */
   async stop(): Promise<void> {
+    this.reportSkipped();
     const sandbox = await this.starting?.catch(() => undefined);
     this.starting = undefined;
     this.sandbox = undefined;
     if (!sandbox) return;
-    if (!sandbox.broken && sandbox.capabilities.methods.includes('teardownPlugin')) {
+    if (!sandbox.broken && !this.disabledFor && sandbox.capabilities.methods.includes('teardownPlugin')) {
       await sandbox.call('teardownPlugin').catch((error: unknown) => {
         this.logLine('ERROR', `teardownPlugin failed: ${messageOf(error)}`, 'PLUGIN');
       });
@@ -127,7 +193,44 @@ export class AppInstance {
     });
   }
 
-  private ready(): Promise<Sandbox> {
+  private timedOut(sandbox: PooledSandbox, method: string, error: SandboxTimeoutError): void {
+    if (this.timedOutSandbox === sandbox) return;
+    this.timedOutSandbox = sandbox;
+    this.timeoutsInARow += 1;
+    const { backoffMs, disableAfter } = this.services.timeouts;
+    if (this.timeoutsInARow >= disableAfter) {
+      this.disable(`${this.timeoutsInARow} calls in a row timed out (the last: ${error.message})`);
+      return;
+    }
+    const pauseMs = Math.min(backoffMs * 2 ** (this.timeoutsInARow - 1), MAX_BACKOFF_MS);
+    this.backoffUntil = Date.now() + pauseMs;
+    this.logLine(
+      'WARN',
+      `${method} timed out (${error.message}), ${this.timeoutsInARow} in a row: the app's calls are skipped for ${pauseMs / 1_000} s; after ${disableAfter} in a row it is disabled`,
+    );
+  }
+
+  private disable(reason: string): void {
+    this.disabledFor = reason;
+    this.reportSkipped();
+    this.logLine('ERROR', `The app was disabled: ${reason}. Fix it, then enable it again.`);
+    const sandbox = this.sandbox;
+    this.sandbox = undefined;
+    this.starting = undefined;
+    sandbox?.dispose();
+    this.services.disable?.(this.app, reason).catch((failure: unknown) => {
+      this.logLine('ERROR', `The app could not be disabled in the database: ${messageOf(failure)}`);
+    });
+  }
+
+  /** Logs how many calls were skipped while backing off, once they are over (or the app stops). */
+  private reportSkipped(): void {
+    if (this.skippedCalls === 0) return;
+    this.logLine('WARN', `${this.skippedCalls} calls skipped while the app backed off after timeouts`);
+    this.skippedCalls = 0;
+  }
+
+  private ready(): Promise<PooledSandbox> {
     if (this.sandbox && !this.sandbox.broken) return Promise.resolve(this.sandbox);
     if (this.sandbox?.broken) {
       this.sandbox.dispose();
@@ -147,17 +250,18 @@ export class AppInstance {
     return this.starting;
   }
 
-  private async load(): Promise<Sandbox> {
+  private async load(): Promise<PooledSandbox> {
     const { app, services } = this;
-    const sandbox = await createSandbox({
+    const sandbox = await services.sandboxes.createSandbox({
       memoryLimitBytes: services.memoryLimitBytes,
       timeLimitMs: services.timeLimitMs,
+      cpuLimitMs: services.callCpuMs,
       fetch: services.fetch,
       hostFunctions: this.hostFunctions(),
       onLog: (line) => this.logLine(CONSOLE_TYPES[line.level] ?? 'LOG', line.message, 'CONSOLE'),
     });
     try {
-      sandbox.load(app.code, {
+      this.loadedCapabilities = await sandbox.load(app.code, {
         globals: {
           __hogbasePluginContext: { config: app.config, attachments: app.attachments, metrics: app.metrics },
         },
@@ -178,11 +282,11 @@ export class AppInstance {
     const namespace = `${app.pluginId}:${app.teamId}`;
     const { cache, storage } = services;
     const text = (value: SandboxJson) => (typeof value === 'string' ? value : JSON.stringify(value));
-    /** The in-process cache answers at once; the bridge still wants a promise. */
+    /** The in-process cache answers at once (or throws past its budget); the bridge wants a promise. */
     const now =
       <T extends SandboxJson | undefined>(work: (...args: SandboxJson[]) => T) =>
       (...args: SandboxJson[]) =>
-        Promise.resolve(work(...args));
+        Promise.resolve().then(() => work(...args));
     const integer = (value: SandboxJson) => Math.trunc(Number(value)) || 0;
     return {
       'storage.get': async (key) => (await storage.get(id, text(key))) as SandboxJson,

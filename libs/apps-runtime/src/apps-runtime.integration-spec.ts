@@ -12,7 +12,8 @@ import {
   insertProjectRows,
   type TestDatabase,
 } from '@hogbase/test-support';
-import type { AppCapturedEvent } from './app-instance';
+import { SandboxTimeoutError } from '@hogbase/apps-sandbox';
+import { AppSkippedError, type AppCapturedEvent } from './app-instance';
 import { AppDestinations, type DestinationEvent } from './app-destinations';
 import { AppTransformations } from './app-transformations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
@@ -49,6 +50,8 @@ async function startReceiver(
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 async function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   what: string,
@@ -75,6 +78,15 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
   const config = (): AppsRuntimeConfig => ({
     memoryLimitBytes: 32 * 1024 * 1024,
     timeLimitMs: 2_000,
+    callCpuMs: 1_000,
+    threads: 1,
+    sandboxesMemoryBytes: 256 * 1024 * 1024,
+    timeoutBackoffMs: 10_000,
+    timeoutsBeforeDisable: 5,
+    cacheBytesPerApp: 1024 * 1024,
+    cacheBytes: 4 * 1024 * 1024,
+    storageBytesPerConfig: 1024 * 1024,
+    storageValueMaxBytes: 64 * 1024,
     fetchTimeoutMs: 2_000,
     fetchMaxResponseBytes: 1024 * 1024,
     encryptionKeys: [key],
@@ -359,5 +371,227 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
       await destinations.stop();
       await disableAll();
     }
+  });
+
+  async function logLines(configId: number): Promise<{ type: string; message: string }[]> {
+    const { rows } = await pool.query<{ type: string; message: string }>(
+      'SELECT type, message FROM plugin_log_entries WHERE plugin_config_id = $1 ORDER BY timestamp',
+      [configId],
+    );
+    return rows;
+  }
+
+  it('runs a busy app off the main thread, backs it off after a timeout, counts what it skips, and disables it after repeated timeouts', async () => {
+    const runtime = createAppsRuntime(
+      pool,
+      { ...config(), callCpuMs: 100, timeoutBackoffMs: 300, timeoutsBeforeDisable: 3 },
+      logger,
+    );
+    runtimes.push(runtime);
+    const configId = await installApp(
+      `exports.processEvent = () => { while (true) {} };`,
+      {},
+      { methods: ['processEvent'] },
+    );
+    const app = await runtime.apps.forConfig(configId);
+    if (!app) throw new Error('the app did not start');
+
+    let ticks = 0;
+    const ticker = setInterval(() => (ticks += 1), 5);
+    const first: unknown = await app.call('processEvent', {}).catch((error: unknown) => error);
+    clearInterval(ticker);
+    expect(first).toBeInstanceOf(SandboxTimeoutError);
+    expect((first as Error).message).toBe('processEvent used more than 100 ms of CPU');
+    // The loop ran on a sandbox thread: this thread's timers went on meanwhile.
+    expect(ticks).toBeGreaterThan(0);
+
+    const kinds: string[] = ['timeout'];
+    const deadline = Date.now() + 30_000;
+    while (!app.disabled && Date.now() < deadline) {
+      const error: unknown = await app.call('processEvent', {}).catch((caught: unknown) => caught);
+      kinds.push(
+        error instanceof AppSkippedError
+          ? 'skipped'
+          : error instanceof SandboxTimeoutError
+            ? 'timeout'
+            : String(error),
+      );
+      await sleep(50);
+    }
+    expect(app.disabled).toBe(true);
+    expect(kinds.filter((kind) => kind === 'timeout')).toHaveLength(3);
+    expect(kinds[1]).toBe('skipped');
+    expect(kinds.every((kind) => kind === 'timeout' || kind === 'skipped')).toBe(true);
+    await expect(app.call('processEvent', {})).rejects.toThrow(
+      'the app was disabled: 3 calls in a row timed out (the last: processEvent used more than 100 ms of CPU)',
+    );
+
+    const { rows: configs } = await pool.query<{ enabled: boolean; error: { message: string } }>(
+      'SELECT enabled, error FROM plugin_configs WHERE id = $1',
+      [configId],
+    );
+    expect(configs).toEqual([
+      {
+        enabled: false,
+        error: expect.objectContaining({
+          message:
+            'disabled: 3 calls in a row timed out (the last: processEvent used more than 100 ms of CPU)',
+        }) as unknown,
+      },
+    ]);
+    await expect(runtime.apps.forConfig(configId)).resolves.toBeUndefined();
+    await runtime.log.flush();
+    const lines = await logLines(configId);
+    expect(lines[0]).toEqual({
+      type: 'WARN',
+      message:
+        "processEvent timed out (processEvent used more than 100 ms of CPU), 1 in a row: the app's calls are skipped for 0.3 s; after 3 in a row it is disabled",
+    });
+    expect(lines).toContainEqual({
+      type: 'WARN',
+      message: expect.stringMatching(
+        /^\d+ calls skipped while the app backed off after timeouts$/,
+      ) as unknown,
+    });
+    expect(lines[lines.length - 1]).toEqual({
+      type: 'ERROR',
+      message:
+        'The app was disabled: 3 calls in a row timed out (the last: processEvent used more than 100 ms of CPU). Fix it, then enable it again.',
+    });
+    await disableAll();
+  });
+
+  it('keeps an app that replaces JSON, Promise and Array builtins to its own calls: the other apps and the host go on', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const runtime = createAppsRuntime(pool, config(), logger);
+      runtimes.push(runtime);
+      const hostile = await installApp(
+        `JSON.stringify = () => ({ not: 'json' });
+         JSON.parse = () => { throw new Error('parse replaced'); };
+         Promise.prototype.then = function () { return 42; };
+         Array.prototype.concat = () => { throw new Error('concat replaced'); };
+         Object.assign = () => { throw new Error('assign replaced'); };
+         exports.processEvent = (event) =>
+           event.properties.poison
+             ? { toJSON() { throw new Error('no JSON for this one'); } }
+             : { ...event, properties: { ...event.properties, hostile: 'still works' } };`,
+        {},
+        { methods: ['processEvent'] },
+      );
+      await installApp(
+        `exports.processEvent = (event) => ({ ...event, properties: { ...event.properties, polite: true } });`,
+        {},
+        { methods: ['processEvent'] },
+      );
+      const transformations = new AppTransformations(pool, runtime.apps, logger, new Registry());
+      const captured = (properties: Record<string, unknown>) => ({
+        uuid: randomUUID(),
+        distinct_id: 'visitor',
+        ip: null,
+        data: JSON.stringify({ event: 'viewed', distinct_id: 'visitor', properties }),
+        now: new Date().toISOString(),
+        sent_at: null,
+        token: 'phc_test',
+        team_id: teamId,
+        event: 'viewed',
+        timestamp: new Date().toISOString(),
+      });
+      const plain = await transformations.transform(captured({ page: 1 }));
+      expect(JSON.parse(plain?.data ?? '{}')).toMatchObject({
+        properties: { page: 1, hostile: 'still works', polite: true },
+      });
+      const poisoned = captured({ page: 2, poison: true });
+      const transformed = await transformations.transform(poisoned);
+      expect(JSON.parse(transformed?.data ?? '{}')).toMatchObject({ properties: { page: 2, polite: true } });
+
+      await runtime.log.flush();
+      expect(await logLines(hostile)).toEqual([
+        { type: 'ERROR', message: `processEvent failed for event ${poisoned.uuid}: no JSON for this one` },
+      ]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+      await disableAll();
+    }
+  });
+
+  it('refuses meta.cache and meta.storage writes past their budgets inside the app, naming the budget', async () => {
+    const runtime = createAppsRuntime(pool, config(), logger);
+    runtimes.push(runtime);
+    const configId = await installApp(
+      `exports.runEveryMinute = async (meta) => {
+         const outcome = (promise) => promise.then(() => 'stored', (error) => error.message);
+         const results = {};
+         results.cacheHuge = await outcome(meta.cache.set('huge', 'x'.repeat(2 * 1024 * 1024)));
+         results.cacheFirst = await outcome(meta.cache.set('first', 'x'.repeat(600 * 1024)));
+         results.cacheSecond = await outcome(meta.cache.set('second', 'x'.repeat(600 * 1024)));
+         results.storageValue = await outcome(meta.storage.set('value', 'x'.repeat(100 * 1024)));
+         results.storageKey = await outcome(meta.storage.set('k'.repeat(300), 1));
+         results.stored = 0;
+         for (let index = 0; index < 40; index++) {
+           const stored = await outcome(meta.storage.set('chunk' + index, 'x'.repeat(60 * 1024)));
+           if (stored !== 'stored') { results.storageFull = stored; break; }
+           results.stored += 1;
+         }
+         await meta.storage.del('chunk0');
+         results.afterDelete = await outcome(meta.storage.set('chunk-again', 'x'.repeat(60 * 1024)));
+         return results;
+       };`,
+      {},
+    );
+    const app = await runtime.apps.forConfig(configId);
+    const results = (await app?.call('runEveryMinute')) as Record<string, unknown>;
+    expect(results).toEqual({
+      cacheHuge: expect.stringMatching(
+        /^meta\.cache refused a value of \d+ bytes: larger than this app's cache budget of 1048576 bytes \(APPS_CACHE_MB_PER_APP\)$/,
+      ) as unknown,
+      cacheFirst: 'stored',
+      cacheSecond: expect.stringMatching(
+        /^meta\.cache is full: this app's keys hold \d+ of its 1048576 bytes \(APPS_CACHE_MB_PER_APP\); delete keys or give them a TTL$/,
+      ) as unknown,
+      storageValue:
+        'meta.storage refused a value of 102402 bytes: the largest is 65536 bytes (APPS_STORAGE_VALUE_MAX_KB)',
+      storageKey: 'meta.storage keys are at most 200 characters (this one has 300)',
+      stored: 17,
+      storageFull: expect.stringMatching(
+        /^meta\.storage is full: this config's keys hold \d+ of its 1048576 bytes \(APPS_STORAGE_MB_PER_CONFIG\); delete keys to make room$/,
+      ) as unknown,
+      afterDelete: 'stored',
+    });
+    // The trigger's running total is the sum of the rows: the check never has to add them up.
+    const { rows } = await pool.query<{ counted: string; actual: string }>(
+      `SELECT (SELECT bytes FROM plugin_storage_usage WHERE plugin_config_id = $1) AS counted,
+              (SELECT sum(octet_length(key) + octet_length(value::text)) FROM plugin_storage WHERE plugin_config_id = $1) AS actual`,
+      [configId],
+    );
+    expect(rows[0].counted).toBe(rows[0].actual);
+    expect(Number(rows[0].counted)).toBeLessThanOrEqual(1024 * 1024);
+    await disableAll();
+  });
+
+  it('keeps the apps’ sandboxes within APPS_SANDBOXES_MEMORY_MB: the least recently used app is unloaded and loads again at its next call', async () => {
+    const runtime = createAppsRuntime(
+      pool,
+      { ...config(), memoryLimitBytes: 32 * 1024 * 1024, sandboxesMemoryBytes: 64 * 1024 * 1024 },
+      logger,
+    );
+    runtimes.push(runtime);
+    const code = `
+      exports.setupPlugin = async (meta) => { await meta.utils.cursor.increment('setups'); };
+      exports.runEveryMinute = async (meta) => meta.utils.cursor.increment('setups', 0);`;
+    const ids = [await installApp(code, {}), await installApp(code, {}), await installApp(code, {})];
+    const [first, second] = [await runtime.apps.forConfig(ids[0]), await runtime.apps.forConfig(ids[1])];
+    await expect(first?.call('runEveryMinute')).resolves.toBe(1);
+    await expect(second?.call('runEveryMinute')).resolves.toBe(1);
+    // A third app needs room: the first (used least recently) is unloaded for it.
+    const third = await runtime.apps.forConfig(ids[2]);
+    await expect(third?.call('runEveryMinute')).resolves.toBe(1);
+    // Its next call loads it again (setupPlugin runs again), unloading the second in turn.
+    await expect(first?.call('runEveryMinute')).resolves.toBe(2);
+    await expect(third?.call('runEveryMinute')).resolves.toBe(1);
+    await disableAll();
   });
 });

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { openSecretBox, type AppsRuntimeConfig, type SecretBox } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
+import { SandboxPool, type SandboxPoolNotice } from '@hogbase/apps-sandbox';
 import type { AppServices } from './app-instance';
 import { boundedFetch } from './bounded-fetch';
 import { EnabledApps, type SecretOpener } from './enabled-apps';
@@ -33,6 +34,64 @@ function secretOpener(config: AppsRuntimeConfig): SecretOpener {
   };
 }
 
+interface Shared<T> {
+  value: T;
+  users: number;
+}
+
+/**
+ * NOTE: the sandbox threads and the cache belong to the process, not to one runtime: under
+ * `npm start` ingestion (destinations, transformations) and the workers (import apps) each create
+ * a runtime, and the budgets (APPS_SANDBOXES_MEMORY_MB, APPS_CACHE_MB) and APPS_THREADS hold for
+ * both together; an app's `meta.cache` is the same in both, as PostHog's Redis is. Runtimes with
+ * other limits (tests) get their own.
+ */
+const sharedPools = new Map<string, Shared<SandboxPool>>();
+const sharedCaches = new Map<string, Shared<PluginCache>>();
+
+function acquire<T>(registry: Map<string, Shared<T>>, key: string, create: () => T): T {
+  let shared = registry.get(key);
+  if (!shared) {
+    shared = { value: create(), users: 0 };
+    registry.set(key, shared);
+  }
+  shared.users += 1;
+  return shared.value;
+}
+
+/** Gives a shared value back; the last user's release gets it back (to close it). */
+function release<T>(registry: Map<string, Shared<T>>, key: string): T | undefined {
+  const shared = registry.get(key);
+  if (!shared) return undefined;
+  shared.users -= 1;
+  if (shared.users > 0) return undefined;
+  registry.delete(key);
+  return shared.value;
+}
+
+/** Logs what the sandbox pool did on its own; evictions at most once a minute, with their count. */
+function poolNotices(logger: Logger): (notice: SandboxPoolNotice) => void {
+  let evictions = 0;
+  let lastEvictionLog = 0;
+  return (notice) => {
+    if (notice.type === 'thread-failed') {
+      logger.error(
+        { reason: notice.message, sandboxes: notice.sandboxes },
+        'an apps sandbox thread failed: its calls failed and a new thread replaces it',
+      );
+      return;
+    }
+    evictions += 1;
+    if (Date.now() - lastEvictionLog < 60_000) return;
+    lastEvictionLog = Date.now();
+    logger.info(
+      { evictions, reservedBytes: notice.reservedBytes },
+      'apps sandboxes unloaded to stay within APPS_SANDBOXES_MEMORY_MB (they load again at their next call)',
+    );
+    evictions = 0;
+  };
+}
+
 /** What a service that runs apps needs, over its Postgres pool; `extra` adds capture and jobs. */
 export function createAppsRuntime(
   pool: Pool,
@@ -41,10 +100,32 @@ export function createAppsRuntime(
   extra: Pick<AppServices, 'capture' | 'enqueueJob' | 'updateMetric'> = {},
 ): AppsRuntime {
   const log = new PluginLogWriter(pool, logger, randomUUID());
+  const poolKey = `${config.threads}/${config.sandboxesMemoryBytes}`;
+  const sandboxes = acquire(
+    sharedPools,
+    poolKey,
+    () =>
+      new SandboxPool({
+        threads: config.threads,
+        memoryBudgetBytes: config.sandboxesMemoryBytes,
+        budgetName: 'APPS_SANDBOXES_MEMORY_MB',
+        onNotice: poolNotices(logger),
+      }),
+  );
+  const cacheKey = `${config.cacheBytes}/${config.cacheBytesPerApp}`;
+  const cache = acquire(
+    sharedCaches,
+    cacheKey,
+    () => new PluginCache({ maxBytes: config.cacheBytes, maxBytesPerNamespace: config.cacheBytesPerApp }),
+  );
   const services: AppServices = {
-    storage: new PluginStorage(pool),
-    cache: new PluginCache(),
+    storage: new PluginStorage(pool, {
+      maxBytesPerConfig: config.storageBytesPerConfig,
+      maxValueBytes: config.storageValueMaxBytes,
+    }),
+    cache,
     log,
+    sandboxes,
     fetch: boundedFetch({
       timeoutMs: config.fetchTimeoutMs,
       maxResponseBytes: config.fetchMaxResponseBytes,
@@ -53,6 +134,20 @@ export function createAppsRuntime(
     geoip: config.geoipDatabasePath ? openGeoIp(config.geoipDatabasePath) : undefined,
     memoryLimitBytes: config.memoryLimitBytes,
     timeLimitMs: config.timeLimitMs,
+    callCpuMs: config.callCpuMs,
+    timeouts: { backoffMs: config.timeoutBackoffMs, disableAfter: config.timeoutsBeforeDisable },
+    disable: async (app, reason) => {
+      await pool.query(
+        `UPDATE plugin_configs
+         SET enabled = false, updated_at = now(), error = jsonb_build_object('message', $2::text, 'time', now())
+         WHERE id = $1 AND enabled`,
+        [app.pluginConfigId, `disabled: ${reason}`],
+      );
+      logger.warn(
+        { pluginConfigId: app.pluginConfigId, reason },
+        'pipeline app disabled after repeated timeouts',
+      );
+    },
     ...extra,
   };
   const apps = new EnabledApps(pool, services, secretOpener(config), logger);
@@ -63,6 +158,8 @@ export function createAppsRuntime(
     async close() {
       await apps.stop();
       await log.close();
+      release(sharedCaches, cacheKey);
+      await release(sharedPools, poolKey)?.close();
     },
   };
 }

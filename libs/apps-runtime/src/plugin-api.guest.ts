@@ -6,13 +6,33 @@
  * `posthog` global (`capture`, `api`), `RetryError` and a `require` of the modules apps may import,
  * then hands `meta` to every method call. Reads `globalThis.__hogbasePluginContext` (JSON: config,
  * attachments, metrics) set as a global by the host.
+ *
+ * NOTE: it runs before the app and keeps its own references to the builtins it uses (JSON, then,
+ * Array.isArray, ...), so an app that replaces them breaks neither `meta` nor its host calls.
  */
 export const PLUGIN_API_SETUP_SOURCE = `
 (function (host, context) {
   const call = host.call;
   const fetchFunction = typeof globalThis.fetch === 'function' ? globalThis.fetch : undefined;
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const apply = Reflect.apply;
+  const then = Promise.prototype.then;
+  const reject = Promise.reject.bind(Promise);
+  const isArray = Array.isArray;
+  const map = Array.prototype.map;
+  const entries = Object.entries;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  const StringOf = String;
+  const NumberOf = Number;
+  const DateType = Date;
+  const dateNow = Date.now;
+  const getTime = Date.prototype.getTime;
+  const ProxyType = Proxy;
+  const ErrorType = Error;
+  const after = (promise, onFulfilled) => apply(then, promise, [onFulfilled]);
 
-  class RetryError extends Error {
+  class RetryError extends ErrorType {
     constructor(message) {
       super(message);
       this.name = 'RetryError';
@@ -22,41 +42,41 @@ export const PLUGIN_API_SETUP_SOURCE = `
 
   const storage = {
     get: (key, defaultValue) =>
-      call('storage.get', String(key)).then((value) => (value === null || value === undefined ? (defaultValue === undefined ? null : defaultValue) : value)),
-    set: (key, value) => (value === undefined ? call('storage.del', String(key)) : call('storage.set', String(key), value)),
-    del: (key) => call('storage.del', String(key)),
+      after(call('storage.get', StringOf(key)), (value) => (value === null || value === undefined ? (defaultValue === undefined ? null : defaultValue) : value)),
+    set: (key, value) => (value === undefined ? call('storage.del', StringOf(key)) : call('storage.set', StringOf(key), value)),
+    del: (key) => call('storage.del', StringOf(key)),
   };
 
-  const serialize = (value, options) => (options && options.jsonSerialize === false ? String(value) : JSON.stringify(value));
+  const serialize = (value, options) => (options && options.jsonSerialize === false ? StringOf(value) : stringify(value));
   const deserialize = (value, options) => {
     if (value === null || value === undefined) return value;
     if (options && options.jsonSerialize === false) return value;
-    try { return JSON.parse(value); } catch { return value; }
+    try { return parse(value); } catch { return value; }
   };
   const cache = {
-    set: (key, value, ttlSeconds, options) => call('cache.set', String(key), serialize(value, options), ttlSeconds === undefined ? null : ttlSeconds),
+    set: (key, value, ttlSeconds, options) => call('cache.set', StringOf(key), serialize(value, options), ttlSeconds === undefined ? null : ttlSeconds),
     get: (key, defaultValue, options) =>
-      call('cache.get', String(key)).then((value) => (value === null ? defaultValue : deserialize(value, options))),
-    incr: (key) => call('cache.incr', String(key)),
-    expire: (key, ttlSeconds) => call('cache.expire', String(key), ttlSeconds),
-    lpush: (key, elementOrArray) => call('cache.lpush', String(key), (Array.isArray(elementOrArray) ? elementOrArray : [elementOrArray]).map(String)),
-    lrange: (key, start, end) => call('cache.lrange', String(key), start, end),
-    llen: (key) => call('cache.llen', String(key)),
-    lpop: (key, count) => call('cache.lpop', String(key), count === undefined ? 1 : count),
-    lrem: (key, count, elementKey) => call('cache.lrem', String(key), count, String(elementKey)),
+      after(call('cache.get', StringOf(key)), (value) => (value === null ? defaultValue : deserialize(value, options))),
+    incr: (key) => call('cache.incr', StringOf(key)),
+    expire: (key, ttlSeconds) => call('cache.expire', StringOf(key), ttlSeconds),
+    lpush: (key, elementOrArray) => call('cache.lpush', StringOf(key), apply(map, isArray(elementOrArray) ? elementOrArray : [elementOrArray], [(element) => StringOf(element)])),
+    lrange: (key, start, end) => call('cache.lrange', StringOf(key), start, end),
+    llen: (key) => call('cache.llen', StringOf(key)),
+    lpop: (key, count) => call('cache.lpop', StringOf(key), count === undefined ? 1 : count),
+    lrem: (key, count, elementKey) => call('cache.lrem', StringOf(key), count, StringOf(elementKey)),
   };
 
-  const toDate = (value) => (value instanceof Date ? value.getTime() : new Date(value).getTime());
+  const toDate = (value) => apply(getTime, value instanceof DateType ? value : new DateType(value), []);
   const UNIT_MS = { milliseconds: 1, millisecond: 1, seconds: 1e3, second: 1e3, minutes: 6e4, minute: 6e4, hours: 36e5, hour: 36e5, days: 864e5, day: 864e5 };
-  const jobs = new Proxy({}, {
+  const jobs = new ProxyType({}, {
     get: (_target, name) => (payload) => {
-      const enqueue = (runAt) => call('jobs.enqueue', String(name), payload === undefined ? {} : payload, runAt);
+      const enqueue = (runAt) => call('jobs.enqueue', StringOf(name), payload === undefined ? {} : payload, runAt);
       return {
-        runNow: () => enqueue(Date.now()),
+        runNow: () => enqueue(dateNow()),
         runIn: (duration, unit) => {
-          const perUnit = UNIT_MS[String(unit)];
-          if (perUnit === undefined) return Promise.reject(new Error('Unknown time unit: ' + unit));
-          return enqueue(Date.now() + Number(duration) * perUnit);
+          const perUnit = apply(hasOwn, UNIT_MS, [StringOf(unit)]) ? UNIT_MS[StringOf(unit)] : undefined;
+          if (perUnit === undefined) return reject(new ErrorType('Unknown time unit: ' + unit));
+          return enqueue(dateNow() + NumberOf(duration) * perUnit);
         },
         runAt: (date) => enqueue(toDate(date)),
       };
@@ -64,14 +84,14 @@ export const PLUGIN_API_SETUP_SOURCE = `
   });
 
   const metrics = {};
-  for (const [name, kind] of Object.entries(context.metrics || {})) {
-    const update = (operation) => (value) => { void call('metrics.update', name, operation, Number(value === undefined ? 1 : value)); };
+  for (const [name, kind] of entries(context.metrics || {})) {
+    const update = (operation) => (value) => { void call('metrics.update', name, operation, NumberOf(value === undefined ? 1 : value)); };
     metrics[name] = kind === 'sum' ? { increment: update('increment') } : kind === 'max' ? { max: update('max') } : { min: update('min') };
   }
 
   const cursor = {
-    init: (key, initialValue) => call('cursor.init', String(key), initialValue === undefined ? 0 : Number(initialValue)),
-    increment: (key, incrementBy) => call('cursor.increment', String(key), incrementBy === undefined ? 1 : Number(incrementBy)),
+    init: (key, initialValue) => call('cursor.init', StringOf(key), initialValue === undefined ? 0 : NumberOf(initialValue)),
+    increment: (key, incrementBy) => call('cursor.increment', StringOf(key), incrementBy === undefined ? 1 : NumberOf(incrementBy)),
   };
 
   const meta = {
@@ -83,16 +103,16 @@ export const PLUGIN_API_SETUP_SOURCE = `
     jobs,
     metrics,
     utils: { cursor },
-    geoip: { locate: (ip) => call('geoip.locate', String(ip)) },
+    geoip: { locate: (ip) => call('geoip.locate', StringOf(ip)) },
   };
 
   globalThis.posthog = {
-    capture: (event, properties) => call('posthog.capture', String(event), properties === undefined ? {} : properties),
+    capture: (event, properties) => call('posthog.capture', StringOf(event), properties === undefined ? {} : properties),
     api: {
-      get: (path, options) => call('posthog.api', 'GET', String(path), options === undefined ? {} : options),
-      post: (path, options) => call('posthog.api', 'POST', String(path), options === undefined ? {} : options),
-      put: (path, options) => call('posthog.api', 'PUT', String(path), options === undefined ? {} : options),
-      delete: (path, options) => call('posthog.api', 'DELETE', String(path), options === undefined ? {} : options),
+      get: (path, options) => call('posthog.api', 'GET', StringOf(path), options === undefined ? {} : options),
+      post: (path, options) => call('posthog.api', 'POST', StringOf(path), options === undefined ? {} : options),
+      put: (path, options) => call('posthog.api', 'PUT', StringOf(path), options === undefined ? {} : options),
+      delete: (path, options) => call('posthog.api', 'DELETE', StringOf(path), options === undefined ? {} : options),
     },
   };
   globalThis.RetryError = RetryError;
@@ -101,13 +121,13 @@ export const PLUGIN_API_SETUP_SOURCE = `
     '@posthog/plugin-scaffold': { RetryError },
   };
   if (fetchFunction) {
-    const nodeFetch = (...args) => fetchFunction(...args);
+    const nodeFetch = (...args) => apply(fetchFunction, undefined, args);
     nodeFetch.default = nodeFetch;
     modules['node-fetch'] = nodeFetch;
   }
   globalThis.require = (name) => {
-    if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];
-    throw new Error("Cannot find module '" + name + "'");
+    if (apply(hasOwn, modules, [name])) return modules[name];
+    throw new ErrorType("Cannot find module '" + name + "'");
   };
 
   delete globalThis.__hogbasePluginContext;

@@ -1,22 +1,72 @@
 interface CacheEntry {
+  namespace: string;
+  key: string;
   value: string | string[];
+  /** What the entry counts against the budgets (see {@link PluginCache}). */
+  bytes: number;
   /** ms since the epoch; undefined: no expiry. */
   expiresAt: number | undefined;
 }
 
+interface Namespace {
+  bytes: number;
+  entries: Map<string, CacheEntry>;
+  /** Entries with an expiry: only then can a sweep free anything. */
+  expiring: number;
+  lastSweepAt: number;
+}
+
+export interface PluginCacheLimits {
+  /** Keys of all namespaces together; past it the oldest written goes. */
+  maxEntries: number;
+  /** All namespaces together; past it the oldest written entries go (it is a cache). */
+  maxBytes: number;
+  /** One namespace (one app in one project); a write past it is refused with a clear error. */
+  maxBytesPerNamespace: number;
+}
+
+/** Counted per key on top of its characters: the map entry and its bookkeeping. */
+const ENTRY_OVERHEAD_BYTES = 64;
+/** Counted per list element on top of its characters. */
+const ELEMENT_OVERHEAD_BYTES = 16;
+/** A namespace over its budget looks for expired entries at most this often. */
+const SWEEP_INTERVAL_MS = 1_000;
+
+const DEFAULT_LIMITS: PluginCacheLimits = {
+  maxEntries: 100_000,
+  maxBytes: 64 * 1024 * 1024,
+  maxBytesPerNamespace: 8 * 1024 * 1024,
+};
+
 /**
  * `meta.cache`: PostHog backs it with Redis; here it lives in the process, one namespace per app and
- * project, bounded by `maxEntries` (oldest written first out). NOTE: it is a cache, as PostHog
- * documents it: two replicas do not share it, and a restart empties it. What must survive goes to
- * `meta.storage` (Postgres).
+ * project. NOTE: it is a cache, as PostHog documents it: two replicas do not share it, and a
+ * restart empties it. What must survive goes to `meta.storage` (Postgres).
+ *
+ * Bounded in bytes (keys, values and list elements counted by their characters, plus a small
+ * overhead per key and element): a namespace past its own budget has the write refused with an
+ * error the app sees; the whole cache past its budget (or its key count) drops the oldest written
+ * entries of any namespace, as a Redis with an eviction policy would.
  */
 export class PluginCache {
+  /** Every entry, oldest written first. */
   private readonly entries = new Map<string, CacheEntry>();
+  private readonly namespaces = new Map<string, Namespace>();
+  private totalBytes = 0;
+  private readonly limits: PluginCacheLimits;
 
-  constructor(private readonly maxEntries = 100_000) {}
+  constructor(limits: Partial<PluginCacheLimits> = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+  }
+
+  /** What a namespace holds now (for tests and metrics). */
+  usage(namespace: string): { bytes: number; keys: number } {
+    const space = this.namespaces.get(namespace);
+    return { bytes: space?.bytes ?? 0, keys: space?.entries.size ?? 0 };
+  }
 
   set(namespace: string, key: string, value: string, ttlSeconds: number | null): void {
-    this.write(namespace, key, { value, expiresAt: expiry(ttlSeconds) });
+    this.write(namespace, key, value, expiry(ttlSeconds));
   }
 
   get(namespace: string, key: string): string | null {
@@ -27,20 +77,29 @@ export class PluginCache {
   incr(namespace: string, key: string): number {
     const entry = this.read(namespace, key);
     const next = (entry && typeof entry.value === 'string' ? Number(entry.value) || 0 : 0) + 1;
-    this.write(namespace, key, { value: String(next), expiresAt: entry?.expiresAt });
+    this.write(namespace, key, String(next), entry?.expiresAt);
     return next;
   }
 
   expire(namespace: string, key: string, ttlSeconds: number): boolean {
     const entry = this.read(namespace, key);
     if (!entry) return false;
-    entry.expiresAt = expiry(ttlSeconds);
+    this.setExpiry(entry, expiry(ttlSeconds));
     return true;
   }
 
   lpush(namespace: string, key: string, elements: string[]): number {
-    const list = this.list(namespace, key);
-    list.unshift(...[...elements].reverse());
+    const existing = this.read(namespace, key);
+    const added = elements.reduce((sum, element) => sum + elementBytes(element), 0);
+    if (existing && Array.isArray(existing.value)) {
+      this.admit(namespace, added, existing.bytes + added);
+      existing.value = [...elements].reverse().concat(existing.value);
+      this.resize(existing, existing.bytes + added);
+      this.evictForTotal();
+      return existing.value.length;
+    }
+    const list = [...elements].reverse();
+    this.put(namespace, key, list, existing?.expiresAt, keyBytes(key) + added);
     return list.length;
   }
 
@@ -58,13 +117,17 @@ export class PluginCache {
   }
 
   lpop(namespace: string, key: string, count: number): string[] {
-    const list = this.read(namespace, key)?.value;
-    return Array.isArray(list) ? list.splice(0, Math.max(count, 0)) : [];
+    const entry = this.read(namespace, key);
+    if (!entry || !Array.isArray(entry.value)) return [];
+    const popped = entry.value.splice(0, Math.max(count, 0));
+    this.resize(entry, entry.bytes - popped.reduce((sum, element) => sum + elementBytes(element), 0));
+    return popped;
   }
 
   lrem(namespace: string, key: string, count: number, element: string): number {
-    const list = this.read(namespace, key)?.value;
-    if (!Array.isArray(list)) return 0;
+    const entry = this.read(namespace, key);
+    if (!entry || !Array.isArray(entry.value)) return 0;
+    const list = entry.value;
     let removed = 0;
     const limit = count === 0 ? Infinity : Math.abs(count);
     const indexes = list.map((_, index) => index);
@@ -77,38 +140,126 @@ export class PluginCache {
         removed += 1;
       }
     }
-    const kept = list.filter((_, index) => !doomed.has(index));
-    list.splice(0, list.length, ...kept);
+    entry.value = list.filter((_, index) => !doomed.has(index));
+    this.resize(entry, entry.bytes - removed * elementBytes(element));
     return removed;
   }
 
-  private list(namespace: string, key: string): string[] {
-    const entry = this.read(namespace, key);
-    if (entry && Array.isArray(entry.value)) return entry.value;
-    const created: CacheEntry = { value: [], expiresAt: entry?.expiresAt };
-    this.write(namespace, key, created);
-    return created.value as string[];
+  private write(namespace: string, key: string, value: string, expiresAt: number | undefined): void {
+    this.put(namespace, key, value, expiresAt, keyBytes(key) + value.length);
+  }
+
+  /** Replaces (or creates) the entry as the newest written, within the budgets. */
+  private put(
+    namespace: string,
+    key: string,
+    value: string | string[],
+    expiresAt: number | undefined,
+    bytes: number,
+  ): void {
+    const existing = this.namespaces.get(namespace)?.entries.get(key);
+    this.admit(namespace, bytes - (existing?.bytes ?? 0), bytes);
+    if (existing) this.remove(existing);
+    const space = this.namespace(namespace);
+    const entry: CacheEntry = { namespace, key, value, bytes, expiresAt };
+    space.entries.set(key, entry);
+    space.bytes += bytes;
+    if (expiresAt !== undefined) space.expiring += 1;
+    this.totalBytes += bytes;
+    this.entries.set(fullName(namespace, key), entry);
+    this.evictForTotal();
+  }
+
+  /**
+   * Refuses a write that would take the namespace past its budget (after dropping its expired
+   * entries), or that is larger than the budget on its own: the app's call rejects with this.
+   */
+  private admit(namespace: string, growth: number, entryBytes: number): void {
+    const limit = this.limits.maxBytesPerNamespace;
+    if (entryBytes > limit) {
+      throw new Error(
+        `meta.cache refused a value of ${entryBytes} bytes: larger than this app's cache budget of ${limit} bytes (APPS_CACHE_MB_PER_APP)`,
+      );
+    }
+    const space = this.namespaces.get(namespace);
+    if (growth <= 0 || !space || space.bytes + growth <= limit) return;
+    this.sweep(space);
+    if (space.bytes + growth <= limit) return;
+    throw new Error(
+      `meta.cache is full: this app's keys hold ${space.bytes} of its ${limit} bytes (APPS_CACHE_MB_PER_APP); delete keys or give them a TTL`,
+    );
+  }
+
+  private sweep(space: Namespace): void {
+    const now = Date.now();
+    if (space.expiring === 0 || now - space.lastSweepAt < SWEEP_INTERVAL_MS) return;
+    space.lastSweepAt = now;
+    for (const entry of [...space.entries.values()]) {
+      if (entry.expiresAt !== undefined && entry.expiresAt <= now) this.remove(entry);
+    }
+  }
+
+  private evictForTotal(): void {
+    while (this.totalBytes > this.limits.maxBytes || this.entries.size > this.limits.maxEntries) {
+      const oldest = this.entries.values().next();
+      if (oldest.done) return;
+      this.remove(oldest.value);
+    }
+  }
+
+  private resize(entry: CacheEntry, bytes: number): void {
+    const space = this.namespace(entry.namespace);
+    space.bytes += bytes - entry.bytes;
+    this.totalBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+  }
+
+  private setExpiry(entry: CacheEntry, expiresAt: number | undefined): void {
+    const space = this.namespace(entry.namespace);
+    if (entry.expiresAt !== undefined) space.expiring -= 1;
+    if (expiresAt !== undefined) space.expiring += 1;
+    entry.expiresAt = expiresAt;
+  }
+
+  private remove(entry: CacheEntry): void {
+    const space = this.namespaces.get(entry.namespace);
+    if (!this.entries.delete(fullName(entry.namespace, entry.key)) || !space) return;
+    space.entries.delete(entry.key);
+    space.bytes -= entry.bytes;
+    if (entry.expiresAt !== undefined) space.expiring -= 1;
+    this.totalBytes -= entry.bytes;
+    if (space.entries.size === 0) this.namespaces.delete(entry.namespace);
+  }
+
+  private namespace(name: string): Namespace {
+    let space = this.namespaces.get(name);
+    if (!space) {
+      space = { bytes: 0, entries: new Map(), expiring: 0, lastSweepAt: 0 };
+      this.namespaces.set(name, space);
+    }
+    return space;
   }
 
   private read(namespace: string, key: string): CacheEntry | undefined {
-    const name = `${namespace}\u0000${key}`;
-    const entry = this.entries.get(name);
+    const entry = this.namespaces.get(namespace)?.entries.get(key);
     if (entry?.expiresAt !== undefined && entry.expiresAt <= Date.now()) {
-      this.entries.delete(name);
+      this.remove(entry);
       return undefined;
     }
     return entry;
   }
+}
 
-  private write(namespace: string, key: string, entry: CacheEntry): void {
-    const name = `${namespace}\u0000${key}`;
-    this.entries.delete(name);
-    this.entries.set(name, entry);
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-  }
+function fullName(namespace: string, key: string): string {
+  return `${namespace}\u0000${key}`;
+}
+
+function keyBytes(key: string): number {
+  return key.length + ENTRY_OVERHEAD_BYTES;
+}
+
+function elementBytes(element: string): number {
+  return element.length + ELEMENT_OVERHEAD_BYTES;
 }
 
 function expiry(ttlSeconds: number | null | undefined): number | undefined {

@@ -14,4 +14,11 @@ export {
   type SandboxLogLine,
   type SandboxOptions,
 } from './sandbox';
-export { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
+export { PooledSandbox, SandboxPool, type SandboxPoolNotice, type SandboxPoolOptions } from './sandbox-pool';
+export {
+  SandboxAppError,
+  SandboxBudgetError,
+  SandboxError,
+  SandboxMemoryError,
+  SandboxTimeoutError,
+} from './sandbox-errors';

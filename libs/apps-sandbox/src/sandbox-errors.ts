@@ -24,3 +24,9 @@ export class SandboxAppError extends SandboxError {
     super(message);
   }
 }
+
+/**
+ * No room for another sandbox in the memory budget of all sandboxes (every one in a call), or the
+ * sandbox was unloaded to make room for another: its owner loads it again at its next call.
+ */
+export class SandboxBudgetError extends SandboxError {}

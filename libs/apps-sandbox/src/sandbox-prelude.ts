@@ -1,50 +1,119 @@
 // Guest-side JavaScript, evaluated inside QuickJS. Kept as strings because it never runs in the host.
+//
+// TRICKY: every piece here runs before the app's code and keeps its own references to the builtins
+// it uses (JSON, Promise's then, Reflect.apply, ...). An app may replace any global or prototype
+// method (`JSON.stringify = () => 1`, `Promise.prototype.then = ...`): that may break the app's own
+// code, never the trampoline that carries its arguments in and its results out.
+
+/**
+ * Evaluated first: a function that describes a thrown value as JSON text (`kind`, `name`,
+ * `message`, `stack`) without trusting it. Reading an error's fields may run the app's getters: the
+ * host calls it only while the interrupt handler bounds guest time.
+ */
+export const DESCRIBE_SOURCE = `
+(function () {
+  const stringify = JSON.stringify;
+  const StringOf = String;
+  const text = (value) => {
+    try {
+      return typeof value === 'string' ? value : value === undefined ? undefined : StringOf(value);
+    } catch {
+      return undefined;
+    }
+  };
+  return function describe(thrown) {
+    try {
+      if (thrown === null) return '{"kind":"null"}';
+      if ((typeof thrown === 'object' || typeof thrown === 'function') && 'message' in thrown) {
+        const field = (name) => {
+          try {
+            return text(thrown[name]);
+          } catch {
+            return undefined;
+          }
+        };
+        return stringify({ kind: 'error', name: field('name'), message: field('message') ?? '', stack: field('stack') });
+      }
+      if (typeof thrown === 'string') return stringify({ kind: 'value', message: thrown });
+      let json;
+      try {
+        json = stringify(thrown);
+      } catch {
+        json = undefined;
+      }
+      return stringify({ kind: 'value', message: typeof json === 'string' ? json : text(thrown) ?? '' });
+    } catch {
+      return '{"kind":"unreadable"}';
+    }
+  };
+})()
+`;
 
 /**
  * Runs before the app: installs `console`, `fetch` (when the host gives one) and CommonJS
- * `module`/`exports`, then removes the host bridge object so the app only sees the wrappers.
+ * `module`/`exports`, and wraps the host's `call` so that it takes and gives JSON values.
  */
 export const PRELUDE_SOURCE = `
 (function (host) {
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const apply = Reflect.apply;
+  const then = Promise.prototype.then;
+  const StringOf = String;
+  const ErrorType = Error;
+  const map = Array.prototype.map;
+  const join = Array.prototype.join;
+  const toLowerCase = String.prototype.toLowerCase;
+  const hostLog = host.log;
   const format = (value) => {
     if (typeof value === 'string') return value;
-    if (value instanceof Error) return value.stack ? value.name + ': ' + value.message + '\\n' + value.stack : String(value);
     try {
-      const json = JSON.stringify(value);
-      return json === undefined ? String(value) : json;
+      if (value instanceof ErrorType) {
+        return value.stack ? value.name + ': ' + value.message + '\\n' + value.stack : StringOf(value);
+      }
+      const json = stringify(value);
+      return json === undefined ? StringOf(value) : json;
     } catch {
-      return String(value);
+      try {
+        return StringOf(value);
+      } catch {
+        return '[unprintable]';
+      }
     }
   };
   const guestConsole = {};
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
-    guestConsole[level] = (...args) => host.log(level, args.map(format).join(' '));
+    guestConsole[level] = (...args) => hostLog(level, apply(join, apply(map, args, [format]), [' ']));
   }
   globalThis.console = guestConsole;
   if (typeof host.fetch === 'function') {
     const hostFetch = host.fetch;
     globalThis.fetch = (url, init) =>
-      hostFetch(String(url), JSON.stringify(init === undefined ? {} : init)).then((json) => {
-        const answer = JSON.parse(json);
-        return {
-          status: answer.status,
-          ok: answer.status >= 200 && answer.status < 300,
-          headers: { get: (name) => answer.headers[String(name).toLowerCase()] ?? null },
-          text: async () => answer.body,
-          json: async () => JSON.parse(answer.body),
-        };
-      });
+      apply(then, hostFetch(StringOf(url), stringify(init === undefined ? {} : init)), [
+        (json) => {
+          const answer = parse(json);
+          return {
+            status: answer.status,
+            ok: answer.status >= 200 && answer.status < 300,
+            headers: { get: (name) => answer.headers[apply(toLowerCase, StringOf(name), [])] ?? null },
+            text: async () => answer.body,
+            json: async () => parse(answer.body),
+          };
+        },
+      ]);
   }
   globalThis.module = { exports: {} };
   globalThis.exports = globalThis.module.exports;
   const hostCall = host.call;
   host.call = (name, ...args) =>
-    hostCall(String(name), JSON.stringify(args)).then((json) => (json === 'undefined' ? undefined : JSON.parse(json)));
+    apply(then, hostCall(StringOf(name), stringify(args)), [
+      (json) => (json === 'undefined' ? undefined : parse(json)),
+    ]);
 })(globalThis.__hogbaseHost);
 `;
 
 /**
- * Run after the setup source and the invoke trampoline (which captured the call context): takes the
+ * Run after the setup source and the trampoline (which captured the call context): takes the
  * host bridge and the call context out of the app's reach.
  */
 export const HIDE_HOST_SOURCE = `
@@ -53,54 +122,93 @@ delete globalThis.__hogbaseHost;
 `;
 
 /**
- * Evaluates to a function that finds the app's plugin object: `module.exports` (or its `default`,
- * as transpiled ES modules leave it), else the globals when nothing was exported, as PostHog's VM did.
+ * Evaluates, after the setup source and before the app, to the host's handles into the app:
+ * `invoke(plugin, callId, isJob, name, argsJson)` calls a method and reports its outcome through
+ * `host.settle(callId, ok, json)` (at once, or when its promise settles) as JSON text it makes with
+ * its own `JSON.stringify`; `resolve()` finds the plugin object (`module.exports`, its `default` as
+ * transpiled ES modules leave it, else the globals, as PostHog's VM did); `capabilities(plugin)`
+ * lists its methods and job names as JSON. The setup's call context (the plugin API's `meta`) is
+ * appended to every call's arguments.
  */
-export const RESOLVE_PLUGIN_SOURCE = `
-(function (methodNames) {
-  const isPlugin = (candidate) =>
-    candidate !== null &&
-    (typeof candidate === 'object' || typeof candidate === 'function') &&
-    (methodNames.some((name) => typeof candidate[name] === 'function') ||
-      (typeof candidate.jobs === 'object' && candidate.jobs !== null));
-  const exported = module.exports;
-  if (exported !== null && typeof exported === 'object' && isPlugin(exported.default)) return exported.default;
-  if (isPlugin(exported)) return exported;
-  if (isPlugin(globalThis)) return globalThis;
-  return {};
-})
-`;
-
-/** Evaluates to a function listing the plugin's exported methods and job names as a JSON string. */
-export const CAPABILITIES_SOURCE = `
-(function (plugin, methodNames) {
-  const jobs = typeof plugin.jobs === 'object' && plugin.jobs !== null ? plugin.jobs : {};
-  return JSON.stringify({
-    methods: methodNames.filter((name) => typeof plugin[name] === 'function'),
-    jobs: Object.keys(jobs).filter((name) => typeof jobs[name] === 'function'),
-  });
-})
-`;
-
-/**
- * Evaluates to a factory of the call trampoline: arguments cross in as one JSON string and the
- * result leaves as one (or as a promise of one), so no guest object is ever handed to the host.
- * The setup's call context (the plugin API's `meta`) is appended to the arguments.
- */
-export const INVOKE_SOURCE = `
-(function () {
+export const TRAMPOLINE_SOURCE = `
+(function (host, describe, methodNames) {
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const apply = Reflect.apply;
+  const defineProperty = Object.defineProperty;
+  const keysOf = Object.keys;
+  const PromiseType = Promise;
+  const promiseResolve = Promise.resolve;
+  const then = Promise.prototype.then;
+  const settle = host.settle;
   const callContext =
     typeof globalThis.__hogbaseCallContext === 'function' ? globalThis.__hogbaseCallContext : () => [];
-  return function (plugin, method, argsJson) {
-  const target = method.startsWith('jobs.') ? plugin.jobs : plugin;
-  const name = method.startsWith('jobs.') ? method.slice(5) : method;
-  const args = JSON.parse(argsJson).concat(callContext());
-  const result = target[name](...args);
-  const toJson = (value) => (value === undefined ? undefined : JSON.stringify(value));
-  if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-    return Promise.resolve(result).then(toJson);
-  }
-  return toJson(result);
+
+  const fail = (callId, error) => settle(callId, 0, describe(error));
+  const succeed = (callId, value) => {
+    let json;
+    try {
+      json = value === undefined ? undefined : stringify(value);
+    } catch (error) {
+      fail(callId, error);
+      return;
+    }
+    settle(callId, 1, json);
   };
+  const append = (list, item) => defineProperty(list, list.length, { value: item, writable: true, enumerable: true, configurable: true });
+
+  const invoke = (plugin, callId, isJob, name, argsJson) => {
+    let result;
+    try {
+      const target = isJob ? plugin.jobs : plugin;
+      const args = parse(argsJson);
+      const extra = callContext();
+      for (let index = 0; index < extra.length; index++) append(args, extra[index]);
+      result = apply(target[name], target, args);
+      if (result === null || (typeof result !== 'object' && typeof result !== 'function') || typeof result.then !== 'function') {
+        succeed(callId, result);
+        return;
+      }
+      const settled = apply(then, apply(promiseResolve, PromiseType, [result]), [
+        (value) => succeed(callId, value),
+        (error) => fail(callId, error),
+      ]);
+      // Reached only when describing or reporting failed itself (out of memory): still an answer.
+      apply(then, settled, [undefined, () => settle(callId, 0, '{"kind":"unreadable"}')]);
+    } catch (error) {
+      fail(callId, error);
+    }
+  };
+
+  const isPlugin = (candidate) => {
+    if (candidate === null || (typeof candidate !== 'object' && typeof candidate !== 'function')) return false;
+    for (let index = 0; index < methodNames.length; index++) {
+      if (typeof candidate[methodNames[index]] === 'function') return true;
+    }
+    return typeof candidate.jobs === 'object' && candidate.jobs !== null;
+  };
+  const resolve = () => {
+    const exported = globalThis.module === undefined ? undefined : globalThis.module.exports;
+    if (exported !== null && typeof exported === 'object' && isPlugin(exported.default)) return exported.default;
+    if (isPlugin(exported)) return exported;
+    if (isPlugin(globalThis)) return globalThis;
+    return {};
+  };
+  const capabilities = (plugin) => {
+    const methods = [];
+    for (let index = 0; index < methodNames.length; index++) {
+      if (typeof plugin[methodNames[index]] === 'function') append(methods, methodNames[index]);
+    }
+    const jobs = [];
+    const jobObject = plugin.jobs;
+    if (typeof jobObject === 'object' && jobObject !== null) {
+      const names = keysOf(jobObject);
+      for (let index = 0; index < names.length; index++) {
+        if (typeof jobObject[names[index]] === 'function') append(jobs, names[index]);
+      }
+    }
+    return stringify({ methods, jobs });
+  };
+  return { invoke, resolve, capabilities };
 })
 `;

@@ -25,11 +25,17 @@ module.exports = { composeWebhook, jobs: { retry: async (payload) => payload } }
 describe('apps sandbox', () => {
   const sandboxes: Sandbox[] = [];
   const open = async (
-    options: { timeLimitMs?: number; fetch?: SandboxFetch; onLog?: (line: SandboxLogLine) => void } = {},
+    options: {
+      timeLimitMs?: number;
+      cpuLimitMs?: number;
+      fetch?: SandboxFetch;
+      onLog?: (line: SandboxLogLine) => void;
+    } = {},
   ) => {
     const sandbox = await createSandbox({
       memoryLimitBytes: MEMORY_LIMIT_BYTES,
       timeLimitMs: options.timeLimitMs ?? 1000,
+      cpuLimitMs: options.cpuLimitMs,
       fetch: options.fetch,
       onLog: options.onLog,
     });
@@ -310,5 +316,153 @@ describe('apps sandbox', () => {
       { level: 'warn', message: 'careful' },
     ]);
     expect(lines[3]).toMatchObject({ level: 'error', message: expect.stringContaining('Error: bad') });
+  });
+
+  describe('guest output is untrusted', () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    beforeEach(() => {
+      unhandled.length = 0;
+      process.on('unhandledRejection', record);
+    });
+    afterEach(() => {
+      process.off('unhandledRejection', record);
+    });
+
+    const HOSTILE_TOP_LEVEL = `
+      JSON.stringify = () => ({ not: 'a string' });
+      JSON.parse = () => { throw new Error('JSON.parse replaced'); };
+      Promise.prototype.then = function () { return 42; };
+      Promise.resolve = () => { throw new Error('Promise.resolve replaced'); };
+      Array.prototype.concat = () => { throw new Error('concat replaced'); };
+      Array.prototype.map = () => { throw new Error('map replaced'); };
+      Array.prototype[Symbol.iterator] = function* () {};
+      Object.assign = () => { throw new Error('Object.assign replaced'); };
+      Object.keys = () => { throw new Error('Object.keys replaced'); };
+      String.prototype.startsWith = () => { throw new Error('startsWith replaced'); };
+      String.prototype.slice = () => { throw new Error('slice replaced'); };
+      Reflect.apply = () => { throw new Error('Reflect.apply replaced'); };
+    `;
+
+    it('carries arguments in and results out for an app that replaced JSON, Promise, Array and String builtins', async () => {
+      const requests: string[] = [];
+      const sandbox = await open({
+        fetch: (url) => {
+          requests.push(url);
+          return Promise.resolve({ status: 200, headers: { 'X-Answer': '42' }, body: '{"ok":true}' });
+        },
+      });
+      const capabilities = sandbox.load(
+        `${HOSTILE_TOP_LEVEL}
+         exports.processEvent = (event) => ({ seen: event.event, count: event.properties.count + 1 });
+         exports.onEvent = async (event) => {
+           const response = await fetch('https://api.example.com/' + event.event);
+           return { status: response.status, answer: response.headers.get('x-answer') };
+         };
+         exports.jobs = { retry: async (payload) => payload };`,
+      );
+      expect(capabilities).toEqual({ methods: ['onEvent', 'processEvent'], jobs: ['retry'] });
+
+      await expect(
+        sandbox.call('processEvent', { event: 'signed up', properties: { count: 1 } }),
+      ).resolves.toEqual({
+        seen: 'signed up',
+        count: 2,
+      });
+      await expect(sandbox.call('onEvent', { event: 'paid' })).resolves.toEqual({
+        status: 200,
+        answer: '42',
+      });
+      await expect(sandbox.call('jobs.retry', { attempt: 2 })).resolves.toEqual({ attempt: 2 });
+      expect(requests).toEqual(['https://api.example.com/paid']);
+      expect(unhandled).toEqual([]);
+    });
+
+    it('rejects only that call when its result or error cannot be read, and the host and other sandboxes go on', async () => {
+      const sandbox = await open({ cpuLimitMs: 200 });
+      sandbox.load(`
+        exports.processEvent = () => ({ toJSON() { throw new Error('no JSON for you'); } });
+        exports.onEvent = async () => { throw { get message() { throw new Error('no message either'); } }; };
+        exports.composeWebhook = () => { throw { get message() { while (true) {} } }; };
+        exports.getSettings = () => 'still here';
+      `);
+      await expect(sandbox.call('processEvent', {})).rejects.toThrow(
+        new SandboxAppError('no JSON for you', 'Error', undefined),
+      );
+      await expect(sandbox.call('onEvent', {})).rejects.toThrow(SandboxError);
+      await expect(sandbox.call('getSettings')).resolves.toBe('still here');
+      // Reading the error runs the app's getter: it is bounded like the app's own code.
+      await expect(sandbox.call('composeWebhook', {})).rejects.toBeInstanceOf(SandboxTimeoutError);
+
+      const other = await open();
+      other.load(WEBHOOK_APP);
+      await expect(other.call('composeWebhook', { event: 'other' }, { config: {} })).resolves.toBeNull();
+      expect(unhandled).toEqual([]);
+    });
+  });
+
+  it('refuses a host call or a result past the payload limit inside the app, and a too long console line', async () => {
+    const lines: SandboxLogLine[] = [];
+    const stored: SandboxJson[] = [];
+    const sandbox = await createSandbox({
+      memoryLimitBytes: MEMORY_LIMIT_BYTES,
+      timeLimitMs: 1000,
+      maxPayloadLength: 1_000,
+      hostFunctions: {
+        'storage.set': (value) => {
+          stored.push(value);
+          return Promise.resolve(undefined);
+        },
+      },
+      onLog: (line) => lines.push(line),
+    });
+    sandboxes.push(sandbox);
+    sandbox.load(
+      `exports.onEvent = async (event) => {
+         try { await set('x'.repeat(event.size)); return 'stored'; } catch (error) { return error.message; }
+       };
+       exports.processEvent = (event) => ({ ...event, padding: 'x'.repeat(2000) });
+       exports.getSettings = () => { console.log('y'.repeat(70 * 1024)); return 'logged'; };`,
+      {
+        setup: `const host = globalThis.__hogbaseHost; globalThis.set = (value) => host.call('storage.set', value);`,
+      },
+    );
+    await expect(sandbox.call('onEvent', { size: 10 })).resolves.toBe('stored');
+    await expect(sandbox.call('onEvent', { size: 5_000 })).resolves.toMatch(
+      /^storage.set was given 50\d\d characters, more than the 1000 the host takes$/,
+    );
+    await expect(sandbox.call('processEvent', { event: 'big' })).rejects.toThrow(
+      /^processEvent's result has \d+ characters as JSON, more than the 1000 the host takes$/,
+    );
+    await expect(sandbox.call('getSettings')).resolves.toBe('logged');
+    expect(lines).toEqual([
+      { level: 'log', message: '[a console line of 71680 characters, longer than 65536, was dropped]' },
+    ]);
+    expect(stored).toEqual(['xxxxxxxxxx']);
+  });
+
+  it('stops a call once the guest time of all its stretches passes the CPU budget, across awaits', async () => {
+    let fetches = 0;
+    const sandbox = await open({
+      cpuLimitMs: 150,
+      timeLimitMs: 10_000,
+      fetch: () => {
+        fetches += 1;
+        return Promise.resolve({ status: 200, headers: {}, body: '' });
+      },
+    });
+    sandbox.load(`
+      const spin = (ms) => { const until = Date.now() + ms; while (Date.now() < until) {} };
+      exports.onEvent = async () => {
+        for (let round = 0; round < 10; round++) { spin(60); await fetch('https://example.com/' + round); }
+        return 'done';
+      };
+    `);
+    const error: unknown = await sandbox.call('onEvent').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SandboxTimeoutError);
+    expect((error as Error).message).toBe('onEvent used more than 150 ms of CPU');
+    // Each stretch alone is within the budget: the sum is what stopped it.
+    expect(fetches).toBeGreaterThanOrEqual(2);
+    expect(fetches).toBeLessThan(10);
   });
 });

@@ -5,13 +5,7 @@ import {
   type QuickJSRuntime,
 } from 'quickjs-emscripten';
 import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
-import {
-  CAPABILITIES_SOURCE,
-  HIDE_HOST_SOURCE,
-  INVOKE_SOURCE,
-  PRELUDE_SOURCE,
-  RESOLVE_PLUGIN_SOURCE,
-} from './sandbox-prelude';
+import { DESCRIBE_SOURCE, HIDE_HOST_SOURCE, PRELUDE_SOURCE, TRAMPOLINE_SOURCE } from './sandbox-prelude';
 
 /** The plugin methods PostHog's plugin server looks for (jobs are listed separately). */
 export const PLUGIN_METHOD_NAMES = [
@@ -81,18 +75,30 @@ export interface SandboxLoadOptions {
 export interface SandboxOptions {
   /** The QuickJS runtime's heap limit; past it the app gets "out of memory" and the sandbox breaks. */
   memoryLimitBytes: number;
-  /**
-   * Per call: bounds every synchronous stretch of guest code (interrupt handler) and the call as a
-   * whole, including the host work it awaits such as `fetch`.
-   */
+  /** Per call, wall clock: the call as a whole, including the host work it awaits such as `fetch`. */
   timeLimitMs: number;
+  /**
+   * Per call: the guest's own execution time, summed over the stretches it runs (the interrupt
+   * handler stops it past this). Default: `timeLimitMs`. Loading the app has the same budget.
+   */
+  cpuLimitMs?: number;
   /** Omitted: the app has no `fetch` at all. */
   fetch?: SandboxFetch;
   /** Receives the app's console output. Omitted: the output is dropped. */
   onLog?: (line: SandboxLogLine) => void;
   /** What a `setup` source may call on the host (storage, jobs, …), by name. */
   hostFunctions?: Record<string, SandboxHostFunction>;
+  /**
+   * The longest JSON text (in characters) the host takes from the guest at once: a call's result,
+   * one host call's arguments or fetch options (and four times this for those in flight together).
+   * Past it the call or the host call rejects inside the app. Default 8 Mi characters. A console
+   * line past 64 Ki characters is replaced by a line saying so.
+   */
+  maxPayloadLength?: number;
 }
+
+const DEFAULT_MAX_PAYLOAD_LENGTH = 8 * 1024 * 1024;
+const MAX_LOG_LINE_LENGTH = 64 * 1024;
 
 export interface SandboxCapabilities {
   /** The exported plugin methods, in the order of {@link PLUGIN_METHOD_NAMES}. */
@@ -106,36 +112,60 @@ export type SandboxJson =
   null | boolean | number | string | SandboxJson[] | { [key: string]: SandboxJson | undefined };
 
 interface PendingCall {
+  id: number;
+  method: string;
+  /** Guest execution time charged to this call so far (every stretch run while it was in flight). */
+  cpuUsedMs: number;
   resolve: (result: SandboxJson | undefined) => void;
   reject: (error: SandboxError) => void;
   timer: NodeJS.Timeout;
 }
 
+/** The guest functions the host keeps, all made before the app's code ran (see sandbox-prelude.ts). */
+interface GuestHandles {
+  describe: QuickJSHandle;
+  invoke: QuickJSHandle;
+  resolve: QuickJSHandle;
+  capabilities: QuickJSHandle;
+}
+
+const LOG_LEVELS: ReadonlySet<string> = new Set<SandboxLogLevel>(['log', 'info', 'warn', 'error', 'debug']);
+
 /**
  * One app's code in its own QuickJS runtime: no `process`, `require`, file system or environment,
- * only `console`, the bridged `fetch` and `module`/`exports`. Values cross only as JSON.
+ * only `console`, the bridged `fetch` and `module`/`exports`. Values cross only as JSON text made
+ * by guest code that ran before the app, and the host trusts none of it: a result or error it
+ * cannot read rejects that call (or breaks this sandbox), never the host.
  *
  * A time or memory error breaks the sandbox (`broken`): every call still in flight rejects and later
  * calls are refused, so the owner disposes it and creates a new one. App errors leave it usable.
  */
 export class Sandbox {
   private plugin: QuickJSHandle | undefined;
-  private invoke: QuickJSHandle | undefined;
+  private guest: Partial<GuestHandles> = {};
   private loadedCapabilities: SandboxCapabilities | undefined;
-  private readonly inFlight = new Set<PendingCall>();
+  private readonly inFlight = new Map<number, PendingCall>();
+  private nextCallId = 1;
   private brokenBy: SandboxError | undefined;
   private disposed = false;
-  /** Set by the interrupt handler so a time error is told apart from an app's own throw. */
-  private interrupted = false;
+  /** Set by the interrupt handler (what ran out of time) so a time error is told apart from a throw. */
+  private interruption: string | undefined;
   /** Host promises (fetch, host functions) the guest still waits for: live guest objects. */
-  private openFetches = 0;
+  private openHostCalls = 0;
+  /** The JSON those host calls took from the guest, in characters. */
+  private openHostPayload = 0;
+  private readonly cpuLimitMs: number;
+  private readonly maxPayloadLength: number;
 
   /** @internal use {@link createSandbox} */
   constructor(
     private readonly runtime: QuickJSRuntime,
     private readonly context: QuickJSContext,
     private readonly options: SandboxOptions,
-  ) {}
+  ) {
+    this.cpuLimitMs = options.cpuLimitMs ?? options.timeLimitMs;
+    this.maxPayloadLength = options.maxPayloadLength ?? DEFAULT_MAX_PAYLOAD_LENGTH;
+  }
 
   /** True after a time or memory error: the sandbox refuses calls and must be recreated. */
   get broken(): boolean {
@@ -157,28 +187,35 @@ export class Sandbox {
     this.assertUsable();
     if (this.plugin) throw new SandboxError('the sandbox already has an app loaded');
     const context = this.context;
-    const methodNames = JSON.stringify(PLUGIN_METHOD_NAMES);
-    this.runGuest(() => {
+    this.runGuest('loading the app', [], () => {
+      this.guest.describe = this.evaluate(DESCRIBE_SOURCE, 'describe.js');
       this.installHostBridge();
       this.evaluate(
         `(function (globals) { Object.assign(globalThis, JSON.parse(globals)); })`,
         'globals.js',
         (setGlobals) =>
           this.callGuest(setGlobals, [context.newString(JSON.stringify(options.globals ?? {}))]),
-      );
+      ).dispose();
       this.evaluate(PRELUDE_SOURCE, 'prelude.js').dispose();
       if (options.setup) this.evaluate(options.setup, 'setup.js').dispose();
-      this.invoke = this.evaluate(INVOKE_SOURCE, 'invoke.js', (makeInvoke) => this.callGuest(makeInvoke, []));
+      const trampoline = this.evaluate(TRAMPOLINE_SOURCE, 'trampoline.js', (make) =>
+        this.callGuest(make, [
+          context.getProp(context.global, '__hogbaseHost'),
+          (this.guest.describe as QuickJSHandle).dup(),
+          this.parseJson(JSON.stringify(PLUGIN_METHOD_NAMES)),
+        ]),
+      );
+      this.guest.invoke = context.getProp(trampoline, 'invoke');
+      this.guest.resolve = context.getProp(trampoline, 'resolve');
+      this.guest.capabilities = context.getProp(trampoline, 'capabilities');
+      trampoline.dispose();
       this.evaluate(HIDE_HOST_SOURCE, 'hide-host.js').dispose();
       this.evaluate(code, 'app.js').dispose();
-      this.plugin = this.evaluate(RESOLVE_PLUGIN_SOURCE, 'resolve.js', (resolve) =>
-        this.callGuest(resolve, [this.parseJson(methodNames)]),
-      );
-      const capabilitiesJson = this.evaluate(CAPABILITIES_SOURCE, 'capabilities.js', (list) =>
-        this.callGuest(list, [(this.plugin as QuickJSHandle).dup(), this.parseJson(methodNames)]),
-      );
-      this.loadedCapabilities = JSON.parse(context.getString(capabilitiesJson)) as SandboxCapabilities;
-      capabilitiesJson.dispose();
+      this.plugin = this.callGuest(this.guest.resolve, []);
+      const listed = this.callGuest(this.guest.capabilities, [this.plugin.dup()]);
+      const json = this.stringOf(listed);
+      listed.dispose();
+      this.loadedCapabilities = readCapabilities(json);
     });
     return this.capabilities;
   }
@@ -194,12 +231,18 @@ export class Sandbox {
     return new Promise((resolve, reject) => {
       this.assertUsable();
       const capabilities = this.capabilities;
-      const exported = method.startsWith('jobs.')
-        ? capabilities.jobs.includes(method.slice('jobs.'.length))
-        : (capabilities.methods as string[]).includes(method);
+      const isJob = method.startsWith('jobs.');
+      const name = isJob ? method.slice('jobs.'.length) : method;
+      const exported = isJob
+        ? capabilities.jobs.includes(name)
+        : (capabilities.methods as string[]).includes(name);
       if (!exported) throw new SandboxError(`the app does not export ${method}`);
+      const argsJson = JSON.stringify(args);
 
       const pending: PendingCall = {
+        id: this.nextCallId++,
+        method,
+        cpuUsedMs: 0,
         resolve,
         reject,
         timer: setTimeout(
@@ -207,62 +250,23 @@ export class Sandbox {
           this.options.timeLimitMs,
         ),
       };
-      this.inFlight.add(pending);
-      const settle = (outcome: () => void): void => {
-        if (!this.inFlight.delete(pending)) return;
-        clearTimeout(pending.timer);
-        outcome();
-      };
-
-      let result: QuickJSHandle;
+      this.inFlight.set(pending.id, pending);
+      const context = this.context;
       try {
-        const context = this.context;
-        result = this.runGuest(() =>
-          this.callGuest(this.invoke as QuickJSHandle, [
+        this.runGuest(method, [pending], () => {
+          this.callGuest(this.guest.invoke as QuickJSHandle, [
             (this.plugin as QuickJSHandle).dup(),
-            context.newString(method),
-            context.newString(JSON.stringify(args)),
-          ]),
-        );
+            context.newNumber(pending.id),
+            context.newNumber(isJob ? 1 : 0),
+            context.newString(name),
+            context.newString(argsJson),
+          ]).dispose();
+        });
       } catch (error) {
-        settle(() => reject(error instanceof SandboxError ? error : this.hostFailure(error)));
+        this.settle(pending, () => reject(error instanceof SandboxError ? error : this.hostFailure(error)));
         return;
       }
-
-      const state = this.context.getPromiseState(result);
-      if (state.type !== 'pending') {
-        // A plain value (or an already settled promise) needs no job queue.
-        if (state.type === 'fulfilled') {
-          const value = this.readJson(state.value);
-          if (state.value !== result) state.value.dispose();
-          settle(() => resolve(value));
-        } else {
-          const error = this.classify(state.error);
-          if (state.error.alive) state.error.dispose();
-          settle(() => reject(error));
-        }
-        result.dispose();
-        return;
-      }
-
-      const settled = this.context.resolvePromise(result);
-      result.dispose();
-      settled.then(
-        (outcome) => {
-          if (this.disposed) return;
-          if (outcome.error) {
-            const error = this.classify(outcome.error);
-            if (outcome.error.alive) outcome.error.dispose();
-            if (error instanceof SandboxAppError) settle(() => reject(error));
-            else this.breakWith(error);
-          } else {
-            const value = this.readJson(outcome.value);
-            outcome.value.dispose();
-            settle(() => resolve(value));
-          }
-        },
-        (error: unknown) => this.breakWith(this.hostFailure(error)),
-      );
+      // An async method settles once its promise does: run the jobs it queued.
       this.drainJobs();
     });
   }
@@ -274,26 +278,33 @@ export class Sandbox {
     // is freed while guest objects are still alive: a call cut off by a limit, or a fetch still out.
     // Such a sandbox is not freed piecemeal: its wasm instance is its own, so the garbage collector
     // takes the instance, heap and all, once nothing refers to it.
-    const freeable = !this.broken && this.inFlight.size === 0 && this.openFetches === 0;
+    const freeable = !this.broken && this.inFlight.size === 0 && this.openHostCalls === 0;
     this.failInFlight(new SandboxError('the sandbox was disposed'));
     this.disposed = true;
     if (!freeable) return;
-    this.plugin?.dispose();
-    this.invoke?.dispose();
-    this.context.dispose();
-    this.runtime.dispose();
+    try {
+      this.plugin?.dispose();
+      for (const handle of Object.values(this.guest)) handle.dispose();
+      this.context.dispose();
+      this.runtime.dispose();
+    } catch {
+      // Left to the garbage collector with its wasm instance, as a broken sandbox is.
+    }
   }
 
   private installHostBridge(): void {
     const context = this.context;
     const bridge = context.newObject();
     const log = context.newFunction('log', (levelHandle, messageHandle) => {
-      const line = {
-        level: context.getString(levelHandle) as SandboxLogLevel,
-        message: context.getString(messageHandle),
-      };
+      const level = this.stringOf(levelHandle);
+      const length = this.lengthOf(messageHandle);
+      const message =
+        length > MAX_LOG_LINE_LENGTH
+          ? `[a console line of ${length} characters, longer than ${MAX_LOG_LINE_LENGTH}, was dropped]`
+          : this.stringOf(messageHandle);
+      if (level === undefined || message === undefined || !LOG_LEVELS.has(level)) return;
       try {
-        this.options.onLog?.(line);
+        this.options.onLog?.({ level: level as SandboxLogLevel, message });
       } catch {
         // A failing log sink must not turn into an app error.
       }
@@ -303,9 +314,12 @@ export class Sandbox {
     const hostFetch = this.options.fetch;
     if (hostFetch) {
       const fetchFunction = context.newFunction('fetch', (urlHandle, initHandle) => {
-        const url = context.getString(urlHandle);
-        const init = JSON.parse(context.getString(initHandle)) as SandboxFetchInit;
-        return this.bridgePromise(async () => {
+        const payload = this.takePayload([urlHandle, initHandle], 'fetch');
+        const url = this.stringOf(urlHandle);
+        const init = parseObject(this.stringOf(initHandle));
+        if (url === undefined || init === undefined)
+          throw new Error('fetch takes a URL and an options object');
+        return this.bridgePromise(payload, async () => {
           const answer = await hostFetch(url, init);
           const headers = Object.fromEntries(
             Object.entries(answer.headers).map(([name, value]) => [name.toLowerCase(), value]),
@@ -318,68 +332,131 @@ export class Sandbox {
     }
     const hostFunctions = this.options.hostFunctions ?? {};
     const callFunction = context.newFunction('call', (nameHandle, argsHandle) => {
-      const name = context.getString(nameHandle);
-      const args = JSON.parse(context.getString(argsHandle)) as SandboxJson[];
-      return this.bridgePromise(async () => {
+      const name = this.stringOf(nameHandle);
+      const payload = this.takePayload([nameHandle, argsHandle], name ?? 'a host function');
+      const args = parseJsonText(this.stringOf(argsHandle));
+      if (name === undefined || !Array.isArray(args)) throw new Error('call takes a name and its arguments');
+      return this.bridgePromise(payload, async () => {
         const hostFunction = Object.hasOwn(hostFunctions, name) ? hostFunctions[name] : undefined;
         if (!hostFunction) throw new Error(`the host has no function ${name}`);
-        const result = await hostFunction(...args);
+        const result = await hostFunction(...(args as SandboxJson[]));
         return result === undefined ? 'undefined' : JSON.stringify(result);
       });
     });
     context.setProp(bridge, 'call', callFunction);
     callFunction.dispose();
+    const settleFunction = context.newFunction('settle', (idHandle, okHandle, jsonHandle) => {
+      this.settleFromGuest(idHandle, okHandle, jsonHandle);
+    });
+    context.setProp(bridge, 'settle', settleFunction);
+    settleFunction.dispose();
     context.setProp(context.global, '__hogbaseHost', bridge);
     bridge.dispose();
+  }
+
+  /** `host.settle(callId, ok, json)` from the trampoline: the call's result, or its error described. */
+  private settleFromGuest(idHandle: QuickJSHandle, okHandle: QuickJSHandle, jsonHandle: QuickJSHandle): void {
+    const context = this.context;
+    if (context.typeof(idHandle) !== 'number') return;
+    const pending = this.inFlight.get(context.getNumber(idHandle));
+    if (!pending) return;
+    // TRICKY: an async method cut off by the interrupt handler rejects like a throw ("interrupted"),
+    // and the trampoline reports it before the handler is polled again: it is a time error.
+    if (this.interruption) {
+      this.breakWith(new SandboxTimeoutError(this.interruption));
+      return;
+    }
+    const ok = context.typeof(okHandle) === 'number' && context.getNumber(okHandle) === 1;
+    const length = this.lengthOf(jsonHandle);
+    if (length > this.maxPayloadLength) {
+      const what = ok ? 'result' : 'error';
+      this.settle(pending, () =>
+        pending.reject(
+          new SandboxAppError(
+            `${pending.method}'s ${what} has ${length} characters as JSON, more than the ${this.maxPayloadLength} the host takes`,
+            undefined,
+            undefined,
+          ),
+        ),
+      );
+      return;
+    }
+    const json = this.stringOf(jsonHandle);
+    if (ok) {
+      let value: SandboxJson | undefined;
+      try {
+        value = json === undefined ? undefined : (JSON.parse(json) as SandboxJson);
+      } catch {
+        this.settle(pending, () =>
+          pending.reject(
+            new SandboxAppError(`${pending.method} returned a value that is not JSON`, undefined, undefined),
+          ),
+        );
+        return;
+      }
+      this.settle(pending, () => pending.resolve(value));
+      return;
+    }
+    const error = this.errorFromDescription(json);
+    if (error instanceof SandboxAppError) this.settle(pending, () => pending.reject(error));
+    else this.breakWith(error);
   }
 
   /**
    * A guest promise settled by host work: resolved with the string `work` gives, rejected with an
    * Error carrying the host error's message. A late answer after dispose is dropped.
    */
-  private bridgePromise(work: () => Promise<string>): QuickJSHandle {
+  private bridgePromise(payload: number, work: () => Promise<string>): QuickJSHandle {
     const context = this.context;
     const deferred = context.newPromise();
-    this.openFetches += 1;
-    void Promise.resolve()
+    this.openHostCalls += 1;
+    this.openHostPayload += payload;
+    const answer = (settleGuest: () => void): void => {
+      this.openHostCalls -= 1;
+      this.openHostPayload -= payload;
+      if (this.disposed || !deferred.alive) return;
+      try {
+        settleGuest();
+      } catch (error) {
+        this.breakWith(this.hostFailure(error));
+        return;
+      }
+      this.drainJobs();
+    };
+    Promise.resolve()
       .then(work)
-      .finally(() => {
-        this.openFetches -= 1;
-      })
       .then(
-        (answer) => {
-          if (this.disposed) return;
-          const value = context.newString(answer);
-          deferred.resolve(value);
-          value.dispose();
-          this.drainJobs();
-        },
-        (error: unknown) => {
-          if (this.disposed) return;
-          const guestError = context.newError(error instanceof Error ? error.message : String(error));
-          deferred.reject(guestError);
-          guestError.dispose();
-          this.drainJobs();
-        },
-      );
+        (text) =>
+          answer(() => {
+            const value = context.newString(text);
+            deferred.resolve(value);
+            value.dispose();
+          }),
+        (error: unknown) =>
+          answer(() => {
+            const guestError = context.newError(error instanceof Error ? error.message : String(error));
+            deferred.reject(guestError);
+            guestError.dispose();
+          }),
+      )
+      .catch((error: unknown) => this.breakWith(this.hostFailure(error)));
     return deferred.handle;
   }
 
-  /** Runs guest promise jobs (continuations after host work settled) under the time limit. */
+  /** Runs guest promise jobs (continuations after host work settled) under the CPU budget. */
   private drainJobs(): void {
-    if (this.broken || this.disposed) return;
+    if (this.broken || this.disposed || !this.runtime.hasPendingJob()) return;
+    const calls = [...this.inFlight.values()];
     try {
-      this.runGuest(() => {
-        const executed = this.runtime.executePendingJobs();
-        if (executed.error) {
+      this.runGuest(calls.length === 1 ? calls[0].method : 'the app', calls, () => {
+        while (!this.broken && this.runtime.hasPendingJob()) {
+          const executed = this.runtime.executePendingJobs();
+          if (!executed.error) continue;
           const error = this.classify(executed.error);
           if (executed.error.alive) executed.error.dispose();
-          // An app error escaping a job belongs to no call (calls see theirs through their promise).
-          if (error instanceof SandboxAppError) {
-            this.options.onLog?.({ level: 'error', message: `unhandled: ${error.message}` });
-          } else {
-            throw error;
-          }
+          // An app error escaping a job belongs to no call (calls see theirs through the trampoline).
+          if (!(error instanceof SandboxAppError)) throw error;
+          this.options.onLog?.({ level: 'error', message: `unhandled: ${error.message}` });
         }
       });
     } catch (error) {
@@ -388,15 +465,18 @@ export class Sandbox {
   }
 
   /**
-   * Enters the guest with a fresh deadline. Time and memory errors break the sandbox (rejecting
+   * Enters the guest: the interrupt handler stops it once the calls it runs for (the stretch is
+   * charged to each) have used the CPU budget. Time and memory errors break the sandbox (rejecting
    * every call in flight) before they are rethrown; a host exception from the engine does too.
    */
-  private runGuest<T>(enter: () => T): T {
-    const deadline = Date.now() + this.options.timeLimitMs;
-    this.interrupted = false;
+  private runGuest<T>(label: string, calls: PendingCall[], enter: () => T): T {
+    const started = Date.now();
+    const spent = calls.reduce((most, call) => Math.max(most, call.cpuUsedMs), 0);
+    const deadline = started + this.cpuLimitMs - spent;
+    this.interruption = undefined;
     this.runtime.setInterruptHandler(() => {
       if (Date.now() <= deadline) return false;
-      this.interrupted = true;
+      this.interruption = `${label} used more than ${this.cpuLimitMs} ms of CPU`;
       return true;
     });
     try {
@@ -407,6 +487,8 @@ export class Sandbox {
       throw sandboxError;
     } finally {
       this.runtime.removeInterruptHandler();
+      const elapsed = Date.now() - started;
+      for (const call of calls) call.cpuUsedMs += elapsed;
     }
   }
 
@@ -457,42 +539,81 @@ export class Sandbox {
     return parsed.unwrap();
   }
 
-  private readJson(handle: QuickJSHandle): SandboxJson | undefined {
-    if (this.context.typeof(handle) === 'undefined') return undefined;
-    return JSON.parse(this.context.getString(handle)) as SandboxJson;
-  }
-
-  /** Turns a thrown guest value into the error the caller sees. */
-  private classify(errorHandle: QuickJSHandle): SandboxError {
-    if (this.interrupted) {
-      return new SandboxTimeoutError(`the app exceeded ${this.options.timeLimitMs} ms`);
-    }
-    const thrown: unknown = this.context.dump(errorHandle);
-    // TRICKY: when QuickJS runs out of memory while already out of memory it throws `null`, and
-    // string doubling ends at its length cap ("string too long") rather than at the heap limit.
-    if (thrown === null) {
-      return new SandboxMemoryError('the app exceeded its memory limit');
-    }
-    if (typeof thrown === 'object' && 'message' in thrown) {
-      const { message, name, stack } = thrown as { message: unknown; name?: unknown; stack?: unknown };
-      const text = String(message);
-      if (name === 'InternalError' && /^(out of memory|string too long)$/.test(text)) {
-        return new SandboxMemoryError(`the app exceeded its memory limit (${text})`);
-      }
-      if (name === 'RangeError' && text === 'invalid string length') {
-        return new SandboxMemoryError(`the app exceeded its memory limit (${text})`);
-      }
-      return new SandboxAppError(
-        text,
-        typeof name === 'string' ? name : undefined,
-        typeof stack === 'string' && stack !== '' ? stack : undefined,
+  /**
+   * The characters a host call takes from the guest, refused (inside the app) past the payload
+   * limit, alone or with the host calls still in flight: what the host holds for a sandbox is bounded.
+   */
+  private takePayload(handles: QuickJSHandle[], what: string): number {
+    const length = handles.reduce((sum, handle) => sum + this.lengthOf(handle), 0);
+    if (length > this.maxPayloadLength) {
+      throw new Error(
+        `${what} was given ${length} characters, more than the ${this.maxPayloadLength} the host takes`,
       );
     }
-    return new SandboxAppError(
-      typeof thrown === 'string' ? thrown : JSON.stringify(thrown),
-      undefined,
-      undefined,
-    );
+    if (this.openHostPayload + length > 4 * this.maxPayloadLength) {
+      throw new Error(
+        `${what} refused: the host calls in flight already carry ${this.openHostPayload} characters`,
+      );
+    }
+    return length;
+  }
+
+  /** A guest string's length, read without copying it (0 for any other value). */
+  private lengthOf(handle: QuickJSHandle): number {
+    if (this.context.typeof(handle) !== 'string') return 0;
+    const length = this.context.getProp(handle, 'length');
+    const value = this.context.getNumber(length);
+    length.dispose();
+    return value;
+  }
+
+  /** The text of a guest string; undefined for any other value (converting one would run guest code). */
+  private stringOf(handle: QuickJSHandle): string | undefined {
+    return this.context.typeof(handle) === 'string' ? this.context.getString(handle) : undefined;
+  }
+
+  /**
+   * Turns a thrown guest value into the error the caller sees. Called while the guest is entered
+   * (its fields are read by the guest's own `describe`, under the interrupt handler).
+   */
+  private classify(errorHandle: QuickJSHandle): SandboxError {
+    if (this.interruption) return new SandboxTimeoutError(this.interruption);
+    const describe = this.guest.describe;
+    if (!describe) return new SandboxError('the sandbox failed to start');
+    const described = this.context.callFunction(describe, this.context.undefined, errorHandle);
+    let json: string | undefined;
+    if (described.error) {
+      described.error.dispose();
+    } else {
+      json = this.stringOf(described.value);
+      described.value.dispose();
+    }
+    if (this.interruption) return new SandboxTimeoutError(this.interruption);
+    return this.errorFromDescription(json);
+  }
+
+  /** The error for what `describe` said about a thrown value (see DESCRIBE_SOURCE). */
+  private errorFromDescription(json: string | undefined): SandboxError {
+    const description = parseObject(json);
+    const kind = description?.kind;
+    // TRICKY: when QuickJS runs out of memory while already out of memory it throws `null`, and
+    // string doubling ends at its length cap ("string too long") rather than at the heap limit.
+    if (kind === 'null') return new SandboxMemoryError('the app exceeded its memory limit');
+    const message = typeof description?.message === 'string' ? description.message : undefined;
+    if (kind === 'error' && message !== undefined) {
+      const name = typeof description?.name === 'string' ? description.name : undefined;
+      const stack =
+        typeof description?.stack === 'string' && description.stack !== '' ? description.stack : undefined;
+      if (name === 'InternalError' && /^(out of memory|string too long)$/.test(message)) {
+        return new SandboxMemoryError(`the app exceeded its memory limit (${message})`);
+      }
+      if (name === 'RangeError' && message === 'invalid string length') {
+        return new SandboxMemoryError(`the app exceeded its memory limit (${message})`);
+      }
+      return new SandboxAppError(message, name, stack);
+    }
+    if (kind === 'value' && message !== undefined) return new SandboxAppError(message, undefined, undefined);
+    return new SandboxAppError('the app threw a value that could not be read', undefined, undefined);
   }
 
   /** An exception from the engine itself (not the app): the runtime can no longer be trusted. */
@@ -503,17 +624,19 @@ export class Sandbox {
       : new SandboxError(`the sandbox failed: ${message}`);
   }
 
+  private settle(pending: PendingCall, outcome: () => void): void {
+    if (!this.inFlight.delete(pending.id)) return;
+    clearTimeout(pending.timer);
+    outcome();
+  }
+
   private breakWith(error: SandboxError): void {
     this.brokenBy ??= error;
     this.failInFlight(error);
   }
 
   private failInFlight(error: SandboxError): void {
-    for (const pending of [...this.inFlight]) {
-      this.inFlight.delete(pending);
-      clearTimeout(pending.timer);
-      pending.reject(error);
-    }
+    for (const pending of [...this.inFlight.values()]) this.settle(pending, () => pending.reject(error));
   }
 
   private assertUsable(): void {
@@ -522,6 +645,33 @@ export class Sandbox {
       throw new SandboxError(`the sandbox is broken (${this.brokenBy.message}); create a new one`);
     }
   }
+}
+
+function parseJsonText(json: string | undefined): unknown {
+  if (json === undefined) return undefined;
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseObject(json: string | undefined): Record<string, unknown> | undefined {
+  const value = parseJsonText(json);
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** The capabilities JSON the trampoline made, kept to what a plugin may export. */
+function readCapabilities(json: string | undefined): SandboxCapabilities {
+  const listed = parseObject(json);
+  const strings = (value: unknown) =>
+    Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  return {
+    methods: PLUGIN_METHOD_NAMES.filter((name) => strings(listed?.methods).includes(name)),
+    jobs: strings(listed?.jobs),
+  };
 }
 
 /**

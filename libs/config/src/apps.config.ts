@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { readEncryptionKeys } from './secret-box';
-import { type Environment, readInteger, readString } from './env.util';
+import { ConfigError, type Environment, readInteger, readString } from './env.util';
 
 /** How pipeline apps run where they run (ingestion's destinations, the workers' import apps). */
 export interface AppsRuntimeConfig {
@@ -9,6 +9,22 @@ export interface AppsRuntimeConfig {
   memoryLimitBytes: number;
   /** One call of an app, including the host work it awaits (fetch, storage). */
   timeLimitMs: number;
+  /** One call's own execution time in its sandbox (the wall clock of the call is `timeLimitMs`). */
+  callCpuMs: number;
+  /** Worker threads the process runs apps' sandboxes on (none start before an app is loaded). */
+  threads: number;
+  /** All sandboxes of the process together: each holds `memoryLimitBytes` of it. */
+  sandboxesMemoryBytes: number;
+  /** After a call timed out, the app's calls are skipped this long, doubled at each timeout in a row. */
+  timeoutBackoffMs: number;
+  /** Timeouts in a row after which the config is disabled (logged to its log). */
+  timeoutsBeforeDisable: number;
+  /** `meta.cache` of one app in one project (keys, values and list elements), and of all apps. */
+  cacheBytesPerApp: number;
+  cacheBytes: number;
+  /** `meta.storage` of one config (keys and values as stored), and the largest value. */
+  storageBytesPerConfig: number;
+  storageValueMaxBytes: number;
   /** One `fetch` of an app, or one webhook the host sends for `composeWebhook`. */
   fetchTimeoutMs: number;
   fetchMaxResponseBytes: number;
@@ -21,10 +37,48 @@ export interface AppsRuntimeConfig {
   egress: EgressConfig;
 }
 
+const MB = 1024 * 1024;
+
 export function loadAppsRuntimeConfig(env: Environment = process.env): AppsRuntimeConfig {
+  const memoryLimitMb = readInteger(env, 'APPS_MEMORY_LIMIT_MB', 64, 8);
+  const sandboxesMemoryMb = readInteger(env, 'APPS_SANDBOXES_MEMORY_MB', 512, 8);
+  if (sandboxesMemoryMb < memoryLimitMb) {
+    throw new ConfigError(
+      'APPS_SANDBOXES_MEMORY_MB',
+      String(sandboxesMemoryMb),
+      `must be at least APPS_MEMORY_LIMIT_MB (${memoryLimitMb}): it holds every sandbox`,
+    );
+  }
+  const cacheMb = readInteger(env, 'APPS_CACHE_MB', 64, 1);
+  const cacheMbPerApp = readInteger(env, 'APPS_CACHE_MB_PER_APP', 8, 1);
+  if (cacheMbPerApp > cacheMb) {
+    throw new ConfigError(
+      'APPS_CACHE_MB_PER_APP',
+      String(cacheMbPerApp),
+      `must not exceed APPS_CACHE_MB (${cacheMb})`,
+    );
+  }
+  const storageMbPerConfig = readInteger(env, 'APPS_STORAGE_MB_PER_CONFIG', 10, 1);
+  const storageValueMaxKb = readInteger(env, 'APPS_STORAGE_VALUE_MAX_KB', 1024, 1);
+  if (storageValueMaxKb > storageMbPerConfig * 1024) {
+    throw new ConfigError(
+      'APPS_STORAGE_VALUE_MAX_KB',
+      String(storageValueMaxKb),
+      `must not exceed APPS_STORAGE_MB_PER_CONFIG (${storageMbPerConfig} MB)`,
+    );
+  }
   return {
-    memoryLimitBytes: readInteger(env, 'APPS_MEMORY_LIMIT_MB', 64, 8) * 1024 * 1024,
+    memoryLimitBytes: memoryLimitMb * MB,
     timeLimitMs: readInteger(env, 'APPS_TIME_LIMIT_MS', 30_000, 100),
+    callCpuMs: readInteger(env, 'APPS_CALL_CPU_MS', 1_000, 10),
+    threads: readInteger(env, 'APPS_THREADS', 2, 1),
+    sandboxesMemoryBytes: sandboxesMemoryMb * MB,
+    timeoutBackoffMs: readInteger(env, 'APPS_TIMEOUT_BACKOFF_MS', 10_000, 0),
+    timeoutsBeforeDisable: readInteger(env, 'APPS_TIMEOUTS_BEFORE_DISABLE', 5, 1),
+    cacheBytesPerApp: cacheMbPerApp * MB,
+    cacheBytes: cacheMb * MB,
+    storageBytesPerConfig: storageMbPerConfig * MB,
+    storageValueMaxBytes: storageValueMaxKb * 1024,
     fetchTimeoutMs: readInteger(env, 'APPS_FETCH_TIMEOUT_MS', 10_000, 100),
     fetchMaxResponseBytes: readInteger(env, 'APPS_FETCH_MAX_RESPONSE_MB', 5, 1) * 1024 * 1024,
     encryptionKeys: readEncryptionKeys(env),

@@ -83,9 +83,8 @@ export async function startCaptureThread(options: CaptureThreadOptions): Promise
       return;
     }
     logger.fatal({ err: error }, 'the capture thread failed');
-    setImmediate(() => {
-      throw error;
-    });
+    // Not a throw: runMain's last line of defence logs those and keeps the process running.
+    setImmediate(() => process.exit(1));
   };
   worker.on('error', fail);
   worker.on('exit', (code) => {

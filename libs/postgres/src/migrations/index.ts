@@ -6,6 +6,7 @@ import { AddPersonsUpdatedAt1764100000000 } from './1764100000000-AddPersonsUpda
 import { CreatePipelineApps1764200000000 } from './1764200000000-CreatePipelineApps';
 import { AddRemoteConfigAndSecretKeys1764300000000 } from './1764300000000-AddRemoteConfigAndSecretKeys';
 import { RestrictGlobalApps1764400000000 } from './1764400000000-RestrictGlobalApps';
+import { AddPluginStorageUsage1764470000000 } from './1764470000000-AddPluginStorageUsage';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   CreatePipelineApps1764200000000,
   AddRemoteConfigAndSecretKeys1764300000000,
   RestrictGlobalApps1764400000000,
+  AddPluginStorageUsage1764470000000,
 ];
