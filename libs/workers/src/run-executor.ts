@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import {
+  ALL_DESTINATION_SECRET_KEYS,
   NonRetryableExportError,
   type DestinationFactory,
   type DestinationWriter,
@@ -67,18 +68,13 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * The config keys the management API never shows (its SECRET_CONFIG_KEYS): a destination's error
- * may quote one (Postgres names its user), and the run's error and logs are API answers.
- */
-const SECRET_CONFIG_KEYS = ['aws_access_key_id', 'aws_secret_access_key', 'user', 'password', 'token'];
-
-/**
- * `message` with the config's secret values replaced. Values shorter than 3 characters stay:
+ * `message` with the config's secret values replaced: a destination's error may quote one (Postgres
+ * names its user), and the run's error and logs are API answers. Values shorter than 3 characters stay:
  * replacing them would garble the message and hide next to nothing.
  */
 function withoutSecrets(message: string, config: Record<string, unknown> | undefined): string {
   let redacted = message;
-  for (const key of SECRET_CONFIG_KEYS) {
+  for (const key of ALL_DESTINATION_SECRET_KEYS) {
     const value = config?.[key];
     if (typeof value === 'string' && value.length >= 3) redacted = redacted.split(value).join('***');
   }

@@ -1,3 +1,4 @@
+import { DESTINATION_SECRET_KEYS } from '@hogbase/batch-exports';
 import { validationError } from '../common/api-error';
 
 /** Destination types this server exports to. */
@@ -8,12 +9,7 @@ export type DestinationType = (typeof SUPPORTED_DESTINATIONS)[number];
 const UNSUPPORTED_DESTINATIONS = ['Snowflake', 'BigQuery', 'Redshift', 'Databricks', 'AzureBlob'];
 
 /** Config keys never returned by the API (PostHog's per-type list), kept on PATCH when omitted. */
-export const SECRET_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
-  S3: ['aws_access_key_id', 'aws_secret_access_key'],
-  Postgres: ['user', 'password'],
-  HTTP: ['token'],
-  NoOp: [],
-};
+export const SECRET_CONFIG_KEYS: Record<DestinationType, readonly string[]> = DESTINATION_SECRET_KEYS;
 
 /**
  * Hidden whatever the export's type: a config may hold another type's keys (a row written before
