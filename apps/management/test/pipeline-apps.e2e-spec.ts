@@ -220,6 +220,23 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
     expect(await testApp.dataSource.getRepository(Plugin).count()).toBe(before);
   });
 
+  it('answers 400 naming the limit to an app whose top level never ends, and installs nothing', async () => {
+    // The loop runs on the installer's sandbox thread (apps-install's app-prepare spec shows this
+    // thread's timers going on meanwhile); the answer is the same clear 400 as any load failure.
+    const folder = path.join(localApps, 'busy');
+    await mkdir(folder, { recursive: true });
+    await writeFile(path.join(folder, 'plugin.json'), JSON.stringify({ name: 'Busy' }));
+    await writeFile(path.join(folder, 'index.ts'), 'export function onEvent() {}\nwhile (true) {}\n');
+    const before = await testApp.dataSource.getRepository(Plugin).count();
+    const response = await api.post(destinations(), { url: `file:${folder}` });
+    expect([response.status, response.body.type, response.body.detail]).toEqual([
+      400,
+      'validation_error',
+      'The app failed to load: loading the app used more than 1000 ms of CPU',
+    ]);
+    expect(await testApp.dataSource.getRepository(Plugin).count()).toBe(before);
+  });
+
   it('refuses an inline app, and a create without url or name', async () => {
     const inline = await api.post(destinations(), { plugin_type: 'inline', name: 'Inline' });
     expect([inline.status, inline.body.attr, inline.body.detail]).toEqual([

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import pino from 'pino';
-import { createAppsRuntime, type AppsRuntime } from '@hogbase/apps-runtime';
+import { Registry } from 'prom-client';
+import { AppTransformations, createAppsRuntime, type AppsRuntime } from '@hogbase/apps-runtime';
 import { loadAppsRuntimeConfig, openSecretBox } from '@hogbase/config';
 import { MembershipLevel, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
 import { startManagementTestApp, type ApiClient, type ManagementTestApp } from './management-test-app';
@@ -813,6 +814,29 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
         config: { url: 'https://victim.example/hook', region: 'eu' },
       });
       expect(withRegion.status).toBe(200);
+    });
+
+    it("has ingestion call a pinned config by its copy's methods, not the app's new ones, until it is upgraded", async () => {
+      /** Whether ingestion runs the project's transformations (a fresh look: teams are cached 5 s). */
+      const transforms = async (project: number) =>
+        (
+          await new AppTransformations(
+            pool,
+            runtime.apps,
+            pino({ level: 'silent' }),
+            new Registry(),
+          ).transformationTeams()
+        ).has(project);
+      const rewritten = await publisher.api.patch(publisherApp('update_source/'), {
+        'index.ts': 'export function processEvent(event: unknown) { return event; }',
+      });
+      expect(rewritten.status).toBe(200);
+      // The victim's pinned copy exports composeWebhook only; the publisher's config follows the app.
+      expect([await transforms(projectId), await transforms(publisher.projectId)]).toEqual([false, true]);
+
+      const upgraded = await api.post(configs(`${victimConfig.id}/upgrade/`), {});
+      expect(upgraded.status).toBe(200);
+      expect(await transforms(projectId)).toBe(true);
     });
 
     it("answers a config of the organization's own app as it is on upgrade: it follows the latest code", async () => {

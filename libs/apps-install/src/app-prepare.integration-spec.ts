@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
+import { SandboxBudgetError, SandboxPool } from '@hogbase/apps-sandbox';
 import { EgressPolicy } from '@hogbase/egress';
 import { downloadApp } from './app-download.util';
 import {
@@ -15,6 +16,10 @@ import {
   type BuiltFile,
 } from './index';
 import { FakeHttpServer } from '../test/app-archives';
+
+/** Where inspections run, as the management API's installer has it: a worker thread. */
+const sandboxes = new SandboxPool({ threads: 1, memoryBudgetBytes: 4 * 64 * 1024 * 1024 });
+afterAll(() => sandboxes.close());
 
 function transpiled(file: BuiltFile | undefined): string {
   if (file?.status !== 'TRANSPILED') throw new Error(`not transpiled: ${JSON.stringify(file)}`);
@@ -101,7 +106,7 @@ describe('buildApp and inspectApp', () => {
 
     expect(code).not.toContain('./lib/shout');
     expect(code).toContain('require("@posthog/plugin-scaffold")');
-    await expect(inspectApp(code)).resolves.toEqual({
+    await expect(inspectApp(code, { sandboxes })).resolves.toEqual({
       capabilities: {
         methods: ['setupPlugin', 'composeWebhook', 'processEvent'],
         jobs: ['resync'],
@@ -141,10 +146,10 @@ describe('buildApp and inspectApp', () => {
     };
     const built = await buildApp(files, readPluginJson(files));
 
-    await expect(inspectApp(transpiled(built.index))).rejects.toThrow(
+    await expect(inspectApp(transpiled(built.index), { sandboxes })).rejects.toThrow(
       new AppInstallError('The app failed to load: TypeError: no API key at load time'),
     );
-    const prepared = await prepareApp(files);
+    const prepared = await prepareApp(files, { sandboxes });
     expect(prepared.built.index).toEqual({
       status: 'ERROR',
       error: 'The app failed to load: TypeError: no API key at load time',
@@ -159,9 +164,56 @@ describe('buildApp and inspectApp', () => {
     };
     const built = await buildApp(files, readPluginJson(files));
 
-    await expect(inspectApp(transpiled(built.index))).rejects.toThrow(
+    await expect(inspectApp(transpiled(built.index), { sandboxes })).rejects.toThrow(
       'Invalid metric type for "total": must be one of sum, max, min',
     );
+  });
+
+  it("runs the app's top level on a pool thread: a busy loop is a clear AppInstallError, and this thread's timers tick meanwhile", async () => {
+    let ticks = 0;
+    const ticksDuringLoads: number[] = [];
+    // The pool as the installer passes it, counting this thread's ticks while a load is under way.
+    const watched: Pick<SandboxPool, 'createSandbox'> = {
+      createSandbox: async (options) => {
+        const sandbox = await sandboxes.createSandbox(options);
+        const load = sandbox.load.bind(sandbox);
+        sandbox.load = async (...args) => {
+          const before = ticks;
+          try {
+            return await load(...args);
+          } finally {
+            ticksDuringLoads.push(ticks - before);
+          }
+        };
+        return sandbox;
+      },
+    };
+    const ticker = setInterval(() => (ticks += 1), 5);
+    try {
+      const failure: unknown = await inspectApp('exports.onEvent = () => {};\nwhile (true) {}', {
+        sandboxes: watched,
+      }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(AppInstallError);
+      expect((failure as Error).message).toBe(
+        'The app failed to load: loading the app used more than 1000 ms of CPU',
+      );
+    } finally {
+      clearInterval(ticker);
+    }
+    // The loop ran its full second of CPU on the pool's thread, never blocking this one.
+    expect(ticksDuringLoads).toHaveLength(1);
+    expect(ticksDuringLoads[0]).toBeGreaterThan(0);
+  });
+
+  it('passes on a pool with no room as its SandboxBudgetError: a retry, not the app at fault', async () => {
+    const small = new SandboxPool({ threads: 1, memoryBudgetBytes: 16 * 1024 * 1024 });
+    try {
+      await expect(inspectApp('exports.onEvent = () => {}', { sandboxes: small })).rejects.toBeInstanceOf(
+        SandboxBudgetError,
+      );
+    } finally {
+      await small.close();
+    }
   });
 
   it('wraps site.ts in the served-script form whose inject receives config and posthog', async () => {
@@ -176,7 +228,7 @@ describe('buildApp and inspectApp', () => {
       'rain.ts': `export const rain = (emoji: string) => emoji.repeat(3)`,
     };
 
-    const prepared = await prepareApp(files);
+    const prepared = await prepareApp(files, { sandboxes });
     const site = transpiled(prepared.built.site);
 
     expect(site).toMatch(/^\(function \(\) \{ let exports = \{\};/);
@@ -227,7 +279,7 @@ describe('prepareApp with the published geoip app', () => {
       egress: new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] }),
     });
 
-    const prepared = await prepareApp(app.files);
+    const prepared = await prepareApp(app.files, { sandboxes });
 
     expect(prepared.pluginJson).toMatchObject({
       name: 'GeoIP',

@@ -10,9 +10,10 @@ export type PrepareAppOptions = ReadPluginJsonOptions & InspectAppOptions;
  * plugin.json, build and inspection in one step, for installs, upgrades and source edits.
  * A bad plugin.json throws {@link AppInstallError}; a file that does not compile, or an entry whose
  * top level throws, comes back as that file's ERROR (with `capabilities` `{}`) so the caller can
- * store the sources and show the error, as PostHog does for edited apps.
+ * store the sources and show the error, as PostHog does for edited apps. The entry's top level runs
+ * on `options.sandboxes` (see {@link inspectApp}).
  */
-export async function prepareApp(files: AppFiles, options: PrepareAppOptions = {}): Promise<PreparedApp> {
+export async function prepareApp(files: AppFiles, options: PrepareAppOptions): Promise<PreparedApp> {
   const pluginJson = readPluginJson(files, options);
   const built = await buildApp(files, pluginJson);
   if (built.index?.status !== 'TRANSPILED') return { pluginJson, built, capabilities: {}, metrics: {} };

@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { sleep } from '@hogbase/queue';
 import { Counter, type Registry } from 'prom-client';
 import { SandboxAppError, type SandboxFetch, type SandboxJson } from '@hogbase/apps-sandbox';
-import { messageOf, type AppInstance } from './app-instance';
+import { AppSkippedError, messageOf, type AppInstance } from './app-instance';
 import { toBatchJobs, type BatchJobData } from './destination-jobs.util';
-import type { EnabledApps } from './enabled-apps';
+import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps';
 import type { PluginLogWriter } from './plugin-log';
 
 /** An event as destinations get it, after ingestion stored it (PostHog's PostHogEvent fields). */
@@ -65,6 +65,8 @@ export interface AppDestinationsOptions {
  * each through the project's apps in config `order`. A delivery that fails for a reason that may
  * pass (network, 5xx, 429, the app's `RetryError`) becomes a retry job of its own, tried 5 times with
  * back-off; every outcome is counted per config (`delivery_rate_24h`) and failures are logged to it.
+ * A delivery the app skipped (backing off after timeouts) is retried the same way, without a line
+ * of its own in the config's log: AppInstance writes one line for all the calls it skipped.
  */
 export class AppDestinations {
   private readonly boss: PgBoss;
@@ -92,7 +94,7 @@ export class AppDestinations {
     });
     this.deliveries = new Counter({
       name: 'app_destination_deliveries_total',
-      help: 'Destination deliveries of pipeline apps, by outcome (delivered, retrying, failed)',
+      help: 'Destination deliveries of pipeline apps, by outcome (delivered, retrying, skipped, failed)',
       labelNames: ['outcome'],
       registers: [options.registry],
     });
@@ -204,7 +206,10 @@ export class AppDestinations {
     }
   }
 
-  /** The projects with an enabled destination, looked up again every 5 s. */
+  /**
+   * The projects with an enabled destination, looked up again every 5 s: by the capabilities of the
+   * code each config runs, its pinned copy's for a config of another organization's app.
+   */
   async destinationTeams(): Promise<ReadonlySet<number>> {
     const cached = this.destinationTeamsCache;
     if (cached && Date.now() - cached.loadedAt < TEAMS_REFRESH_MS) return cached.teams;
@@ -212,7 +217,7 @@ export class AppDestinations {
       .query<{ team_id: number }>(
         `SELECT DISTINCT c.team_id FROM plugin_configs c JOIN plugins p ON p.id = c.plugin_id
          WHERE c.enabled AND NOT c.deleted
-           AND (p.capabilities -> 'methods') ?| array['onEvent', 'composeWebhook']`,
+           AND (${RUN_CAPABILITIES} -> 'methods') ?| array['onEvent', 'composeWebhook']`,
       )
       .then(({ rows }) => {
         const teams = new Set(rows.map((row) => row.team_id));
@@ -271,9 +276,11 @@ export class AppDestinations {
       this.deliveries.inc({ outcome: 'delivered' });
       return 'ok';
     } catch (error) {
+      if (error instanceof AppSkippedError) return this.skipped(configId, error, lastAttempt);
+      // The guest's own error name: a SandboxAppError's `name` is the host class's.
       const retriable =
         error instanceof RetriableDeliveryError ||
-        (error instanceof SandboxAppError && error.name === 'RetryError');
+        (error instanceof SandboxAppError && error.appErrorName === 'RetryError');
       const message = `Delivery of event ${event.uuid} failed: ${messageOf(error)}`;
       if (retriable && !lastAttempt) {
         instance.logLine('WARN', `${message} (will retry)`);
@@ -285,6 +292,25 @@ export class AppDestinations {
       this.deliveries.inc({ outcome: 'failed' });
       return 'failed';
     }
+  }
+
+  /**
+   * A call the app did not run: it backs off after timeouts, or was just disabled for them.
+   * NOTE: PostHog retried an onEvent that failed for a reason that may pass (`RetryError`) 5 times
+   * with back-off, so its users expect a destination to catch up after a bad patch rather than
+   * lose events. A skipped call never ran: it is owed, and waits in a retry job like a RetryError
+   * (a disabled config's retries find it disabled and end). Only when the app still backs off at
+   * the last attempt is it counted as failed, once. No log line per event: the app's log already
+   * says how many calls it skipped and why.
+   */
+  private skipped(configId: number, error: AppSkippedError, lastAttempt: boolean): 'retry' | 'failed' {
+    if (!lastAttempt) {
+      this.deliveries.inc({ outcome: 'skipped' });
+      return 'retry';
+    }
+    this.options.log.countDelivery(configId, { ok: false, error: messageOf(error) });
+    this.deliveries.inc({ outcome: 'failed' });
+    return 'failed';
   }
 
   private async sendWebhook(webhook: SandboxJson): Promise<void> {

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { SandboxJson } from '@hogbase/apps-sandbox';
 import type { CapturedEvent, RawEvent } from '@hogbase/event-contract';
-import { messageOf } from './app-instance';
-import type { EnabledApps } from './enabled-apps';
+import { AppSkippedError, messageOf } from './app-instance';
+import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps';
 
 /** What `processEvent` gets and returns (PostHog's PluginEvent). */
 interface PluginEvent {
@@ -32,7 +32,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Transformations: the `processEvent` of a project's enabled apps, in config `order`, before
  * ingestion processes persons and stores the event, as PostHog's plugin server ran them. An app
  * returning null drops the event; an app that throws (or exceeds its limits) is logged to its config
- * and the event goes on as it was before that app.
+ * and the event goes on as it was before that app, as it does past an app that backs off after
+ * timeouts (its skipped calls are counted, not logged one by one).
  */
 export class AppTransformations {
   private readonly outcomes: Counter<'outcome'>;
@@ -47,19 +48,22 @@ export class AppTransformations {
   ) {
     this.outcomes = new Counter({
       name: 'app_transformations_total',
-      help: 'processEvent calls of pipeline apps, by outcome (transformed, dropped, failed)',
+      help: 'processEvent calls of pipeline apps, by outcome (transformed, dropped, skipped, failed)',
       labelNames: ['outcome'],
       registers: [registry],
     });
   }
 
-  /** The projects with an enabled app exporting processEvent, looked up again every 5 s. */
+  /**
+   * The projects with an enabled app exporting processEvent, looked up again every 5 s: by the
+   * capabilities of the code each config runs, its pinned copy's for another organization's app.
+   */
   async transformationTeams(): Promise<ReadonlySet<number>> {
     if (this.cache && Date.now() - this.cache.loadedAt < TEAMS_REFRESH_MS) return this.cache.teams;
     this.loading ??= this.pool
       .query<{ team_id: number }>(
         `SELECT DISTINCT c.team_id FROM plugin_configs c JOIN plugins p ON p.id = c.plugin_id
-         WHERE c.enabled AND NOT c.deleted AND (p.capabilities -> 'methods') ? 'processEvent'`,
+         WHERE c.enabled AND NOT c.deleted AND (${RUN_CAPABILITIES} -> 'methods') ? 'processEvent'`,
       )
       .then(({ rows }) => {
         const teams = new Set(rows.map((row) => row.team_id));
@@ -99,6 +103,12 @@ export class AppTransformations {
         changed = true;
         this.outcomes.inc({ outcome: 'transformed' });
       } catch (error) {
+        // Backing off (or disabled) after timeouts: the event goes on without this app, and the app's
+        // log gets one line for all the calls skipped (AppInstance), not one per event.
+        if (error instanceof AppSkippedError) {
+          this.outcomes.inc({ outcome: 'skipped' });
+          continue;
+        }
         this.outcomes.inc({ outcome: 'failed' });
         instance.logLine('ERROR', `processEvent failed for event ${captured.uuid}: ${messageOf(error)}`);
         this.logger.debug(

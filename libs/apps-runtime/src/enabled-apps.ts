@@ -1,6 +1,11 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { SandboxJson } from '@hogbase/apps-sandbox';
+import {
+  SandboxAppError,
+  SandboxMemoryError,
+  SandboxTimeoutError,
+  type SandboxJson,
+} from '@hogbase/apps-sandbox';
 import { AppInstance, messageOf, type AppDefinition, type AppServices } from './app-instance';
 
 /** Opens a sealed secret config value (the management API's SecretBox). */
@@ -44,7 +49,33 @@ const CONFIG_SELECT = `
   ) code ON true
   WHERE c.enabled AND NOT c.deleted`;
 
+/**
+ * The capabilities of the code a config runs (`c` the config, `p` its plugin), which decide whether
+ * ingestion calls its project's apps at all: a pinned config's are those of its copy, taken with it
+ * (plugin-code-pins.ts), since the app's current version may have dropped or added a method.
+ */
+export const RUN_CAPABILITIES =
+  'CASE WHEN c.code_pinned_at IS NULL THEN p.capabilities ELSE c.pinned_capabilities END';
+
 const TEAM_REFRESH_MS = 10_000;
+
+/** A config value that cannot be opened (no ENCRYPTION_KEYS, another key): it fails until the config changes. */
+class ConfigValueError extends Error {}
+
+/**
+ * Whether a start failure comes back at every try until the app's code or config changes: the
+ * app's own code threw or ran out of time or memory while loading or in `setupPlugin`, or a secret
+ * value cannot be opened. Anything else (no room in the sandboxes' budget while every sandbox is in
+ * a call, a sandbox thread that died under another app, Postgres) passes: the app is tried again.
+ */
+function lastingFailure(error: unknown): boolean {
+  return (
+    error instanceof SandboxAppError ||
+    error instanceof SandboxTimeoutError ||
+    error instanceof SandboxMemoryError ||
+    error instanceof ConfigValueError
+  );
+}
 
 interface TeamApps {
   loadedAt: number;
@@ -55,7 +86,8 @@ interface TeamApps {
 /**
  * The enabled apps of each project, loaded on first use and looked at again every 10 s: an app whose
  * code or config changed is replaced (its `teardownPlugin` run), a disabled one stopped. An app that
- * fails to start is left out (its error is in the config's log) and tried again at the next look.
+ * fails to start is left out (its error is in the config's log): until its code or config changes
+ * when the failure is its own (see `lastingFailure`), else until the next look.
  */
 export class EnabledApps {
   private readonly teams = new Map<number, TeamApps>();
@@ -138,8 +170,12 @@ export class EnabledApps {
       this.failedVersions.delete(row.id);
       return instance;
     } catch (error) {
-      this.failedVersions.set(row.id, row.version);
-      this.logger.warn({ pluginConfigId: row.id, err: messageOf(error) }, 'pipeline app does not start');
+      const lasting = lastingFailure(error);
+      if (lasting) this.failedVersions.set(row.id, row.version);
+      this.logger.warn(
+        { pluginConfigId: row.id, err: messageOf(error), retried: !lasting },
+        lasting ? 'pipeline app does not start' : 'pipeline app does not start now; it is tried again',
+      );
       return undefined;
     }
   }
@@ -188,8 +224,12 @@ export class EnabledApps {
   /** A secret value is stored as `{ sealed }`: opened here, in the process that runs the app only. */
   private async openValue(value: unknown): Promise<SandboxJson> {
     if (isSealed(value)) {
-      if (!this.secrets) throw new Error('the config has secret values but no ENCRYPTION_KEYS to open them');
-      const opened = await this.secrets.open(value.sealed);
+      if (!this.secrets) {
+        throw new ConfigValueError('the config has secret values but no ENCRYPTION_KEYS to open them');
+      }
+      const opened = await this.secrets.open(value.sealed).catch((error: unknown) => {
+        throw new ConfigValueError(`a secret value of the config cannot be opened: ${messageOf(error)}`);
+      });
       try {
         return JSON.parse(opened) as SandboxJson;
       } catch {

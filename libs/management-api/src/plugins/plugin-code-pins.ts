@@ -27,12 +27,17 @@ export function pinsCode(organization: Organization, plugin: Plugin): boolean {
   return plugin.organizationId !== null && plugin.organizationId !== organization.id;
 }
 
-/** Copies the app's current code, site code and config schema into the config, as of `at`. */
+/**
+ * Copies the app's current code, site code, config schema and capabilities into the config, as of
+ * `at`. The capabilities decide whether ingestion calls the pinned code at all (the apps runtime's
+ * RUN_CAPABILITIES): they are the ones the installer found in the entry copied here.
+ */
 export async function pinCurrentCode(manager: EntityManager, config: PluginConfig, at: Date): Promise<void> {
   await manager.query(
     `UPDATE plugin_configs c
      SET code_pinned_at = $2, updated_at = $2, pinned_code = entry.transpiled,
-         pinned_site_code = site.transpiled, pinned_config_schema = p.config_schema
+         pinned_site_code = site.transpiled, pinned_config_schema = p.config_schema,
+         pinned_capabilities = p.capabilities
      FROM plugins p ${CURRENT_CODE}
      WHERE p.id = c.plugin_id AND c.id = $1`,
     [config.id, at],

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import {
   AppInstallError,
   downloadApp,
@@ -8,10 +8,11 @@ import {
   type AppSourceOptions,
   type BuiltFile,
 } from '@hogbase/apps-install';
+import { SandboxBudgetError, SandboxPool } from '@hogbase/apps-sandbox';
 import type { ManagementConfig } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
 import type { Plugin, PluginSourceFileStatus } from '@hogbase/postgres';
-import { validationError } from '../common/api-error';
+import { ApiError, validationError } from '../common/api-error';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
 
 /** One row of `plugin_source_files` as the installer made it. */
@@ -68,9 +69,22 @@ function text(value: string | Uint8Array | undefined): string | undefined {
   return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
 }
 
-/** An install-library failure is the API user's to fix: 400 with its message. */
+/**
+ * The inspection's sandboxes: one thread, four inspections at once (each holds its 64 MiB heap
+ * limit of the budget); a fifth waits up to its time limit for room, then is refused.
+ */
+const INSPECTION_THREADS = 1;
+const INSPECTION_MEMORY_BUDGET_BYTES = 4 * 64 * 1024 * 1024;
+
+/**
+ * An install-library failure is the API user's to fix: 400 with its message. No room to inspect the
+ * app now is not: 503, try again.
+ */
 function userError(error: unknown): never {
   if (error instanceof AppInstallError) throw validationError(error.message);
+  if (error instanceof SandboxBudgetError) {
+    throw new ApiError('service_unavailable', 'Too many apps are being installed at once: try again.');
+  }
   throw error;
 }
 
@@ -85,11 +99,31 @@ function fileState(filename: string, source: string, built: BuiltFile): SourceFi
  * building (esbuild) and inspecting (sandbox) an app, and asking for its latest version.
  */
 @Injectable()
-export class PluginInstaller {
+export class PluginInstaller implements OnApplicationShutdown {
   /** Where downloads may connect (EGRESS_ALLOWED_PRIVATE_NETWORKS): one policy, so one connection pool. */
   private egress: EgressPolicy | undefined;
+  /**
+   * SECURITY: inspecting an app runs its top level, code from outside: on this pool's worker thread,
+   * never on the thread that serves requests (issue 27, finding 6). Started at the first inspection.
+   */
+  private sandboxes: SandboxPool | undefined;
 
   constructor(@Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    const sandboxes = this.sandboxes;
+    this.sandboxes = undefined;
+    await sandboxes?.close();
+  }
+
+  private get inspectionSandboxes(): SandboxPool {
+    this.sandboxes ??= new SandboxPool({
+      threads: INSPECTION_THREADS,
+      memoryBudgetBytes: INSPECTION_MEMORY_BUDGET_BYTES,
+      budgetName: "the app inspections' memory budget",
+    });
+    return this.sandboxes;
+  }
 
   private get options(): AppSourceOptions {
     this.egress ??= new EgressPolicy(this.config.egress);
@@ -118,9 +152,10 @@ export class PluginInstaller {
       files['plugin.json'] === undefined && defaultName !== null
         ? { ...files, 'plugin.json': JSON.stringify({ name: defaultName }) }
         : files;
-    const { pluginJson, built, capabilities, metrics } = await prepareApp(readable, { defaultName }).catch(
-      userError,
-    );
+    const { pluginJson, built, capabilities, metrics } = await prepareApp(readable, {
+      defaultName,
+      sandboxes: this.inspectionSandboxes,
+    }).catch(userError);
     const stored: SourceFileState[] = [];
     const pluginJsonText = text(files['plugin.json']);
     if (pluginJsonText !== undefined) {

@@ -161,6 +161,10 @@ export class PluginConfig {
   /** The app's config schema at the pin: what the config is checked, masked and served with. */
   @Column('jsonb', { name: 'pinned_config_schema', nullable: true })
   pinnedConfigSchema!: unknown;
+
+  /** The app's capabilities at the pin: whether ingestion calls the pinned code (the apps runtime). */
+  @Column('jsonb', { name: 'pinned_capabilities', nullable: true, select: false })
+  pinnedCapabilities?: unknown;
 }
 
 /** A file given to a config's attachment field (`meta.attachments[key]`). */

@@ -7,6 +7,7 @@ import { CreatePipelineApps1764200000000 } from './1764200000000-CreatePipelineA
 import { AddRemoteConfigAndSecretKeys1764300000000 } from './1764300000000-AddRemoteConfigAndSecretKeys';
 import { RestrictGlobalApps1764400000000 } from './1764400000000-RestrictGlobalApps';
 import { AddPluginStorageUsage1764470000000 } from './1764470000000-AddPluginStorageUsage';
+import { AddPinnedCapabilities1764480000000 } from './1764480000000-AddPinnedCapabilities';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   AddRemoteConfigAndSecretKeys1764300000000,
   RestrictGlobalApps1764400000000,
   AddPluginStorageUsage1764470000000,
+  AddPinnedCapabilities1764480000000,
 ];
