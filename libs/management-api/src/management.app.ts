@@ -98,6 +98,12 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
       },
       // Probes and scrapes come every few seconds: a line each would drown the log.
       autoLogging: { ignore: (request) => PROBE_PATHS.has(request.url ?? '') },
+      // A 5xx's cause is logged by the error filter (a Postgres outage once, not per request):
+      // pino-http's stand-in error ("failed with status code") would add a stack to each line.
+      customErrorObject: (_request, _response, _error, line: Record<string, unknown>) => ({
+        ...line,
+        err: undefined,
+      }),
     }),
   );
   const metrics = app.get(MetricsService);

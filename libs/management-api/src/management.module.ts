@@ -8,6 +8,7 @@ import { AccessGuard } from './auth/access.guard';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { PersonalApiKeyService } from './auth/personal-api-key.service';
 import { HttpErrorFilter } from './common/http-error.filter';
+import { PostgresAvailability } from './common/postgres-availability.service';
 import { ApiValidationPipe } from './common/validation.pipe';
 import { DnsChallengeService } from './domains/dns-challenge.service';
 import { DomainController } from './domains/domain.controller';
@@ -110,6 +111,7 @@ export class ManagementModule {
         { provide: APP_GUARD, useClass: AccessGuard },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
+        PostgresAvailability,
         OpenApiDocument,
         RouteMatcher,
         MetricsService,

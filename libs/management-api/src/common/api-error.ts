@@ -71,6 +71,7 @@ const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = 
   user_already_member: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   throttled: { status: HttpStatus.TOO_MANY_REQUESTS, type: 'throttled_error' },
   conflict: { status: HttpStatus.CONFLICT, type: 'invalid_request' },
+  // Sent with Retry-After (http-error.filter.ts): Postgres out of connections or down, ClickHouse down.
   service_unavailable: { status: HttpStatus.SERVICE_UNAVAILABLE, type: 'server_error' },
   error: { status: HttpStatus.INTERNAL_SERVER_ERROR, type: 'server_error' },
 };
@@ -100,6 +101,16 @@ export class ApiError extends Error {
     return { type: this.type, code: this.code, detail: this.detail, attr: this.attr };
   }
 }
+
+/**
+ * What a 503 asks a client to wait before trying again, in seconds (the `Retry-After` header): a
+ * dependency that is down or out of connections, such as Postgres. Capture answers its 503s with
+ * the same header and value (libs/capture-server/src/error-body.ts).
+ */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** A dependency of the request (Postgres, most often) cannot be used now: capture's 503 body. */
+export const serviceUnavailable = () => new ApiError('service_unavailable', 'Transient error, please retry.');
 
 export const notFound = (detail = 'Not found.') => new ApiError('not_found', detail);
 

@@ -3,7 +3,9 @@ import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { redactUrl } from '@hogbase/config';
 import { RouteMatcher } from '../routes/route-matcher';
-import { ApiError, ErrorBody } from './api-error';
+import { ApiError, ErrorBody, RETRY_AFTER_SECONDS, serviceUnavailable } from './api-error';
+import { PostgresAvailability } from './postgres-availability.service';
+import { isPostgresUnavailable } from './postgres-unavailable.util';
 import { UnsupportedMediaTypeError } from './validation.pipe';
 
 interface BodyParserError {
@@ -25,25 +27,28 @@ function isDataException(exception: unknown): boolean {
 export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpError');
 
-  constructor(private readonly routes: RouteMatcher) {}
+  constructor(
+    private readonly routes: RouteMatcher,
+    private readonly postgres: PostgresAvailability,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
-    const error = this.toApiError(exception, request);
-    if (error.status >= HttpStatus.INTERNAL_SERVER_ERROR) {
-      this.logger.error(
-        {
-          err: withoutQueryValues(exception),
-          method: request.method,
-          url: redactUrl(request.originalUrl),
-          requestId: request.id,
-        },
-        'unhandled error',
-      );
+    let error: ApiError;
+    if (isPostgresUnavailable(exception)) {
+      // Logged once per outage (PostgresAvailability), not once per request refused meanwhile.
+      this.postgres.failed(exception);
+      error = serviceUnavailable();
+    } else {
+      error = this.toApiError(exception, request);
+      this.log(exception, error, request);
     }
     if (response.headersSent) return;
+    if (error.status === HttpStatus.SERVICE_UNAVAILABLE) {
+      response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+    }
     if (error.code === 'method_not_allowed') {
       response.setHeader('Allow', this.routes.methodsFor(request.path).join(', '));
     }
@@ -51,6 +56,17 @@ export class HttpErrorFilter implements ExceptionFilter {
       response.setHeader('WWW-Authenticate', 'Bearer');
     }
     response.status(error.status).json(error.body satisfies ErrorBody);
+  }
+
+  private log(exception: unknown, error: ApiError, request: Request): void {
+    if (error.status < HttpStatus.INTERNAL_SERVER_ERROR) return;
+    const context = { method: request.method, url: redactUrl(request.originalUrl), requestId: request.id };
+    if (exception instanceof ApiError) {
+      // Thrown on purpose (a dependency such as ClickHouse does not answer): its detail says it all.
+      this.logger.warn({ ...context, code: error.code }, error.detail);
+      return;
+    }
+    this.logger.error({ ...context, err: withoutQueryValues(exception) }, 'unhandled error');
   }
 
   private toApiError(exception: unknown, request: Request): ApiError {

@@ -15,6 +15,8 @@ import {
 import type { ManagementConfig } from '@hogbase/config';
 import { Access } from '../auth/access.decorator';
 import { ApiError } from '../common/api-error';
+import { PostgresAvailability } from '../common/postgres-availability.service';
+import { isPostgresUnavailable } from '../common/postgres-unavailable.util';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
 import { MetricsService } from './metrics.service';
 
@@ -25,6 +27,7 @@ export class HealthController {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: MetricsService,
     @Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig,
+    private readonly postgres: PostgresAvailability,
   ) {}
 
   /** Alive: the process serves HTTP. */
@@ -61,7 +64,14 @@ export class HealthController {
       checkReadiness({
         required: {
           postgres: async () => {
-            await this.dataSource.query('SELECT 1');
+            try {
+              await this.dataSource.query('SELECT 1');
+            } catch (error) {
+              // The probe sees an outage start (and end) even while no request comes.
+              if (isPostgresUnavailable(error)) this.postgres.failed(error);
+              throw error;
+            }
+            this.postgres.answered();
             return true;
           },
         },
