@@ -21,7 +21,7 @@ import { readinessResponse, refuseMetricsRequest, type Readiness } from '@hogbas
 import { CaptureMetrics } from './capture-metrics';
 import { BROWSER_ROUTE, registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
-import { errorBody, SERVICE_UNAVAILABLE } from './error-body';
+import { errorBody, RETRY_AFTER_SECONDS, SERVICE_UNAVAILABLE } from './error-body';
 import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
 import { registerRecordingsRoutes } from './recordings.routes';
 import { registerSdkAssetRoutes } from './sdk-assets.routes';
@@ -94,6 +94,12 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   registerBrowserCors(app);
+  // Every 503 (the queue, or Postgres for a token never seen, is unavailable) says when to retry.
+  app.addHook('onSend', async (_request, reply) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) {
+      void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+    }
+  });
 
   app.setErrorHandler((failure: Error & { statusCode?: number; code?: string }, _request, reply) => {
     if (failure.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || failure.statusCode === 413) {

@@ -34,9 +34,12 @@ export interface CaptureService extends RunningService {
  * Capture: the Fastify app the SDKs post to, listening on CAPTURE_HOST:CAPTURE_PORT, serving its
  * own /_health, /_ready and /metrics.
  *
- * Ready means the queue takes events. Postgres is reported but does not count: tokens already
- * seen are served from the cache, so with Postgres down capture still answers every known
- * project (and 503 for an unknown token), and taking it out of rotation would drop those too.
+ * Ready means able to take events: the queue takes them, and the projects' tokens have been loaded
+ * once. After that, Postgres is reported but does not count: the tokens are served from the cache,
+ * so with Postgres down capture still answers every known project (and 503 for an unknown token),
+ * and taking it out of rotation would drop those too. A capture that never reached Postgres knows
+ * no token and would answer every event 503: it stays out of rotation (a rolling deploy keeps the
+ * old pods) until it has loaded them.
  */
 export async function startCaptureService(
   config: CaptureConfig,
@@ -45,9 +48,12 @@ export async function startCaptureService(
 ): Promise<CaptureService> {
   const { pool, logger } = engines;
   const queue = new QueueHealth(engines.publisher);
+  const tokens = new ProjectTokenCache(pool, { logger });
+  // In the background: a Postgres that is down must not hold the start (readiness tries again).
+  tokens.load().catch(() => undefined);
   const ready = () =>
     checkReadiness({
-      required: { queue: () => queue.check() },
+      required: { queue: () => queue.check(), tokens: () => tokens.readiness() },
       advisory: {
         postgres: async () => {
           await pool.query('SELECT 1');
@@ -55,7 +61,6 @@ export async function startCaptureService(
         },
       },
     });
-  const tokens = new ProjectTokenCache(pool, { logger });
   const flags = createFlagServices(pool);
   const siteApps = new SiteAppsCache(pool, { logger });
   const remoteConfig = new RemoteConfigCache(pool, siteApps, { logger });

@@ -17,3 +17,9 @@ export function errorBody(type: string, code: string, detail: string, attr: stri
 export const SERVICE_UNAVAILABLE: Readonly<ErrorBody> = Object.freeze(
   errorBody('server_error', 'service_unavailable', 'Transient error, please retry.'),
 );
+
+/**
+ * What every 503 asks a client to wait before trying again, in seconds (`Retry-After`), as the
+ * management API answers its own (libs/management-api/src/common/api-error.ts).
+ */
+export const RETRY_AFTER_SECONDS = 5;

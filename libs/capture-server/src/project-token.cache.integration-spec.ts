@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, type Pool } from 'pg';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
@@ -103,6 +104,57 @@ describe('ProjectTokenCache', () => {
     ]);
   });
 
+  it('is not ready until it has loaded the tokens once, and then resolves them while Postgres is down', async () => {
+    const name = new URL(database.url).pathname.slice(1);
+    const admin = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    const allowConnections = async (allow: boolean) => {
+      await admin.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS ${allow}`);
+      if (!allow) {
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+          name,
+        ]);
+      }
+    };
+    try {
+      const [teamId] = (await pool.query<{ id: number }>('SELECT id FROM teams')).rows.map((row) => row.id);
+      await allowConnections(false);
+      const tokens = cache();
+      expect(await tokens.readiness()).toMatch(/^no project token loaded yet, Postgres is unavailable: /);
+      await allowConnections(true);
+      expect(await tokens.readiness()).toBe(true);
+      await allowConnections(false);
+      // Never asked for before the outage: known from the load.
+      expect(await tokens.resolve('phc_known')).toBe(teamId);
+      expect(await tokens.readiness()).toBe(true);
+    } finally {
+      await allowConnections(true).catch(() => undefined);
+      await admin.end();
+    }
+  });
+
+  it('does not bring back a token reset while the answer of a load was on its way', async () => {
+    const proxy = await startHoldingProxy(database.url);
+    const slowPool = createCapturePool(proxy.url, { warn: () => undefined }, 1);
+    try {
+      const tokens = new ProjectTokenCache(slowPool, {}, () => clock);
+      await slowPool.query('SELECT 1');
+      // The load's answer, read before the reset, reaches capture only after it was told of the reset.
+      const answered = proxy.holdAnswers();
+      const loading = tokens.load();
+      await answered;
+      await pool.query(`UPDATE teams SET api_token = 'phc_reset'`);
+      tokens.forget(null);
+      proxy.releaseAnswers();
+      await loading;
+      expect(await tokens.resolve('phc_known')).toBeNull();
+      expect(await tokens.resolve('phc_reset')).toEqual(expect.any(Number));
+    } finally {
+      await slowPool.end();
+      await proxy.close();
+    }
+  });
+
   it('sends one query for concurrent lookups of one token', async () => {
     const tokens = cache();
     const query = jest.spyOn(pool, 'query');
@@ -110,3 +162,52 @@ describe('ProjectTokenCache', () => {
     expect(query).toHaveBeenCalledTimes(1);
   });
 });
+
+/**
+ * A TCP proxy to the test server that can hold what the server sends: holdAnswers() resolves once
+ * an answer is held, releaseAnswers() delivers it.
+ */
+async function startHoldingProxy(targetUrl: string): Promise<{
+  url: string;
+  holdAnswers(): Promise<void>;
+  releaseAnswers(): void;
+  close(): Promise<void>;
+}> {
+  const target = new URL(targetUrl);
+  const sockets = new Set<Socket>();
+  let held: { chunks: Buffer[]; client: Socket; onFirst: () => void } | undefined;
+  let holding: (() => void) | undefined;
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      if (!holding) return void client.write(chunk);
+      held ??= { chunks: [], client, onFirst: holding };
+      held.chunks.push(chunk);
+      held.onFirst();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(targetUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    holdAnswers: () => new Promise<void>((resolve) => (holding = resolve)),
+    releaseAnswers() {
+      holding = undefined;
+      if (held) for (const chunk of held.chunks) held.client.write(chunk);
+      held = undefined;
+    },
+    async close() {
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}

@@ -39,7 +39,8 @@ export interface ProjectTokenCacheOptions {
  * NOTE: when Postgres fails, a token that was ever known keeps resolving from the cache (capture
  * must not stop taking events because Postgres blinked); a token never seen cannot be decided
  * and raises TokenLookupUnavailableError, which capture answers with 503 so the SDK retries.
- * Concurrent lookups of one token share a single query.
+ * Concurrent lookups of one token share a single query. Every project's token is loaded at start
+ * (load()), and capture is not ready until that succeeded once (readiness()).
  */
 export class ProjectTokenCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -50,6 +51,11 @@ export class ProjectTokenCache {
   private readonly retryAfterFailureMs: number;
   /** Set while lookups fail, to log the change of state once each way. */
   private failing = false;
+  /** Whether the projects' tokens have been read once (load()): known tokens then survive an outage. */
+  private loaded = false;
+  private loading: Promise<void> | undefined;
+  /** Counts forget() calls: a load that started before one must not bring back what it dropped. */
+  private generation = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -69,19 +75,10 @@ export class ProjectTokenCache {
     if (entry && age < (entry.teamId === null ? this.unknownTtlMs : this.knownTtlMs)) return entry.teamId;
     try {
       const teamId = await this.lookup(token);
-      if (this.failing) {
-        this.failing = false;
-        this.options.logger?.info('project token lookups answer again');
-      }
+      this.answered();
       return teamId;
     } catch (error) {
-      if (!this.failing) {
-        this.failing = true;
-        this.options.logger?.warn(
-          { err: error },
-          'project token lookups failing: known tokens are served from the cache, unknown ones get 503 until Postgres answers',
-        );
-      }
+      this.failed(error);
       if (entry?.teamId == null) throw new TokenLookupUnavailableError(error);
       // Served as known, and asked again only after retryAfterFailureMs.
       const knownFor = this.knownTtlMs - this.retryAfterFailureMs;
@@ -94,17 +91,88 @@ export class ProjectTokenCache {
   }
 
   /**
+   * Reads every project's token (up to maxEntries, newest projects first) into the cache, so that
+   * a later Postgres outage finds them known. Concurrent calls share one query.
+   */
+  load(): Promise<void> {
+    if (this.loading) return this.loading;
+    const generation = this.generation;
+    const loading = this.pool
+      .query<{ id: number; api_token: string }>(
+        'SELECT id, api_token FROM teams WHERE api_token IS NOT NULL ORDER BY id DESC LIMIT $1',
+        [this.maxEntries],
+      )
+      .then(
+        ({ rows }) => {
+          this.answered();
+          // A forget() meanwhile: these rows may hold a token just reset; the next load reads again.
+          if (generation !== this.generation) return;
+          // Oldest first, so that the newest projects are the last an overflow would drop.
+          for (const row of rows.reverse()) this.remember(row.api_token, row.id);
+          this.loaded = true;
+        },
+        (error: unknown) => {
+          this.failed(error);
+          throw error;
+        },
+      )
+      .finally(() => {
+        if (this.loading === loading) this.loading = undefined;
+      });
+    this.loading = loading;
+    return loading;
+  }
+
+  /**
+   * Capture's readiness as far as tokens go: `true` once the tokens have been loaded (a Postgres
+   * outage after that leaves every known project served), else a load is tried now and its
+   * failure is why not. A capture that never reached Postgres knows no token: every event would be
+   * a 503, so it must not be taken into rotation.
+   */
+  async readiness(): Promise<true | string> {
+    if (this.loaded) return true;
+    try {
+      await this.load();
+      return this.loaded || 'project tokens are being loaded';
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return `no project token loaded yet, Postgres is unavailable: ${reason}`;
+    }
+  }
+
+  /**
    * Drops the tokens of a project (its token was reset or it was deleted) and the tokens remembered
-   * as unknown (one may be its new token); every token when `teamId` is null.
+   * as unknown (one may be its new token); every token when `teamId` is null, which are then loaded
+   * again.
    */
   forget(teamId: number | null): void {
+    this.generation++;
+    this.loading = undefined;
     if (teamId === null) {
       this.entries.clear();
+      this.loaded = false;
+      // Read again at once (this follows the change listener's reconnection: Postgres answers).
+      this.load().catch(() => undefined);
       return;
     }
     for (const [token, entry] of this.entries) {
       if (entry.teamId === teamId || entry.teamId === null) this.entries.delete(token);
     }
+  }
+
+  private answered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.options.logger?.info('project token lookups answer again');
+  }
+
+  private failed(error: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.options.logger?.warn(
+      { err: error },
+      'project token lookups failing: known tokens are served from the cache, unknown ones get 503 until Postgres answers',
+    );
   }
 
   private lookup(token: string): Promise<number | null> {
