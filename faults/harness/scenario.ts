@@ -90,7 +90,8 @@ export async function expectEveryAcknowledgedEventListedOnce(
   const repeated = [...counts].filter(([, count]) => count > 1).map(([uuid]) => uuid);
   const neverAcknowledged = [...counts.keys()].filter((uuid) => !ledger.has(uuid));
   report(
-    `listed ${listed.uuids.length} events for ${ledger.size} acknowledged (${listed.rawRows} rows before merges)`,
+    `listed ${listed.uuids.length} events for ${ledger.size} acknowledged (${listed.rawRows} rows before merges): ` +
+      `${missing.length} lost, ${repeated.length} duplicated`,
   );
   expect({
     missing: missing.slice(0, 5),
