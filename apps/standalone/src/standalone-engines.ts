@@ -2,14 +2,14 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { createCapturePublisher } from '@hogbase/capture-server';
 import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
-import { STANDALONE_JOB_ENGINE_CONNECTIONS, type StandaloneConfig } from '@hogbase/config';
+import { ConfigError, STANDALONE_JOB_ENGINE_CONNECTIONS, type StandaloneConfig } from '@hogbase/config';
 import {
   createIngestionConsumer,
   createIngestionPool,
   INGESTION_TOPICS,
   type IngestionEngines,
 } from '@hogbase/ingestion';
-import { startEmbeddedPostgres } from '@hogbase/postgres';
+import { EmbeddedPostgresOpenError, startEmbeddedPostgres, type DataDirLock } from '@hogbase/postgres';
 import {
   createKafkaClient,
   InProcessBus,
@@ -142,12 +142,25 @@ export interface StandalonePostgres {
   stop(): Promise<void>;
 }
 
-/** DATABASE_URL's Postgres, or the embedded one under DATA_DIR (on an owner-only Unix socket). */
-export async function openStandalonePostgres(config: StandaloneConfig): Promise<StandalonePostgres> {
+/**
+ * DATABASE_URL's Postgres, or the embedded one under DATA_DIR (on an owner-only Unix socket), which
+ * `lock` (DATA_DIR's, held by this process) then tells the admin CLI where to find. A PGlite that
+ * cannot open its files stops the start with a one-line message naming the directory.
+ */
+export async function openStandalonePostgres(
+  config: StandaloneConfig,
+  lock: DataDirLock,
+): Promise<StandalonePostgres> {
   const { url } = config.management.database;
   if (url) return { url, stop: () => Promise.resolve() };
-  const embedded = await startEmbeddedPostgres(config.management.dataDir, {
+  const { dataDir } = config.management;
+  const embedded = await startEmbeddedPostgres(dataDir, {
     maxConnections: embeddedPostgresConnections(config),
+    lock,
+  }).catch((error: unknown) => {
+    throw error instanceof EmbeddedPostgresOpenError
+      ? new ConfigError('DATA_DIR', dataDir, error.message)
+      : error;
   });
   return { url: embedded.url, connectInProcess: embedded.connectInProcess, stop: () => embedded.stop() };
 }

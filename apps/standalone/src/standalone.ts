@@ -10,7 +10,7 @@ import { startIngestionService } from '@hogbase/ingestion';
 import { startManagementService } from '@hogbase/management-api';
 import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
 import { startCaptureThread } from './capture-thread/capture-thread';
-import { secureDataDirs } from './data-dir';
+import { announcePorts, holdDataDirs } from './data-dir';
 import { firstRun } from './first-run';
 import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines';
 
@@ -25,8 +25,8 @@ export async function startStandalone(
   logger: Logger,
 ): Promise<{ stop(): Promise<void> }> {
   const { management, clickhouse } = config;
-  await secureDataDirs(config); // Before anything opens a file under DATA_DIR.
-  const postgres = await openStandalonePostgres(config);
+  const dataDirLock = await holdDataDirs(config); // Before anything opens a file under DATA_DIR.
+  const postgres = await openStandalonePostgres(config, dataDirLock);
   const api = await startManagementService(
     management,
     { databaseUrl: postgres.url, clickhouse, logger },
@@ -67,6 +67,7 @@ export async function startStandalone(
     },
     `management API on ${api.url}, capture on ${capture.url}`,
   );
+  announcePorts(dataDirLock, { management: api.url, capture: capture.url });
 
   return {
     async stop() {
@@ -80,6 +81,7 @@ export async function startStandalone(
       await engines.close();
       await api.stop();
       await postgres.stop();
+      await dataDirLock.release();
     },
   };
 }

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
+import { dataDirHolder, findRunningEmbeddedPostgres } from '@hogbase/postgres';
 import { runProcess, UUID_PATTERN as UUID } from '@hogbase/test-support';
 import { expectListedBack, sdkScenario, sendWithPosthogNode } from './posthog-node-scenario';
 import {
@@ -22,7 +22,8 @@ import {
 } from './app-process';
 
 const CLI_TIMEOUT_MS = 60_000;
-const LOCK_FILE = 'postgres.lock.json';
+/** What an older version wrote to record its server (now ignored: the data directory's OS lock replaced it). */
+const LEGACY_LOCK_FILE = 'postgres.lock.json';
 
 type RunningServer = AppProcess;
 
@@ -179,8 +180,7 @@ describe('npm start (standalone on embedded Postgres)', () => {
     it(
       'runs `npm run admin -- create-key` on the same DATA_DIR through the running server, and the key works',
       async () => {
-        const lockBefore = await readFile(path.join(dataDir, LOCK_FILE), 'utf8');
-        expect(JSON.parse(lockBefore).pid).toBe(first!.child.pid);
+        expect((await dataDirHolder(dataDir))?.pid).toBe(first!.child.pid);
 
         const result = await runAdmin(dataDir, [
           'create-key',
@@ -195,8 +195,8 @@ describe('npm start (standalone on embedded Postgres)', () => {
         expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
         expect(result.stdout).toMatch(/^\{"personal_api_key":"phx_[A-Za-z0-9]+"\}\n$/);
         cliKey = (JSON.parse(result.stdout) as { personal_api_key: string }).personal_api_key;
-        // Had the CLI opened the embedded database itself, it would have replaced (and then removed) the lock.
-        expect(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).toBe(lockBefore);
+        // The CLI went through the server's socket: the server still holds DATA_DIR.
+        expect((await dataDirHolder(dataDir))?.pid).toBe(first!.child.pid);
         const organizations = await get(baseUrl, '/api/organizations/', cliKey);
         expect(organizations.status).toBe(200);
         expect(organizations.body.results[0].id).toBe(credentials.organization_id);
@@ -247,10 +247,10 @@ describe('npm start (standalone on embedded Postgres)', () => {
         const { code } = await intruder.exited;
 
         expect(code).not.toBe(0);
-        expect(intruder.output()).toContain('already served by another process');
+        expect(intruder.output()).toContain(`in use by another process (pid ${first!.child.pid}`);
         expect((await fetch(`${baseUrl}/_ready`)).status).toBe(200);
         expect((await get(baseUrl, '/api/organizations/', credentials.personal_api_key)).status).toBe(200);
-        expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(first!.child.pid);
+        expect((await dataDirHolder(dataDir))?.pid).toBe(first!.child.pid);
       },
       READY_TIMEOUT_MS,
     );
@@ -261,7 +261,7 @@ describe('npm start (standalone on embedded Postgres)', () => {
         const result = await stopStandalone(first!);
 
         expect(result).toEqual({ code: 0, signal: null });
-        await expect(stat(path.join(dataDir, LOCK_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+        expect(await dataDirHolder(dataDir)).toBeUndefined();
         await expect(fetch(`${baseUrl}/_ready`)).rejects.toThrow();
       },
       STOP_TIMEOUT_MS + 5_000,
@@ -315,7 +315,7 @@ describe('npm start (standalone on embedded Postgres)', () => {
       async () => {
         // What SIGKILL leaves behind once the pid has been reused: here by the test runner itself.
         await writeFile(
-          path.join(dataDir, LOCK_FILE),
+          path.join(dataDir, LEGACY_LOCK_FILE),
           JSON.stringify({ pid: process.pid, port: await freePort() }),
         );
         third = startStandalone(dataDir, port);
@@ -324,7 +324,7 @@ describe('npm start (standalone on embedded Postgres)', () => {
 
         const organizations = await get(baseUrl, '/api/organizations/', credentials.personal_api_key);
         expect(organizations.body.results[0].id).toBe(credentials.organization_id);
-        expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(third.child.pid);
+        expect((await dataDirHolder(dataDir))?.pid).toBe(third.child.pid);
         expect(await stopStandalone(third)).toEqual({ code: 0, signal: null });
       },
       READY_TIMEOUT_MS + STOP_TIMEOUT_MS,

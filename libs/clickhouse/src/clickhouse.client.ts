@@ -1,6 +1,6 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- a .d.ts of ambient types has nothing to import; this keeps it in any program that compiles this file
 /// <reference path="./chdb-connection.d.ts" />
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   ClickHouseClient,
@@ -91,10 +91,38 @@ function loadChdb(): ChdbModules {
 const embeddedClients = new WeakMap<ClickHouseClient, ChdbConnection>();
 
 export class ClickHouseEngineError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** `CHDB_CONNECTION` when chDB could not open its data path (as chDB's own error says). */
+  readonly code: string | undefined;
+
+  constructor(message: string, options?: { cause: unknown; code?: string }) {
+    super(message, options && { cause: options.cause });
     this.name = 'ClickHouseEngineError';
+    this.code = options?.code;
   }
+}
+
+const MIN_FREE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why chDB most likely could not open `dataPath`: its own error says only `Failed to create
+ * connection` (the cause goes to stderr), so the directory is examined.
+ */
+function openFailureCause(dataPath: string): string {
+  try {
+    const { bavail, bsize } = statfsSync(dataPath);
+    if (bavail * bsize < MIN_FREE_BYTES) {
+      return `its filesystem has ${Math.floor((bavail * bsize) / (1024 * 1024))} MiB free`;
+    }
+    const probe = path.join(dataPath, `.write-check-${process.pid}`);
+    writeFileSync(probe, '', { mode: 0o600 });
+    rmSync(probe, { force: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EROFS') return 'its filesystem is read-only';
+    if (code === 'EACCES' || code === 'EPERM') return 'this user may not write there';
+    if (code === 'ENOSPC' || code === 'EDQUOT') return 'its filesystem is full';
+  }
+  return 'another process may have it open (chDB admits one process per data path), or its files may be damaged';
 }
 
 /** The data path the embedded engine of this process is bound to, if an embedded client is open. */
@@ -165,7 +193,18 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseCli
   }
   // Owner only: the events are there. (Files chDB creates inside follow the process umask.)
   mkdirSync(requested, { recursive: true, mode: 0o700 });
-  const connection = loadChdb().createChdbConnection({ path: requested });
+  const chdb = loadChdb();
+  let connection: ChdbConnection;
+  try {
+    connection = chdb.createChdbConnection({ path: requested });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'CHDB_CONNECTION') throw error;
+    throw new ClickHouseEngineError(
+      `The embedded ClickHouse (chDB) could not open ${requested}: ${openFailureCause(requested)}`,
+      { cause: error, code },
+    );
+  }
   const client = createClient({
     // NOTE: chdb/connection implements the Connection of @clickhouse/client-common 1.23.0, which the
     // client now vendors as its own copy: the same contract, but the settings types have drifted

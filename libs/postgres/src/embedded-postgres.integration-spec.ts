@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
 import {
   listeningTcpPorts,
@@ -9,7 +10,9 @@ import {
   postgresAcceptsStranger,
   runNodeAsNobody,
 } from '@hogbase/test-support';
+import { dataDirHolder, DataDirInUseError, lockDataDir } from './data-dir-lock';
 import {
+  EmbeddedPostgresOpenError,
   findRunningEmbeddedPostgres,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
@@ -17,7 +20,8 @@ import {
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const NODE = path.join(REPO_ROOT, 'node_modules', '.bin', 'node');
-const LOCK_FILE = 'postgres.lock.json';
+const LOCK_KEY_FILE = 'process-lock.key';
+const execFileAsync = promisify(execFile);
 
 async function currentUser(url: string): Promise<string> {
   const client = new Client({ connectionString: url });
@@ -54,7 +58,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
     await rm(root, { recursive: true, force: true });
   });
 
-  it('serves the owner on a socket in a 0700 directory of the data directory, named by a 0600 lock file', async () => {
+  it('serves the owner on a socket in a 0700 directory of the data directory, which its lock tells', async () => {
     const dataDir = path.join(root, 'data');
 
     embedded = await startEmbeddedPostgres(dataDir);
@@ -62,12 +66,14 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
     expect(await currentUser(embedded.url)).toBe('postgres');
     expect(embedded.socketDir).toBe(path.join(dataDir, 'postgres-socket'));
     expect((await stat(embedded.socketDir)).mode & 0o777).toBe(0o700);
-    const lockPath = path.join(dataDir, LOCK_FILE);
-    expect((await stat(lockPath)).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(lockPath, 'utf8'))).toEqual({
+    expect(await dataDirHolder(dataDir)).toEqual({
       pid: process.pid,
-      socketDir: embedded.socketDir,
+      ports: {},
+      postgresSocketDir: embedded.socketDir,
     });
+    expect(await findRunningEmbeddedPostgres(dataDir)).toBe(embedded.url);
+    // The lock's name is made from this key: only who can read the data directory can name it.
+    expect((await stat(path.join(dataDir, LOCK_KEY_FILE))).mode & 0o777).toBe(0o600);
   });
 
   it('opens no TCP port, so a client naming another user and a wrong password has nowhere to connect', async () => {
@@ -109,10 +115,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
     const { socketDir } = embedded;
     expect(path.dirname(socketDir)).toBe(tmpdir());
     expect((await stat(socketDir)).mode & 0o777).toBe(0o700);
-    expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8'))).toEqual({
-      pid: process.pid,
-      socketDir,
-    });
+    expect(await findRunningEmbeddedPostgres(dataDir)).toBe(embedded.url);
     expect(await currentUser(embedded.url)).toBe('postgres');
 
     await embedded.stop();
@@ -144,15 +147,79 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
 
       expect(url).toBeDefined();
       expect(await currentUser(url!)).toBe('postgres');
-      await expect(startEmbeddedPostgres(dataDir)).rejects.toThrow('already served by another process');
+      await expect(startEmbeddedPostgres(dataDir)).rejects.toThrow(
+        `${dataDir} is in use by another process (pid ${server.pid})`,
+      );
+      // The refused start left the server's socket alone.
+      expect(await currentUser(url!)).toBe('postgres');
     } finally {
       server.kill('SIGKILL');
       await exited;
     }
 
-    // SIGKILL left the lock and the socket file behind.
+    // SIGKILL left the socket file behind, but no lock: the kernel let go of it with the process.
     expect(await findRunningEmbeddedPostgres(dataDir)).toBeUndefined();
     embedded = await startEmbeddedPostgres(dataDir);
     expect(await currentUser(embedded.url)).toBe('postgres');
+  });
+
+  it('refuses a data directory whose lock another process holds while it is still starting, and touches nothing there', async () => {
+    const dataDir = path.join(root, 'data');
+    await mkdir(dataDir);
+    // A process that holds the lock and has not started its Postgres yet (PGlite's initdb takes seconds).
+    const holder = spawn(
+      NODE,
+      [
+        '-r',
+        '@swc-node/register',
+        '-e',
+        `require('./libs/postgres/src/data-dir-lock.ts').lockDataDir(process.argv[1]).then(() => { console.log('locked'); setInterval(() => undefined, 1000); })`,
+        dataDir,
+      ],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise((resolve) => holder.once('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
+        holder.once('exit', (code) => reject(new Error(`the holder exited with ${String(code)}`)));
+      });
+      const before = (await readdir(dataDir)).sort();
+
+      const refused = await startEmbeddedPostgres(dataDir).catch((error: unknown) => error);
+
+      expect(refused).toBeInstanceOf(DataDirInUseError);
+      expect((refused as DataDirInUseError).holder).toEqual({ pid: holder.pid, ports: {} });
+      expect(await findRunningEmbeddedPostgres(dataDir)).toBeUndefined();
+      expect((await readdir(dataDir)).sort()).toEqual(before);
+    } finally {
+      holder.kill('SIGKILL');
+      await exited;
+    }
+    const lock = await lockDataDir(dataDir);
+    await lock.release();
+  });
+
+  const asRootOnly = process.getuid?.() === 0 ? it : it.skip;
+  asRootOnly('names the directory and its full filesystem when PGlite cannot open its files', async () => {
+    // A filesystem too small for initdb (about 41 MiB).
+    const small = path.join(root, 'small');
+    await mkdir(small);
+    await execFileAsync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', small]);
+    try {
+      const failure = await startEmbeddedPostgres(path.join(small, 'data')).catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(EmbeddedPostgresOpenError);
+      expect((failure as Error).message).toMatch(
+        new RegExp(
+          `^the embedded Postgres could not open ${small}/data/postgres: its filesystem (is full|has [\\d.]+ MiB free)`,
+        ),
+      );
+      // The lock went with the failed start.
+      expect(await dataDirHolder(path.join(small, 'data'))).toBeUndefined();
+    } finally {
+      // Lazily: the PGlite that failed keeps its files open until this process ends.
+      await execFileAsync('umount', ['--lazy', small]);
+    }
   });
 });

@@ -1,9 +1,10 @@
-import { chmod, lstat, mkdir, mkdtemp, opendir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { chmod, lstat, mkdir, opendir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { PGlite } from '@electric-sql/pglite';
+import { dataDirHolder, lockDataDir, type DataDirLock } from './data-dir-lock';
+import { describeWriteError, storageProblem } from './data-dir-space';
 import { EmbeddedWireServer } from './embedded-wire.server';
 
 export interface EmbeddedPostgres {
@@ -21,15 +22,8 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-interface EmbeddedPostgresLock {
-  pid: number;
-  /** Where the socket is: `<dataDir>/postgres-socket`, or a temp directory when that path is too long. */
-  socketDir?: string;
-  /** A lock written before the server moved to a Unix socket: it listened on this loopback port. */
-  port?: number;
-}
-
-const LOCK_FILE = 'postgres.lock.json';
+/** What an older version wrote to record its server; the data directory's OS lock replaced it. */
+const LEGACY_LOCK_FILE = 'postgres.lock.json';
 const SOCKET_DIR = 'postgres-socket';
 const TEMP_SOCKET_DIR_PREFIX = 'hogbase-pg-';
 /** Only names the socket file, as Postgres does: nothing listens on TCP. */
@@ -49,64 +43,14 @@ function connectionUrl(socketDir: string): string {
   return `postgres://postgres@localhost:${SOCKET_PORT}/postgres?host=${encodeURIComponent(socketDir)}&sslmode=disable`;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-const PROBE_TIMEOUT_MS = 2_000;
-
-function acceptsConnections(target: { path: string } | { port: number }): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket =
-      'path' in target ? connect({ path: target.path }) : connect({ host: '127.0.0.1', port: target.port });
-    const settle = (accepted: boolean) => {
-      socket.destroy();
-      resolve(accepted);
-    };
-    socket.setTimeout(PROBE_TIMEOUT_MS, () => settle(false));
-    socket.once('connect', () => settle(true));
-    socket.once('error', () => settle(false));
-  });
-}
-
-async function readLock(dataDir: string): Promise<EmbeddedPostgresLock | undefined> {
-  try {
-    const lock = JSON.parse(await readFile(path.join(dataDir, LOCK_FILE), 'utf8')) as EmbeddedPostgresLock;
-    return Number.isInteger(lock.pid) && lock.pid > 0 ? lock : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The lock of a server of this data directory that is still serving, if any. */
-async function liveLock(dataDir: string): Promise<EmbeddedPostgresLock | undefined> {
-  const lock = await readLock(dataDir);
-  if (!lock || lock.pid === process.pid || !isAlive(lock.pid)) return undefined;
-  // TRICKY: a server killed with SIGKILL leaves its lock behind, and after a restart (a container's
-  // small pids above all) its pid may belong to an unrelated live process. Only a socket that
-  // accepts proves the server is still there; without this check the data dir stays locked for good.
-  if (typeof lock.socketDir === 'string' && path.isAbsolute(lock.socketDir)) {
-    return (await acceptsConnections({ path: socketPath(lock.socketDir) })) ? lock : undefined;
-  }
-  if (Number.isInteger(lock.port) && lock.port! > 0 && lock.port! <= 65535) {
-    return (await acceptsConnections({ port: lock.port! })) ? lock : undefined;
-  }
-  return undefined;
-}
-
 /**
  * The URL of the embedded Postgres another process of this data directory is serving, if any.
  * PGlite is single-process: a second process must go through the first one's socket, never open
  * the files itself.
  */
 export async function findRunningEmbeddedPostgres(dataDir: string): Promise<string | undefined> {
-  const lock = await liveLock(dataDir);
-  return lock?.socketDir ? connectionUrl(lock.socketDir) : undefined;
+  const socketDir = (await dataDirHolder(dataDir))?.postgresSocketDir;
+  return socketDir && path.isAbsolute(socketDir) ? connectionUrl(socketDir) : undefined;
 }
 
 function isTempSocketDir(dir: string): boolean {
@@ -117,29 +61,70 @@ function isTempSocketDir(dir: string): boolean {
  * An owner-only directory for the socket. SECURITY: this mode is what keeps other local users out
  * (PGlite takes any user name and password as superuser), so the directory must be ours and 0700
  * even when it already existed.
+ *
+ * TRICKY: only the holder of the data directory's lock may call this: it removes a socket file
+ * there, which is then a killed holder's leftover (listen() refuses to replace it). Removing a
+ * live server's socket cuts that server off from every client for good.
  */
-async function prepareSocketDir(dataDir: string): Promise<string> {
-  const preferred = path.join(path.resolve(dataDir), SOCKET_DIR);
+async function prepareSocketDir(lock: DataDirLock): Promise<string> {
+  const preferred = path.join(lock.dataDir, SOCKET_DIR);
   if (Buffer.byteLength(socketPath(preferred)) <= MAX_SOCKET_PATH_BYTES) {
     await mkdir(preferred, { recursive: true, mode: 0o700 });
-    const stats = await lstat(preferred);
-    if (!stats.isDirectory() || (process.getuid && stats.uid !== process.getuid())) {
-      throw new Error(`${preferred} must be a directory owned by this user`);
-    }
+    await assertOwnDirectory(preferred);
     await chmod(preferred, 0o700);
-    // A server killed with SIGKILL leaves its socket file behind, and listen() refuses to replace it.
     await rm(socketPath(preferred), { force: true });
     return preferred;
   }
-  // mkdtemp creates a fresh 0700 directory that nobody else can have prepared.
-  const fallback = await mkdtemp(path.join(tmpdir(), TEMP_SOCKET_DIR_PREFIX));
+  // Named after the lock (which only readers of the data directory can name), so a killed
+  // holder's directory is found and replaced by the next holder instead of left behind.
+  const fallback = path.join(tmpdir(), `${TEMP_SOCKET_DIR_PREFIX}${lock.id.slice(0, 16)}`);
   if (Buffer.byteLength(socketPath(fallback)) > MAX_SOCKET_PATH_BYTES) {
-    await rm(fallback, { recursive: true, force: true });
     throw new Error(
       `no socket path for the embedded Postgres: both ${preferred} and ${fallback} are too long; use a shorter DATA_DIR or TMPDIR`,
     );
   }
+  const leftover = await lstat(fallback).catch(() => undefined);
+  if (leftover) {
+    await assertOwnDirectory(fallback);
+    await rm(fallback, { recursive: true, force: true });
+  }
+  // Not recursive: fails if someone else made it in between, instead of using their directory.
+  await mkdir(fallback, { mode: 0o700 });
   return fallback;
+}
+
+async function assertOwnDirectory(dir: string): Promise<void> {
+  const stats = await lstat(dir);
+  if (!stats.isDirectory() || (process.getuid && stats.uid !== process.getuid())) {
+    throw new Error(`${dir} must be a directory owned by this user`);
+  }
+}
+
+/** The error of a PGlite that did not open, naming the directory and the likely cause. */
+export class EmbeddedPostgresOpenError extends Error {
+  constructor(
+    readonly databaseDir: string,
+    readonly reason: string,
+    options: { cause: unknown },
+  ) {
+    super(`the embedded Postgres could not open ${databaseDir}: ${reason}`, options);
+    this.name = 'EmbeddedPostgresOpenError';
+  }
+}
+
+/**
+ * PGlite reports a failed write at start-up as `RuntimeError: Aborted()` and nothing else: the
+ * directory is examined to say what most likely went wrong.
+ */
+async function openFailure(databaseDir: string, error: unknown): Promise<EmbeddedPostgresOpenError> {
+  const first = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+  const problem =
+    describeWriteError(error) ??
+    (await storageProblem(databaseDir).catch((cause) => describeWriteError(cause)));
+  const reason = problem
+    ? `${problem} (${first})`
+    : `${first}; its files may be damaged, or another program may have them open`;
+  return new EmbeddedPostgresOpenError(databaseDir, reason, { cause: error });
 }
 
 /**
@@ -148,35 +133,46 @@ async function prepareSocketDir(dataDir: string): Promise<string> {
  * as against any Postgres (embedded-wire.server.ts: one session shared by every connection, each
  * connection's queries and transactions kept whole, LISTEN/NOTIFY across connections).
  *
+ * PGlite is single-process: the server holds the data directory's lock (data-dir-lock.ts) before
+ * it touches a file there, and tells another process of the same user that asks the lock where
+ * its socket is (findRunningEmbeddedPostgres). A data directory another process holds is refused
+ * with DataDirInUseError.
+ *
  * SECURITY: PGlite has no authentication: whoever reaches the socket is superuser. The socket
  * therefore lives in an owner-only directory (`<dataDir>/postgres-socket`, or a 0700 temp
- * directory when that path is too long for a socket), recorded in the 0600 lock file; it never
- * listens on TCP.
+ * directory when that path is too long for a socket); it never listens on TCP.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { maxConnections?: number } = {},
+  options: {
+    maxConnections?: number;
+    /** The data directory's lock when the caller holds it already (npm start); taken here otherwise. */
+    lock?: DataDirLock;
+  } = {},
 ): Promise<EmbeddedPostgres> {
-  const running = await liveLock(dataDir);
-  if (running) {
-    throw new Error(
-      `the embedded Postgres of ${dataDir} is already served by another process (pid ${running.pid})`,
-    );
+  if (options.lock && options.lock.dataDir !== path.resolve(dataDir)) {
+    throw new Error(`the lock given is of ${options.lock.dataDir}, not of ${path.resolve(dataDir)}`);
   }
-  const stale = await readLock(dataDir);
-  if (stale?.socketDir && isTempSocketDir(stale.socketDir)) {
-    await rm(stale.socketDir, { recursive: true, force: true });
-  }
-  const databaseDir = path.join(dataDir, 'postgres');
-  // Owner only, as Postgres insists for its data directory: it holds e-mails and key hashes.
-  await mkdir(databaseDir, { recursive: true, mode: 0o700 });
-  await chmod(databaseDir, 0o700);
-  const socketDir = await prepareSocketDir(dataDir);
-  const maxConnections = options.maxConnections ?? 8;
+  let ownLock: DataDirLock | undefined;
+  if (!options.lock) await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const lock = options.lock ?? (ownLock = await lockDataDir(dataDir));
+  const databaseDir = path.join(lock.dataDir, 'postgres');
+  let socketDir: string | undefined;
   let db: PGlite | undefined;
   let server: EmbeddedWireServer | undefined;
+  const maxConnections = options.maxConnections ?? 8;
   try {
-    db = await PGlite.create({ dataDir: databaseDir });
+    // What an older version left; nothing reads it any more.
+    await rm(path.join(lock.dataDir, LEGACY_LOCK_FILE), { force: true });
+    // Owner only, as Postgres insists for its data directory: it holds e-mails and key hashes.
+    await mkdir(databaseDir, { recursive: true, mode: 0o700 });
+    await chmod(databaseDir, 0o700);
+    socketDir = await prepareSocketDir(lock);
+    try {
+      db = await PGlite.create({ dataDir: databaseDir });
+    } catch (error) {
+      throw await openFailure(databaseDir, error);
+    }
     // TRICKY: PGlite's file layer applies its own umask (022), not the process's, and its initdb
     // copies the template files as 0666: the directory's 0700 is what keeps others out, and this
     // brings the files in line with it.
@@ -185,29 +181,28 @@ export async function startEmbeddedPostgres(
     await server.listen(socketPath(socketDir));
   } catch (error) {
     await server?.stop();
-    await db?.close();
-    await removeSocketDir(socketDir);
+    await db?.close().catch(() => undefined); // A PGlite that aborted may not close either.
+    if (socketDir) await removeSocketDir(socketDir);
+    await ownLock?.release();
     throw error;
   }
-  const lockPath = path.join(dataDir, LOCK_FILE);
-  await writeFile(lockPath, JSON.stringify({ pid: process.pid, socketDir } satisfies EmbeddedPostgresLock), {
-    mode: 0o600,
-  });
-  // writeFile's mode applies only when it creates the file: a stale lock keeps its old mode otherwise.
-  await chmod(lockPath, 0o600);
-  const startedServer = server;
-  const startedDb = db;
+  lock.announce({ postgresSocketDir: socketDir });
+  const [startedServer, startedDb, startedSocketDir] = [server, db, socketDir];
   return {
-    url: connectionUrl(socketDir),
-    socketDir,
+    url: connectionUrl(startedSocketDir),
+    socketDir: startedSocketDir,
     maxConnections,
     connectInProcess: () => startedServer.connectInProcess(),
     async stop() {
-      await startedServer.stop();
-      await startedDb.close();
-      await restrictToOwner(databaseDir); // What Postgres wrote with fopen() meanwhile is 0644.
-      await rm(lockPath, { force: true });
-      await removeSocketDir(socketDir);
+      lock.announce({ postgresSocketDir: undefined });
+      try {
+        await startedServer.stop();
+        await startedDb.close();
+        await restrictToOwner(databaseDir); // What Postgres wrote with fopen() meanwhile is 0644.
+        await removeSocketDir(startedSocketDir);
+      } finally {
+        await ownLock?.release();
+      }
     },
   };
 }

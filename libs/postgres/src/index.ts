@@ -4,3 +4,5 @@ export * from './migrations';
 export * from './tokens.util';
 export * from './embedded-postgres';
 export * from './batch-export-backfill-status';
+export * from './data-dir-lock';
+export * from './data-dir-space';

@@ -1,0 +1,192 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** What the process holding a data directory tells another process that asks. */
+export interface DataDirHolder {
+  pid: number;
+  /** The ports it listens on, by what they serve (`management`, `capture`), once it listens. */
+  ports: Record<string, number>;
+  /** Where its embedded Postgres's socket is, once that serves (the admin CLI connects there). */
+  postgresSocketDir?: string;
+}
+
+/** A second process on a data directory that one already holds. */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly holder: DataDirHolder | undefined,
+  ) {
+    super(`${dataDir} is in use by ${describeHolder(holder)}: one process per data directory`);
+    this.name = 'DataDirInUseError';
+  }
+}
+
+/** `another process (pid 123, management on port 8000, capture on port 8010)`. */
+export function describeHolder(holder: DataDirHolder | undefined): string {
+  if (!holder) return 'another process (which did not say its pid)';
+  const ports = Object.entries(holder.ports).map(([name, port]) => `${name} on port ${port}`);
+  return `another process (${[`pid ${holder.pid}`, ...ports].join(', ')})`;
+}
+
+/** This process's hold on a data directory, until release() or the process's death. */
+export interface DataDirLock {
+  /** The data directory, resolved. */
+  readonly dataDir: string;
+  /** A short name of this data directory that only whoever can read it knows (hex). */
+  readonly id: string;
+  /** Adds to what a second process learns of this one (undefined removes a detail). */
+  announce(details: Partial<Omit<DataDirHolder, 'pid'>>): void;
+  release(): Promise<void>;
+}
+
+/**
+ * A random value under the data directory that the lock's name is made from: whoever cannot read
+ * the (owner-only) directory cannot name the lock, so another local user can neither take it first
+ * nor answer in its name.
+ */
+const LOCK_KEY_FILE = 'process-lock.key';
+const QUERY_TIMEOUT_MS = 2_000;
+const ACQUIRE_ATTEMPTS = 3;
+
+/** The key, made on the first lock (link() publishes it whole: a concurrent start reads all or nothing). */
+async function lockKey(dataDir: string, create: boolean): Promise<string | undefined> {
+  const file = path.join(dataDir, LOCK_KEY_FILE);
+  const read = () =>
+    readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+  const existing = await read();
+  if (existing || !create) return existing;
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(draft, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  try {
+    await link(draft, file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  } finally {
+    await rm(draft, { force: true });
+  }
+  return read();
+}
+
+/**
+ * The lock's address. Linux: an abstract Unix socket, which the kernel frees when its process dies
+ * however it dies, so a kill -9 leaves nothing stale. Elsewhere: a socket file in the temp
+ * directory (see lockDataDir). Named after the directory's device and inode, not its path: a
+ * symlink or a bind mount of the same directory names the same lock, a copy of it another one.
+ */
+async function lockAddress(dataDir: string, key: string): Promise<{ address: string; id: string }> {
+  const { dev, ino } = await stat(dataDir, { bigint: true });
+  const id = createHash('sha256').update(`${dev}:${ino}:${key.trim()}`).digest('hex').slice(0, 32);
+  const address =
+    process.platform === 'linux' ? `\0hogbase-${id}` : path.join(tmpdir(), `hogbase-lock-${id}.sock`);
+  return { address, id };
+}
+
+function listen(server: Server, address: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen({ path: address, exclusive: true }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/** What the holder at `address` says of itself; undefined when nothing answers as a holder. */
+function queryHolder(address: string): Promise<DataDirHolder | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ path: address });
+    const chunks: Buffer[] = [];
+    const settle = (holder: DataDirHolder | undefined) => {
+      socket.destroy();
+      resolve(holder);
+    };
+    socket.setTimeout(QUERY_TIMEOUT_MS, () => settle(undefined));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.once('error', () => settle(undefined));
+    socket.once('end', () => {
+      try {
+        const holder = JSON.parse(Buffer.concat(chunks).toString('utf8')) as DataDirHolder;
+        const valid = Number.isInteger(holder.pid) && holder.pid > 0 && typeof holder.ports === 'object';
+        settle(valid ? holder : undefined);
+      } catch {
+        settle(undefined);
+      }
+    });
+  });
+}
+
+/**
+ * What the process holding `dataDir` says of itself, if one holds it. Reads only: a data
+ * directory that was never locked has no key yet, and nobody holds it.
+ */
+export async function dataDirHolder(dataDir: string): Promise<DataDirHolder | undefined> {
+  const resolved = path.resolve(dataDir);
+  const key = await lockKey(resolved, false).catch(() => undefined);
+  if (!key) return undefined;
+  return queryHolder((await lockAddress(resolved, key)).address);
+}
+
+/**
+ * Holds `dataDir` (which must exist) for this process: one process per data directory, for the
+ * embedded engines (PGlite, chDB) are single-process and two on the same files corrupt them. The
+ * lock is a listening Unix socket: it answers who holds it (pid, ports, the Postgres socket), and
+ * dies with the process. Throws DataDirInUseError, naming the holder, when another process holds it.
+ *
+ * NOTE: an abstract socket belongs to a network namespace: two containers that mount one volume
+ * without sharing a network namespace do not see each other's lock. Outside Linux the socket is a
+ * file, which a killed process leaves behind: one nobody answers on is taken over, and two starts
+ * racing for such a leftover could both win.
+ */
+export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
+  const resolved = path.resolve(dataDir);
+  const key = await lockKey(resolved, true);
+  if (!key) throw new Error(`${path.join(resolved, LOCK_KEY_FILE)} could not be read after it was written`);
+  const { address, id } = await lockAddress(resolved, key);
+  const holder: DataDirHolder = { pid: process.pid, ports: {} };
+  const askers = new Set<Socket>();
+  const server = createServer((socket) => {
+    askers.add(socket);
+    socket.once('close', () => askers.delete(socket));
+    socket.on('error', () => undefined); // An asker that went away: nothing to tell it.
+    socket.end(JSON.stringify(holder));
+  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await listen(server, address);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      const other = await queryHolder(address);
+      if (other || attempt >= ACQUIRE_ATTEMPTS) throw new DataDirInUseError(resolved, other);
+      // Linux: the holder let go between the two calls (it was stopping). Elsewhere: a file left by
+      // a killed holder, since nothing answers on it.
+      if (process.platform !== 'linux') await rm(address, { force: true });
+    }
+  }
+  // The lock never keeps the process alive on its own.
+  server.unref();
+  let released = false;
+  return {
+    dataDir: resolved,
+    id,
+    announce(details) {
+      if (details.ports) holder.ports = { ...holder.ports, ...details.ports };
+      if ('postgresSocketDir' in details) holder.postgresSocketDir = details.postgresSocketDir;
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of askers) socket.destroy(); // An asker that does not read holds no one up.
+      await closed;
+      if (process.platform !== 'linux') await rm(address, { force: true });
+    },
+  };
+}
