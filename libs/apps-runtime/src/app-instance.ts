@@ -97,17 +97,21 @@ const MAX_BACKOFF_MS = 60 * 60 * 1_000;
  * API, `setupPlugin` run. When a call breaks the sandbox (time or memory, or the pool unloaded it
  * for room), the next call loads a fresh one; an app's own error leaves it as it is.
  *
- * A call that times out (CPU or wall clock) makes the app back off: its calls are skipped (counted,
- * and the count logged to the config) for `backoffMs`, doubled at each timeout in a row; after
- * `disableAfter` timeouts in a row the config is disabled, with a line in its log saying why.
+ * A call that times out (CPU or wall clock, also while the app loads again for it) makes the app
+ * back off: its calls are skipped (counted, and the count logged to the config) for `backoffMs`,
+ * doubled at each timeout in a row; after `disableAfter` timeouts in a row the config is disabled,
+ * with a line in its log saying why.
  */
 export class AppInstance {
   private sandbox: PooledSandbox | undefined;
   private starting: Promise<PooledSandbox> | undefined;
   private loadedCapabilities: SandboxCapabilities | undefined;
   private timeoutsInARow = 0;
-  /** The sandbox whose timeout was counted last: calls failing together with it count once. */
-  private timedOutSandbox: PooledSandbox | undefined;
+  /**
+   * What timed out last (a sandbox, or the error of a start): calls failing together with it
+   * count once.
+   */
+  private lastTimeout: object | undefined;
   private backoffUntil = 0;
   private skippedCalls = 0;
   private disabledFor: string | undefined;
@@ -154,14 +158,20 @@ export class AppInstance {
       );
     }
     this.reportSkipped();
-    const sandbox = await this.ready();
+    let sandbox: PooledSandbox | undefined;
     try {
+      sandbox = await this.ready();
       const result = await sandbox.call(method, ...args);
       this.timeoutsInARow = 0;
       return result;
     } catch (error) {
-      if (error instanceof SandboxTimeoutError) this.timedOut(sandbox, method, error);
-      else if (error instanceof SandboxAppError) this.timeoutsInARow = 0;
+      // A timeout while the app loads again (its top-level code or setupPlugin, after a sandbox
+      // broke) counts too: an app cut off at every start would otherwise never back off.
+      if (error instanceof SandboxTimeoutError) {
+        this.timedOut(sandbox ?? error, sandbox ? method : `the app's start before ${method}`, error);
+      } else if (sandbox && error instanceof SandboxAppError) {
+        this.timeoutsInARow = 0;
+      }
       throw error;
     }
   }
@@ -193,9 +203,9 @@ export class AppInstance {
     });
   }
 
-  private timedOut(sandbox: PooledSandbox, method: string, error: SandboxTimeoutError): void {
-    if (this.timedOutSandbox === sandbox) return;
-    this.timedOutSandbox = sandbox;
+  private timedOut(what: object, method: string, error: SandboxTimeoutError): void {
+    if (this.lastTimeout === what) return;
+    this.lastTimeout = what;
     this.timeoutsInARow += 1;
     const { backoffMs, disableAfter } = this.services.timeouts;
     if (this.timeoutsInARow >= disableAfter) {

@@ -381,82 +381,136 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
     return rows;
   }
 
-  it('runs a busy app off the main thread, backs it off after a timeout, counts what it skips, and disables it after repeated timeouts', async () => {
+  it.each([
+    ['a sync processEvent', 'processEvent', `exports.processEvent = () => { while (true) {} };`],
+    ['an async onEvent', 'onEvent', `exports.onEvent = async (event) => { while (true) {} };`],
+    [
+      'an async onEvent that catches its interruption',
+      'onEvent',
+      `const spin = async () => { while (true) {} };
+       exports.onEvent = async (event) => { for (;;) { try { await spin(); } catch (error) {} } };`,
+    ],
+  ] as const)(
+    'runs a busy app (%s) off the main thread, backs it off after a timeout, counts what it skips, and disables it after repeated timeouts',
+    async (_which, method, code) => {
+      const runtime = createAppsRuntime(
+        pool,
+        { ...config(), callCpuMs: 100, timeoutBackoffMs: 300, timeoutsBeforeDisable: 3 },
+        logger,
+      );
+      runtimes.push(runtime);
+      const configId = await installApp(code, {}, { methods: [method] });
+      const app = await runtime.apps.forConfig(configId);
+      if (!app) throw new Error('the app did not start');
+
+      let ticks = 0;
+      const ticker = setInterval(() => (ticks += 1), 5);
+      const first: unknown = await app.call(method, {}).catch((error: unknown) => error);
+      clearInterval(ticker);
+      expect(first).toBeInstanceOf(SandboxTimeoutError);
+      expect((first as Error).message).toBe(`${method} used more than 100 ms of CPU`);
+      // The loop ran on a sandbox thread: this thread's timers went on meanwhile.
+      expect(ticks).toBeGreaterThan(0);
+
+      const kinds: string[] = ['timeout'];
+      const deadline = Date.now() + 30_000;
+      while (!app.disabled && Date.now() < deadline) {
+        const error: unknown = await app.call(method, {}).catch((caught: unknown) => caught);
+        kinds.push(
+          error instanceof AppSkippedError
+            ? 'skipped'
+            : error instanceof SandboxTimeoutError
+              ? 'timeout'
+              : String(error),
+        );
+        await sleep(50);
+      }
+      expect(app.disabled).toBe(true);
+      expect(kinds.filter((kind) => kind === 'timeout')).toHaveLength(3);
+      expect(kinds[1]).toBe('skipped');
+      expect(kinds.every((kind) => kind === 'timeout' || kind === 'skipped')).toBe(true);
+      await expect(app.call(method, {})).rejects.toThrow(
+        `the app was disabled: 3 calls in a row timed out (the last: ${method} used more than 100 ms of CPU)`,
+      );
+
+      const { rows: configs } = await pool.query<{ enabled: boolean; error: { message: string } }>(
+        'SELECT enabled, error FROM plugin_configs WHERE id = $1',
+        [configId],
+      );
+      expect(configs).toEqual([
+        {
+          enabled: false,
+          error: expect.objectContaining({
+            message: `disabled: 3 calls in a row timed out (the last: ${method} used more than 100 ms of CPU)`,
+          }) as unknown,
+        },
+      ]);
+      await expect(runtime.apps.forConfig(configId)).resolves.toBeUndefined();
+      await runtime.log.flush();
+      const lines = await logLines(configId);
+      expect(lines[0]).toEqual({
+        type: 'WARN',
+        message: `${method} timed out (${method} used more than 100 ms of CPU), 1 in a row: the app's calls are skipped for 0.3 s; after 3 in a row it is disabled`,
+      });
+      expect(lines).toContainEqual({
+        type: 'WARN',
+        message: expect.stringMatching(
+          /^\d+ calls skipped while the app backed off after timeouts$/,
+        ) as unknown,
+      });
+      expect(lines[lines.length - 1]).toEqual({
+        type: 'ERROR',
+        message: `The app was disabled: 3 calls in a row timed out (the last: ${method} used more than 100 ms of CPU). Fix it, then enable it again.`,
+      });
+      await disableAll();
+    },
+  );
+
+  it('counts a timeout while the app loads again after a broken sandbox, and disables an app whose setupPlugin keeps timing out', async () => {
     const runtime = createAppsRuntime(
       pool,
-      { ...config(), callCpuMs: 100, timeoutBackoffMs: 300, timeoutsBeforeDisable: 3 },
+      { ...config(), callCpuMs: 100, timeoutBackoffMs: 200, timeoutsBeforeDisable: 3 },
       logger,
     );
     runtimes.push(runtime);
+    // Starts once; from then on every start (after the first onEvent broke the sandbox) loops.
     const configId = await installApp(
-      `exports.processEvent = () => { while (true) {} };`,
+      `exports.setupPlugin = async ({ storage }) => {
+         if (await storage.get('started')) { while (true) {} }
+         await storage.set('started', true);
+       };
+       exports.onEvent = async (event) => { while (true) {} };`,
       {},
-      { methods: ['processEvent'] },
+      { methods: ['setupPlugin', 'onEvent'] },
     );
     const app = await runtime.apps.forConfig(configId);
     if (!app) throw new Error('the app did not start');
 
-    let ticks = 0;
-    const ticker = setInterval(() => (ticks += 1), 5);
-    const first: unknown = await app.call('processEvent', {}).catch((error: unknown) => error);
-    clearInterval(ticker);
-    expect(first).toBeInstanceOf(SandboxTimeoutError);
-    expect((first as Error).message).toBe('processEvent used more than 100 ms of CPU');
-    // The loop ran on a sandbox thread: this thread's timers went on meanwhile.
-    expect(ticks).toBeGreaterThan(0);
-
-    const kinds: string[] = ['timeout'];
+    const messages: string[] = [];
     const deadline = Date.now() + 30_000;
     while (!app.disabled && Date.now() < deadline) {
-      const error: unknown = await app.call('processEvent', {}).catch((caught: unknown) => caught);
-      kinds.push(
-        error instanceof AppSkippedError
-          ? 'skipped'
-          : error instanceof SandboxTimeoutError
-            ? 'timeout'
-            : String(error),
-      );
+      const error: unknown = await app.call('onEvent', {}).catch((caught: unknown) => caught);
+      if (error instanceof SandboxTimeoutError) messages.push(error.message);
+      else if (!(error instanceof AppSkippedError)) throw error;
       await sleep(50);
     }
     expect(app.disabled).toBe(true);
-    expect(kinds.filter((kind) => kind === 'timeout')).toHaveLength(3);
-    expect(kinds[1]).toBe('skipped');
-    expect(kinds.every((kind) => kind === 'timeout' || kind === 'skipped')).toBe(true);
-    await expect(app.call('processEvent', {})).rejects.toThrow(
-      'the app was disabled: 3 calls in a row timed out (the last: processEvent used more than 100 ms of CPU)',
-    );
-
-    const { rows: configs } = await pool.query<{ enabled: boolean; error: { message: string } }>(
-      'SELECT enabled, error FROM plugin_configs WHERE id = $1',
-      [configId],
-    );
-    expect(configs).toEqual([
-      {
-        enabled: false,
-        error: expect.objectContaining({
-          message:
-            'disabled: 3 calls in a row timed out (the last: processEvent used more than 100 ms of CPU)',
-        }) as unknown,
-      },
+    expect(messages).toEqual([
+      'onEvent used more than 100 ms of CPU',
+      'setupPlugin used more than 100 ms of CPU',
+      'setupPlugin used more than 100 ms of CPU',
     ]);
-    await expect(runtime.apps.forConfig(configId)).resolves.toBeUndefined();
     await runtime.log.flush();
     const lines = await logLines(configId);
-    expect(lines[0]).toEqual({
-      type: 'WARN',
-      message:
-        "processEvent timed out (processEvent used more than 100 ms of CPU), 1 in a row: the app's calls are skipped for 0.3 s; after 3 in a row it is disabled",
-    });
     expect(lines).toContainEqual({
       type: 'WARN',
-      message: expect.stringMatching(
-        /^\d+ calls skipped while the app backed off after timeouts$/,
-      ) as unknown,
+      message:
+        "the app's start before onEvent timed out (setupPlugin used more than 100 ms of CPU), 2 in a row: the app's calls are skipped for 0.4 s; after 3 in a row it is disabled",
     });
-    expect(lines[lines.length - 1]).toEqual({
+    expect(lines).toContainEqual({
       type: 'ERROR',
       message:
-        'The app was disabled: 3 calls in a row timed out (the last: processEvent used more than 100 ms of CPU). Fix it, then enable it again.',
+        'The app was disabled: 3 calls in a row timed out (the last: setupPlugin used more than 100 ms of CPU). Fix it, then enable it again.',
     });
     await disableAll();
   });

@@ -63,6 +63,53 @@ describe('sandbox pool: apps on worker threads', () => {
     expect(ticks).toBeGreaterThan(10);
   });
 
+  it('reports an async busy loop and one in the top-level code as timeouts across the thread boundary', async () => {
+    const pool = createPool();
+    const sandbox = await loaded(pool, `exports.onEvent = async () => { while (true) {} };`, {
+      cpuLimitMs: 100,
+    });
+    await expect(sandbox.call('onEvent', {})).rejects.toThrow(
+      new SandboxTimeoutError('onEvent used more than 100 ms of CPU'),
+    );
+    expect(sandbox.broken).toBe(true);
+
+    const loading = await pool.createSandbox({
+      memoryLimitBytes: 16 * MB,
+      timeLimitMs: 2_000,
+      cpuLimitMs: 100,
+    });
+    await expect(
+      loading.load(`(async () => { while (true) {} })(); exports.onEvent = () => 'loaded';`),
+    ).rejects.toThrow(new SandboxTimeoutError('loading the app used more than 100 ms of CPU'));
+  });
+
+  it.each([
+    ['awaits it in a loop', `for (;;) { try { await spin(); } catch (error) {} }`],
+    ['does not await it', `for (;;) { spin().catch(() => {}); }`],
+    ['catches what calling it throws', `for (;;) { try { spin(); } catch (error) {} }`],
+    ['loops in promise executors', `for (;;) { new Promise(() => { for (;;) {} }); }`],
+  ])(
+    'stops an app that catches its interruption and goes on (%s) within its CPU budget, as a timeout',
+    async (_how, loop) => {
+      const pool = createPool({ threads: 1 });
+      // The wall clock is far off: only the CPU budget (and ending the thread) stops the app.
+      const sandbox = await loaded(
+        pool,
+        `const spin = async () => { for (;;) {} };
+         exports.onEvent = async () => { ${loop} };`,
+        { cpuLimitMs: 100, timeLimitMs: 1_000 },
+      );
+      const error: unknown = await sandbox.call('onEvent', {}).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SandboxTimeoutError);
+      expect((error as Error).message).toBe('onEvent used more than 100 ms of CPU');
+      expect(sandbox.broken).toBe(true);
+
+      // The pool goes on (on a new thread when the old one had to be ended).
+      const next = await loaded(pool, `exports.processEvent = () => 'next';`);
+      await expect(next.call('processEvent', {})).resolves.toBe('next');
+    },
+  );
+
   it('runs the guest’s host functions, fetch and console on the calling thread', async () => {
     const pool = createPool();
     const seen: { what: string; threadId: number }[] = [];

@@ -63,7 +63,8 @@ interface PendingRequest {
  * hosts several sandboxes; the guest's host calls (fetch and the host functions) and console lines
  * come back to the creating thread as messages and run there. A thread that fails (a crash, a wasm
  * abort, its heap limit, no answer within a call's time limit) fails the calls on it and breaks its
- * sandboxes; the next sandbox starts a new thread in its place.
+ * sandboxes; the next sandbox starts a new thread in its place. A thread whose app goes on running
+ * after its CPU budget cut it off is ended the same way, that app's calls failing as timeouts.
  *
  * The memory budget bounds all sandboxes together: past it, the least recently used idle sandbox is
  * evicted (broken, so that its owner loads it again at its next call); when every sandbox is in a
@@ -307,6 +308,20 @@ class SandboxThread {
         void work.then(
           (value) => this.answerHostCall(message.hostCallId, { value }),
           (error: unknown) => this.answerHostCall(message.hostCallId, { error: messageOf(error) }),
+        );
+        return;
+      }
+      case 'runaway': {
+        // The app's calls time out (its owner backs off as for any timeout); the thread's other
+        // sandboxes break with it, as when a thread is stuck, and load again at their next call.
+        const error = new SandboxTimeoutError(message.message);
+        const sandbox = this.sandboxes.get(message.sandboxId);
+        sandbox?.markBroken(error);
+        for (const [requestId, pending] of [...this.requests]) {
+          if (pending.sandbox === sandbox) this.settle(requestId, () => pending.reject(error));
+        }
+        void this.stop(
+          `the sandbox thread was ended: an app went on running past its CPU budget (${message.message})`,
         );
         return;
       }

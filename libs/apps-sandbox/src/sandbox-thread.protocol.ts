@@ -58,4 +58,9 @@ export type FromSandboxThread =
       name: string;
       args: SandboxJson[];
     }
-  | { type: 'log'; sandboxId: number; lines: SandboxLogLine[] };
+  | { type: 'log'; sandboxId: number; lines: SandboxLogLine[] }
+  /**
+   * The sandbox's app went on running after its CPU budget cut it off (see `onRunaway` in
+   * sandbox.ts): its calls time out with `message` and the thread is ended, the only way to stop it.
+   */
+  | { type: 'runaway'; sandboxId: number; message: string };

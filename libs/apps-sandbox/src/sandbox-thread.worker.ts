@@ -126,6 +126,8 @@ function runSandboxThread(port: NonNullable<typeof parentPort>): void {
         : undefined,
       hostFunctions,
       onLog: (line) => onLog(sandboxId, line),
+      // Sent from inside the app's run, which goes on until the pool ends this thread.
+      onRunaway: (message) => send({ type: 'runaway', sandboxId, message }),
     });
     hosted.set(sandboxId, {
       sandbox,

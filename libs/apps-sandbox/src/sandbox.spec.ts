@@ -144,6 +144,94 @@ describe('apps sandbox', () => {
     await expect(next.call('composeWebhook', { event: 'other' }, { config: {} })).resolves.toBeNull();
   });
 
+  it.each([
+    ['a sync method', 'processEvent', `exports.processEvent = () => { while (true) {} };`],
+    [
+      'an async method before its first await',
+      'onEvent',
+      `exports.onEvent = async () => { while (true) {} };`,
+    ],
+    [
+      'an async method after an await',
+      'onEvent',
+      `exports.onEvent = async () => { await null; while (true) {} };`,
+    ],
+    [
+      'an async helper the method awaits',
+      'onEvent',
+      `const work = async () => { while (true) {} }; exports.onEvent = async () => { await work(); };`,
+    ],
+    [
+      'a promise continuation',
+      'onEvent',
+      `exports.onEvent = () => Promise.resolve().then(() => { while (true) {} });`,
+    ],
+    ['an async setupPlugin', 'setupPlugin', `exports.setupPlugin = async () => { while (true) {} };`],
+    ['an async job', 'jobs.retry', `exports.jobs = { retry: async () => { while (true) {} } };`],
+  ] as const)(
+    'reports a busy loop in %s as SandboxTimeoutError and breaks the sandbox',
+    async (_where, method, code) => {
+      const sandbox = await open({ cpuLimitMs: 100, timeLimitMs: 10_000 });
+      sandbox.load(code);
+      const error: unknown = await sandbox.call(method).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SandboxTimeoutError);
+      expect((error as Error).message).toBe(`${method} used more than 100 ms of CPU`);
+      expect(sandbox.broken).toBe(true);
+    },
+  );
+
+  it.each([
+    ['sync', `while (true) {}`],
+    ['in an async function it does not await', `(async () => { while (true) {} })();`],
+    ['in a promise executor', `new Promise(() => { while (true) {} });`],
+  ])(
+    'reports a busy loop in the top-level code (%s) as SandboxTimeoutError from load',
+    async (_how, loop) => {
+      const sandbox = await open({ cpuLimitMs: 100, timeLimitMs: 10_000 });
+      expect(() => sandbox.load(`${loop}\nexports.onEvent = () => 'loaded';`)).toThrow(
+        new SandboxTimeoutError('loading the app used more than 100 ms of CPU'),
+      );
+      expect(sandbox.broken).toBe(true);
+    },
+  );
+
+  it('reports a call as a timeout when the app catches its interruption and answers anyway', async () => {
+    const sandbox = await open({ cpuLimitMs: 100, timeLimitMs: 10_000 });
+    sandbox.load(`
+      const work = async () => { while (true) {} };
+      exports.onEvent = async () => {
+        try { await work(); } catch (error) { return 'survived: ' + error.message; }
+      };
+    `);
+    await expect(sandbox.call('onEvent')).rejects.toThrow(
+      new SandboxTimeoutError('onEvent used more than 100 ms of CPU'),
+    );
+    expect(sandbox.broken).toBe(true);
+
+    const other = await open({ cpuLimitMs: 100, timeLimitMs: 10_000 });
+    other.load(`
+      const work = async () => { while (true) {} };
+      exports.processEvent = () => work().then(() => 'finished', (error) => 'survived: ' + error.message);
+    `);
+    await expect(other.call('processEvent')).rejects.toBeInstanceOf(SandboxTimeoutError);
+  });
+
+  it('keeps an app’s own "InternalError: interrupted" an app error: an app cannot fake a timeout', async () => {
+    const sandbox = await open({ cpuLimitMs: 100 });
+    sandbox.load(`
+      exports.processEvent = () => { throw new InternalError('interrupted'); };
+      exports.onEvent = async () => { await null; throw new InternalError('interrupted'); };
+      exports.getSettings = () => 'still here';
+    `);
+    for (const method of ['processEvent', 'onEvent'] as const) {
+      const error: unknown = await sandbox.call(method).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SandboxAppError);
+      expect(error).toMatchObject({ message: 'interrupted', appErrorName: 'InternalError' });
+    }
+    expect(sandbox.broken).toBe(false);
+    await expect(sandbox.call('getSettings')).resolves.toBe('still here');
+  });
+
   it('stops an async method whose awaited host work outlasts the time limit', async () => {
     const sandbox = await open({
       timeLimitMs: 100,

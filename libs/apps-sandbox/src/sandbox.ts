@@ -89,6 +89,13 @@ export interface SandboxOptions {
   /** What a `setup` source may call on the host (storage, jobs, …), by name. */
   hostFunctions?: Record<string, SandboxHostFunction>;
   /**
+   * Called, from inside the guest's run, when the app goes on running after the interrupt handler
+   * cut it off (see `runGuest`): only ending the thread it runs on stops it then. A pool thread
+   * sets this to have the pool end it; a sandbox without it keeps interrupting the app, which may
+   * hold its thread.
+   */
+  onRunaway?: (message: string) => void;
+  /**
    * The longest JSON text (in characters) the host takes from the guest at once: a call's result,
    * one host call's arguments or fetch options (and four times this for those in flight together).
    * Past it the call or the host call rejects inside the app. Default 8 Mi characters. A console
@@ -148,8 +155,11 @@ export class Sandbox {
   private nextCallId = 1;
   private brokenBy: SandboxError | undefined;
   private disposed = false;
-  /** Set by the interrupt handler (what ran out of time) so a time error is told apart from a throw. */
-  private interruption: string | undefined;
+  /**
+   * Set by the interrupt handler when it cuts the guest off (what ran out of CPU), for the rest of
+   * that run of the guest: the run then ends as a time error whatever the guest did afterwards.
+   */
+  private cutOff: string | undefined;
   /** Host promises (fetch, host functions) the guest still waits for: live guest objects. */
   private openHostCalls = 0;
   /** The JSON those host calls took from the guest, in characters. */
@@ -360,12 +370,9 @@ export class Sandbox {
     if (context.typeof(idHandle) !== 'number') return;
     const pending = this.inFlight.get(context.getNumber(idHandle));
     if (!pending) return;
-    // TRICKY: an async method cut off by the interrupt handler rejects like a throw ("interrupted"),
-    // and the trampoline reports it before the handler is polled again: it is a time error.
-    if (this.interruption) {
-      this.breakWith(new SandboxTimeoutError(this.interruption));
-      return;
-    }
+    // Whatever a call reports after the guest was cut off (its own "interrupted" error, or a result
+    // after catching it) is dropped: the run ends as a time error (see runGuest).
+    if (this.wasCutOff) return;
     const ok = context.typeof(okHandle) === 'number' && context.getNumber(okHandle) === 1;
     const length = this.lengthOf(jsonHandle);
     if (length > this.maxPayloadLength) {
@@ -449,9 +456,14 @@ export class Sandbox {
     const calls = [...this.inFlight.values()];
     try {
       this.runGuest(calls.length === 1 ? calls[0].method : 'the app', calls, () => {
-        while (!this.broken && this.runtime.hasPendingJob()) {
-          const executed = this.runtime.executePendingJobs();
+        // One job at a time: QuickJS would go on to the next job after one was cut off.
+        while (!this.broken && !this.wasCutOff && this.runtime.hasPendingJob()) {
+          const executed = this.runtime.executePendingJobs(1);
           if (!executed.error) continue;
+          if (this.wasCutOff) {
+            executed.error.dispose();
+            return;
+          }
           const error = this.classify(executed.error);
           if (executed.error.alive) executed.error.dispose();
           // An app error escaping a job belongs to no call (calls see theirs through the trampoline).
@@ -468,28 +480,66 @@ export class Sandbox {
    * Enters the guest: the interrupt handler stops it once the calls it runs for (the stretch is
    * charged to each) have used the CPU budget. Time and memory errors break the sandbox (rejecting
    * every call in flight) before they are rethrown; a host exception from the engine does too.
+   *
+   * TRICKY: a stretch the interrupt handler cut off ends as a time error, decided here from the
+   * handler having fired and never from what the guest reports. QuickJS's "uncatchable" interrupt
+   * becomes an ordinary rejection at an async function, a promise executor or a job, which the app
+   * may catch, and the trampoline then reports it like a throw ("InternalError: interrupted", which
+   * an app can also throw itself). The handler keeps interrupting for the rest of the stretch; if it
+   * is polled again the guest went on past being cut off (QuickJS also drops an interrupt in some
+   * paths), and `onRunaway` has its thread ended.
    */
   private runGuest<T>(label: string, calls: PendingCall[], enter: () => T): T {
     const started = Date.now();
     const spent = calls.reduce((most, call) => Math.max(most, call.cpuUsedMs), 0);
     const deadline = started + this.cpuLimitMs - spent;
-    this.interruption = undefined;
+    const message = `${label} used more than ${this.cpuLimitMs} ms of CPU`;
+    let runawayReported = false;
+    this.cutOff = undefined;
     this.runtime.setInterruptHandler(() => {
-      if (Date.now() <= deadline) return false;
-      this.interruption = `${label} used more than ${this.cpuLimitMs} ms of CPU`;
+      if (this.cutOff === undefined) {
+        if (Date.now() <= deadline) return false;
+        this.cutOff = message;
+        return true;
+      }
+      if (!runawayReported) {
+        runawayReported = true;
+        try {
+          this.options.onRunaway?.(message);
+        } catch {
+          // The guest is interrupted either way.
+        }
+      }
       return true;
     });
+    let failure: { error: unknown } | undefined;
+    let value: T | undefined;
     try {
-      return enter();
+      value = enter();
     } catch (error) {
-      const sandboxError = error instanceof SandboxError ? error : this.hostFailure(error);
-      if (!(sandboxError instanceof SandboxAppError)) this.breakWith(sandboxError);
-      throw sandboxError;
+      failure = { error };
     } finally {
       this.runtime.removeInterruptHandler();
       const elapsed = Date.now() - started;
       for (const call of calls) call.cpuUsedMs += elapsed;
     }
+    if (this.cutOff !== undefined) {
+      const timeout = new SandboxTimeoutError(this.cutOff);
+      this.breakWith(timeout);
+      throw timeout;
+    }
+    if (failure) {
+      const sandboxError =
+        failure.error instanceof SandboxError ? failure.error : this.hostFailure(failure.error);
+      if (!(sandboxError instanceof SandboxAppError)) this.breakWith(sandboxError);
+      throw sandboxError;
+    }
+    return value as T;
+  }
+
+  /** Whether the interrupt handler cut the guest off in the stretch running now (or the last one). */
+  private get wasCutOff(): boolean {
+    return this.cutOff !== undefined;
   }
 
   /** Evaluates source; with `use`, passes the resulting function to it and disposes the function. */
@@ -574,10 +624,10 @@ export class Sandbox {
 
   /**
    * Turns a thrown guest value into the error the caller sees. Called while the guest is entered
-   * (its fields are read by the guest's own `describe`, under the interrupt handler).
+   * (its fields are read by the guest's own `describe`, under the interrupt handler); a time error
+   * is not told from the value but from the handler having fired (see runGuest).
    */
   private classify(errorHandle: QuickJSHandle): SandboxError {
-    if (this.interruption) return new SandboxTimeoutError(this.interruption);
     const describe = this.guest.describe;
     if (!describe) return new SandboxError('the sandbox failed to start');
     const described = this.context.callFunction(describe, this.context.undefined, errorHandle);
@@ -588,7 +638,6 @@ export class Sandbox {
       json = this.stringOf(described.value);
       described.value.dispose();
     }
-    if (this.interruption) return new SandboxTimeoutError(this.interruption);
     return this.errorFromDescription(json);
   }
 
