@@ -9,3 +9,4 @@ export * from './dead-letter.util';
 export * from './in-process.bus';
 export * from './ingestion-progress';
 export * from './deadline.util';
+export { keyHash } from './murmur2.util';

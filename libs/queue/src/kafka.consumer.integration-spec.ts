@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import type { QueueMessage } from '@hogbase/event-contract';
 import { KafkaEventConsumer, type KafkaConsumerOptions } from './kafka.consumer';
 import { KafkaEventPublisher } from './kafka.publisher';
+import { keyHash } from './murmur2.util';
 import type { BatchHandler } from './queue.types';
 import {
   capturingLogger,
@@ -21,6 +22,17 @@ function sequenced(key: string, sequence: number): QueueMessage {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `perPartition` keys for each of the topic's partitions (Kafka's default partitioner). */
+function keysByPartition(partitions: number, perPartition: number): string[][] {
+  const keys: string[][] = Array.from({ length: partitions }, () => []);
+  for (let index = 0; keys.some((list) => list.length < perPartition); index++) {
+    const key = `team:person-${index}`;
+    const list = keys[keyHash(Buffer.from(key)) % partitions];
+    if (list.length < perPartition) list.push(key);
+  }
+  return keys;
+}
 
 describe('KafkaEventConsumer', () => {
   let brokers: string[];
@@ -300,6 +312,84 @@ describe('KafkaEventConsumer', () => {
     await sleep(300); // anything redelivered by mistake would arrive now
 
     expect([...firstRun, ...secondRun]).toEqual([...Array(30).keys()].map(String));
+  });
+
+  it("keeps consuming the other partitions while one partition's batch fails, and that one resumes where it stopped", async () => {
+    const partitions = 4;
+    const topic = await createTopic(brokers, 'stuck', partitions);
+    const groupId = uniqueName('stuck');
+    const keys = keysByPartition(partitions, 2);
+    const stuck = 2;
+    let sequence = 0;
+    const publishRound = async (perKey: number) => {
+      const round: QueueMessage[] = [];
+      for (let index = 0; index < perKey; index++, sequence++) {
+        for (const key of keys.flat()) round.push(sequenced(key, sequence));
+      }
+      await publisher.publish(topic, round);
+    };
+    let failing = true;
+    let failedAttempts = 0;
+    // What the successful handler calls saw, per partition: each offset must be there once, in order.
+    const processed = new Map<number, number[]>();
+    const processedCount = (partition: number) => processed.get(partition)?.length ?? 0;
+    const log = capturingLogger();
+    const { consumer, started } = startConsumer(
+      topic,
+      groupId,
+      async (batch) => {
+        if (batch.partition === stuck && failing) {
+          failedAttempts += 1;
+          throw new Error('this partition fails');
+        }
+        const offsets = processed.get(batch.partition) ?? [];
+        offsets.push(...batch.messages.map((consumed) => Number(consumed.offset)));
+        processed.set(batch.partition, offsets);
+        await Promise.resolve();
+      },
+      {
+        logger: log,
+        retryInitialMs: 50,
+        retryMaxMs: 200,
+        partitionsConsumedConcurrently: 2,
+        maxBatchSize: 7,
+      },
+    );
+    await started;
+    const healthy = [...Array(partitions).keys()].filter((partition) => partition !== stuck);
+
+    // Each key gets 10 messages per round: 20 per partition.
+    await publishRound(10);
+    await waitFor(() => healthy.every((partition) => processedCount(partition) === 20), 'the first round');
+    // Published while the stuck partition retries: the others must still fetch and process it.
+    await publishRound(10);
+    await waitFor(
+      () => healthy.every((partition) => processedCount(partition) === 40),
+      'the second round on the healthy partitions while one partition fails',
+    );
+    await waitFor(async () => {
+      const committed = await committedOffsets(brokers, groupId, topic);
+      return healthy.every((partition) => committed[partition] === 40);
+    }, 'the healthy partitions committed');
+    await waitFor(() => failedAttempts >= 3, 'the failing partition to be retried');
+    expect((await committedOffsets(brokers, groupId, topic))[stuck]).toBe(-1);
+    expect(consumer.ready()).toEqual({
+      ready: false,
+      reason: expect.stringMatching(
+        new RegExp(`\\[${stuck}\\] fails, retrying: this partition fails`),
+      ) as unknown,
+    });
+
+    failing = false;
+    await waitFor(async () => {
+      const committed = await committedOffsets(brokers, groupId, topic);
+      return [...Array(partitions).keys()].every((partition) => committed[partition] === 40);
+    }, 'every partition committed once the failure stopped');
+    await sleep(300); // anything delivered twice by mistake would arrive now
+    for (let partition = 0; partition < partitions; partition++) {
+      expect(processed.get(partition)).toEqual([...Array(40).keys()]);
+    }
+    expect(consumer.ready()).toEqual({ ready: true });
   });
 
   it('fails to start with a clear error when the topic does not exist', async () => {

@@ -44,7 +44,10 @@ export interface KafkaConsumerOptions extends KafkaClientOptions {
   maxBytes?: number;
   /** How long an empty fetch waits on the broker; also bounds how long stop() waits for it. Default 1 s. */
   maxWaitTimeMs?: number;
-  /** Back-off between retries of a failing batch: doubles from `retryInitialMs` up to `retryMaxMs`. */
+  /**
+   * Back-off before a failed batch's partition is fetched again: doubles from `retryInitialMs` up
+   * to `retryMaxMs` (and is never shorter than the failed attempt took).
+   */
   retryInitialMs?: number;
   retryMaxMs?: number;
   /** Back-off between attempts to reach Kafka (connect, join, fetch): doubles up to this. Default 5 s. */
@@ -94,16 +97,29 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+function partitionKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+/** A partition whose batch failed: paused until `timer` resumes it, and how often it failed in a row. */
+interface RetryingPartition {
+  topic: string;
+  partition: number;
+  attempts: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
 /**
  * Consumes with kafkajs `eachBatch`, one partition's batches in order, and commits a batch's
  * offsets only after the handler resolved (at-least-once).
  *
- * TRICKY: a handler that throws is a transient failure (Postgres or ClickHouse down). The same
- * messages are retried in place with back-off, heartbeating so the group keeps the partition,
- * and nothing is committed meanwhile. The loop ends on success, on stop() (the messages stay
- * uncommitted and the next start reads them again) or when a rebalance takes the partition away
- * (the new owner reads them again). Messages that can never succeed must be dead-lettered by the
- * handler, which then resolves; a throw is never a way to skip a message.
+ * TRICKY: a handler that throws is a transient failure (Postgres or ClickHouse down). Nothing of
+ * the batch is committed; its partition is paused and fetched again from the same offset after a
+ * capped back-off, while the other partitions go on (see retryLater). The retries end on success,
+ * on stop() (the messages stay uncommitted and the next start reads them again) or when a
+ * rebalance takes the partition away (the new owner reads them again). Messages that can never
+ * succeed must be dead-lettered by the handler, which then resolves; a throw is never a way to
+ * skip a message.
  *
  * Kafka unreachable: kafkajs retries with capped back-off under the same consumer, so the group
  * membership survives a short broker outage (a restarted consumer would be a new member, waiting
@@ -131,6 +147,7 @@ export class KafkaEventConsumer implements EventConsumer {
   /** Wakes the back-off sleeps when stop() is called. */
   private readonly stopSignal = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly retrying = new Map<string, RetryingPartition>();
 
   constructor(private readonly options: KafkaConsumerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -252,6 +269,7 @@ export class KafkaEventConsumer implements EventConsumer {
   private listen(consumer: Consumer): void {
     const { events } = consumer;
     consumer.on(events.GROUP_JOIN, (event: ConsumerGroupJoinEvent) => {
+      this.forgetRevoked(event.payload.memberAssignment);
       this.state.joinedGroup(event.payload.memberAssignment);
     });
     // TRICKY: kafkajs emits GROUP_JOIN before its runner counts as running, and a stop() in
@@ -307,6 +325,8 @@ export class KafkaEventConsumer implements EventConsumer {
       new QueueUnavailableError('the Kafka consumer was stopped before it joined its group'),
     );
     this.starting = undefined;
+    for (const retry of this.retrying.values()) clearTimeout(retry.timer);
+    this.retrying.clear();
     if (consumer) {
       const deadline = Date.now() + this.stopTimeoutMs;
       // A runner that is joining cannot be stopped (see FETCH_START above): let it finish first.
@@ -350,7 +370,7 @@ export class KafkaEventConsumer implements EventConsumer {
     for (let start = 0; start < messages.length; start += this.maxBatchSize) {
       if (!payload.isRunning() || payload.isStale()) return;
       const part = messages.slice(start, start + this.maxBatchSize);
-      if (!(await this.handleWithRetry(payload, part))) return;
+      if (!(await this.handleOnce(payload, part))) return;
       // Offsets move only here, after the handler resolved, in partition order.
       payload.resolveOffset(part[part.length - 1].offset);
       await payload.commitOffsetsIfNecessary();
@@ -358,57 +378,96 @@ export class KafkaEventConsumer implements EventConsumer {
     }
   }
 
-  /** True once the handler resolved; false when stopped or rebalanced before it did. */
-  private async handleWithRetry(payload: EachBatchPayload, messages: ConsumedMessage[]): Promise<boolean> {
+  /** True once the handler resolved; false when it threw (the partition is then paused for a retry). */
+  private async handleOnce(payload: EachBatchPayload, messages: ConsumedMessage[]): Promise<boolean> {
     const { topic, partition, highWatermark } = payload.batch;
     const handler = this.handler;
     if (!handler) return false;
-    // kafkajs heartbeats only between fetches; a handler call or a back-off longer than the
-    // session timeout would get this member dropped. A failed heartbeat (a rebalance) wakes the
-    // back-off so that the partition is handed over without waiting it out.
-    let wake: (() => void) | undefined;
+    // kafkajs heartbeats only between batches; a handler call longer than the session timeout
+    // would get this member dropped from the group.
     const heartbeats = setInterval(() => {
-      payload.heartbeat().catch(() => wake?.());
+      payload.heartbeat().catch(() => undefined);
     }, this.heartbeatIntervalMs);
+    const startedAt = Date.now();
     try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await handler({ topic, partition, messages, highWatermark });
-          if (this.state.batchSucceeded(topic, partition)) {
-            this.logger.debug(
-              { topic, partition, attempts: attempt },
-              'batch handler succeeded after retries',
-            );
-          }
-          return true;
-        } catch (error) {
-          const delayMs = backoffMs(attempt, this.retryInitialMs, this.retryMaxMs);
-          this.state.batchFailed(topic, partition, messages[0].offset, error);
-          this.logger.debug(
-            {
-              err: error,
-              topic,
-              partition,
-              firstOffset: messages[0].offset,
-              size: messages.length,
-              attempt,
-              delayMs,
-            },
-            'batch handler failed; retrying the same messages, nothing committed',
-          );
-          const interrupt = new AbortController();
-          wake = () => interrupt.abort();
-          await sleep(delayMs, this.stopSignal.signal, interrupt.signal);
-          wake = undefined;
-          if (this.stopSignal.signal.aborted) return false;
-          if (!payload.isRunning() || payload.isStale()) return false;
-          // Keeps the group membership while we wait; throws when the group rebalances, which ends
-          // this batch uncommitted (kafkajs then rejoins).
-          await payload.heartbeat();
-        }
-      }
+      await handler({ topic, partition, messages, highWatermark });
+      this.partitionSucceeded(topic, partition);
+      return true;
+    } catch (error) {
+      this.retryLater(topic, partition, messages[0].offset, error, Date.now() - startedAt);
+      return false;
     } finally {
       clearInterval(heartbeats);
+    }
+  }
+
+  /**
+   * TRICKY: kafkajs fetches again only once every batch of a fetch is done, so a batch retried in
+   * place would hold back every other partition. A failed partition is paused instead, and the
+   * call returns with its offset unresolved: the fetch loop goes on with the others, and once the
+   * back-off has passed the partition is resumed and fetched again from its first unprocessed
+   * offset (kafkajs fetches from the last resolved offset, else the committed one). The back-off
+   * is at least as long as the failed attempt took, so that a slow failure (a lock wait) holds the
+   * fetch loop for at most about half of the time.
+   */
+  private retryLater(
+    topic: string,
+    partition: number,
+    firstOffset: string,
+    error: unknown,
+    attemptMs: number,
+  ): void {
+    const key = partitionKey(topic, partition);
+    const retry = this.retrying.get(key) ?? { topic, partition, attempts: 0, timer: undefined };
+    retry.attempts += 1;
+    this.retrying.set(key, retry);
+    const delayMs = Math.max(backoffMs(retry.attempts, this.retryInitialMs, this.retryMaxMs), attemptMs);
+    this.state.batchFailed(topic, partition, firstOffset, error);
+    this.logger.debug(
+      { err: error, topic, partition, firstOffset, attempt: retry.attempts, delayMs },
+      'batch handler failed; the partition is paused and fetched again after the back-off, nothing committed',
+    );
+    // Stopping: the messages stay uncommitted for the next owner.
+    if (this.stopSignal.signal.aborted) return;
+    this.consumer?.pause([{ topic, partitions: [partition] }]);
+    clearTimeout(retry.timer);
+    retry.timer = setTimeout(() => {
+      retry.timer = undefined;
+      this.resume(topic, partition);
+    }, delayMs);
+  }
+
+  private partitionSucceeded(topic: string, partition: number): void {
+    const key = partitionKey(topic, partition);
+    const retry = this.retrying.get(key);
+    if (retry) {
+      clearTimeout(retry.timer);
+      this.retrying.delete(key);
+    }
+    if (this.state.batchSucceeded(topic, partition)) {
+      this.logger.debug(
+        { topic, partition, attempts: (retry?.attempts ?? 0) + 1 },
+        'batch handler succeeded after retries',
+      );
+    }
+  }
+
+  /** A new assignment: the partitions this member lost are no longer its to retry. */
+  private forgetRevoked(assignment: Record<string, number[]>): void {
+    for (const [key, retry] of this.retrying) {
+      if (assignment[retry.topic]?.includes(retry.partition)) continue;
+      clearTimeout(retry.timer);
+      this.retrying.delete(key);
+      // Not paused should it come back to this member later.
+      this.resume(retry.topic, retry.partition);
+    }
+  }
+
+  private resume(topic: string, partition: number): void {
+    try {
+      this.consumer?.resume([{ topic, partitions: [partition] }]);
+    } catch {
+      // kafkajs is restarting its consumer group (a new one has no paused partitions) or stopped.
     }
   }
 }

@@ -1,5 +1,5 @@
 import { type MessageToProduce, ProduceAcks, Producer, stringSerializers } from '@platformatic/kafka';
-import type { QueueMessage } from '@hogbase/event-contract';
+import { queueMessageBytes, type QueueMessage } from '@hogbase/event-contract';
 import { backoffMs, settlesWithin, sleep } from './deadline.util';
 import type { KafkaClientOptions } from './kafka-client.util';
 import { keyHash } from './murmur2.util';
@@ -70,17 +70,6 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Bytes per record beyond key, value and headers (lengths, varints, attributes), rounded up. */
-const RECORD_OVERHEAD_BYTES = 64;
-
-function estimateBytes(message: QueueMessage): number {
-  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
-  for (const name in message.headers) {
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(message.headers[name]) + 8;
-  }
-  return bytes;
-}
-
 /**
  * Kafka's default partitioning (Java-compatible murmur2 of the key): the same partition for a key
  * as every other producer of the topic, kafkajs's included. The client takes it modulo the count.
@@ -112,7 +101,7 @@ function partitionOf(_message: OutgoingMessage, key: Buffer | undefined): number
 export class KafkaEventPublisher implements EventPublisher {
   private readonly producer: Producer<string, string, string, string>;
   private readonly timeoutMs: number;
-  private readonly maxMessageBytes: number;
+  readonly maxMessageBytes: number;
   private readonly closeTimeoutMs: number;
   private readonly logger: QueueLogger;
   private connecting: Promise<void> | undefined;
@@ -345,7 +334,7 @@ export class KafkaEventPublisher implements EventPublisher {
     let current: OutgoingMessage[] = [];
     let currentBytes = 0;
     for (const message of messages) {
-      const bytes = estimateBytes(message);
+      const bytes = queueMessageBytes(message);
       if (bytes > this.maxMessageBytes) {
         throw new MessageTooLargeError(
           `a message of ${bytes} bytes exceeds the limit of ${this.maxMessageBytes} bytes`,

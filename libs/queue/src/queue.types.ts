@@ -25,6 +25,8 @@ export interface EventPublisher {
   close(): Promise<void>;
   /** Not ready while the queue cannot take publishes (broker unreachable, closed). Cheap: no I/O. */
   ready(): QueueReadiness;
+  /** The largest message it takes (MessageTooLargeError beyond), when it has such a bound. */
+  readonly maxMessageBytes?: number;
 }
 
 export interface ConsumedMessage {
