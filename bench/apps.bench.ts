@@ -268,7 +268,7 @@ export async function runAppsBench(
       };
       let uuids = new Set<string>();
       for (const variant of ['bare', 'apps'] as const) {
-        const messages = toQueueMessages(requests, projects[variant].id);
+        const messages = toQueueMessages(requests, projects[variant].id, projects[variant].token);
         if (variant === 'apps') {
           uuids = new Set(messages.map((message) => (JSON.parse(message.value) as { uuid: string }).uuid));
         }

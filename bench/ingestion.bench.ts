@@ -111,7 +111,7 @@ export async function runIngestionBench(
   try {
     for (let round = 1; round <= config.rounds; round += 1) {
       const project = await database.createProject(`ingestion round ${round}`);
-      const messages = toQueueMessages(requests, project.id);
+      const messages = toQueueMessages(requests, project.id, project.token);
       const topic = `bench_ingestion_${process.pid}_${round}`;
       await ensureTopics(pipeline.kafka.brokers, [
         { name: topic, partitions: pipeline.kafka.topicPartitions, replicationFactor: 1 },

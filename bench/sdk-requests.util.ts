@@ -172,9 +172,14 @@ export function singleEventBody(token: string, event: RawEvent): string {
 
 /**
  * What capture puts on the queue for these requests: the capture core's decode, parse and
- * normalise, then the queue message, for project `teamId`.
+ * normalise, then the queue message, for project `teamId`; with `token`, the messages carry it
+ * (ingestion dead-letters a message whose token is not its project's).
  */
-export function toQueueMessages(requests: readonly SdkRequest[], teamId: number): QueueMessage[] {
+export function toQueueMessages(
+  requests: readonly SdkRequest[],
+  teamId: number,
+  token?: string,
+): QueueMessage[] {
   const now = new Date();
   return requests.flatMap((request) => {
     const query = {};
@@ -185,6 +190,6 @@ export function toQueueMessages(requests: readonly SdkRequest[], teamId: number)
       query,
     });
     const { accepted } = normalizeBatch(parseBatch(payload, query), { teamId, ip: '127.0.0.1', now });
-    return accepted.map(toQueueMessage);
+    return accepted.map((event) => toQueueMessage(token === undefined ? event : { ...event, token }));
   });
 }

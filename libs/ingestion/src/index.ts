@@ -7,6 +7,7 @@ export { MAX_GROUP_TYPES_PER_TEAM } from './groups/group-types.util';
 export * from './pipeline/event-batch.handler';
 export * from './pipeline/event-row.mapper';
 export * from './pipeline/ingestion.metrics';
+export * from './pipeline/team-token.cache';
 export * from './service/ingestion.service';
 export * from './service/ingestion-engines';
 export * from './service/event-stores';

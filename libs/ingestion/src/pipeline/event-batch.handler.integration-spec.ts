@@ -7,13 +7,21 @@ import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, partitionKey, type CapturedEvent } fro
 import { openDataSource } from '@hogbase/postgres';
 import {
   InProcessBus,
+  DEAD_LETTER_HEAD_BYTES,
   DEAD_LETTER_REASON_HEADER,
+  DEAD_LETTER_SOURCE_OFFSET_HEADER,
+  DEAD_LETTER_TRUNCATED_HEADER,
+  DEAD_LETTER_VALUE_BYTES_HEADER,
+  ensureTopics,
+  KafkaEventConsumer,
+  KafkaEventPublisher,
   type ConsumedBatch,
   type ConsumedMessage,
 } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler, type EventBatchHandlerOptions } from './event-batch.handler';
+import { TeamTokenCache } from './team-token.cache';
 
 describe('EventBatchHandler', () => {
   let database: TestDatabase;
@@ -23,6 +31,7 @@ describe('EventBatchHandler', () => {
   const deadLetters: ConsumedMessage[] = [];
   let handler: EventBatchHandler;
   let teamId: number;
+  let otherTeamId: number;
   let offset = 0;
 
   beforeAll(async () => {
@@ -34,6 +43,11 @@ describe('EventBatchHandler', () => {
     [{ id: teamId }] = await dataSource.query<{ id: number }[]>(
       `INSERT INTO teams (uuid, organization_id, name, api_token)
        VALUES ('00000000-0000-4000-8000-0000000000bb', '00000000-0000-4000-8000-0000000000aa', 'Web', 'phc_t') RETURNING id`,
+    );
+    [{ id: otherTeamId }] = await dataSource.query<{ id: number }[]>(
+      `INSERT INTO teams (uuid, organization_id, name, api_token)
+       VALUES ('00000000-0000-4000-8000-0000000000cc', '00000000-0000-4000-8000-0000000000aa', 'Other', 'phc_other')
+       RETURNING id`,
     );
     await dataSource.destroy();
     pool = new Pool({ connectionString: database.url, max: 2 });
@@ -53,6 +67,7 @@ describe('EventBatchHandler', () => {
       clickhouse: clickhouse.client,
       database: clickhouse.database,
       deadLetters: deadLetterBus,
+      tokens: new TeamTokenCache(pool),
       logger: pino({ level: 'silent' }),
       registry: new Registry(),
       ...options,
@@ -245,6 +260,137 @@ describe('EventBatchHandler', () => {
     expect(deadLetters.map((dead) => dead.headers[DEAD_LETTER_REASON_HEADER].split(':')[0])).toEqual([
       'unserializable',
     ]);
+  });
+
+  it("dead-letters a message whose token is not its project's, and stores the project's own", async () => {
+    const own = captured('own token', 'user-token');
+    const bogus = { ...captured('bogus token', 'user-token'), token: 'phc_bogus' };
+    const others = { ...captured("another project's token", 'user-token'), token: 'phc_other' };
+    const personalKey = { ...captured('a personal key', 'user-token'), token: 'phx_personal' };
+    deadLetters.length = 0;
+    await handler.handle(batchOf([own, bogus, others, personalKey]));
+
+    const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
+    expect(rows.filter((row) => row.distinct_id === 'user-token').map((row) => row.event)).toEqual([
+      'own token',
+    ]);
+    expect(await readEvents(clickhouse.client, clickhouse.database, { teamId: otherTeamId })).toEqual([]);
+    expect(deadLetters.map((dead) => (JSON.parse(dead.value) as CapturedEvent).uuid)).toEqual([
+      bogus.uuid,
+      others.uuid,
+      personalKey.uuid,
+    ]);
+    expect(new Set(deadLetters.map((dead) => dead.headers[DEAD_LETTER_REASON_HEADER]))).toEqual(
+      new Set([`invalid_token: the message's token is not the API token of project ${teamId}`]),
+    );
+    // No person for a distinct id only the bogus messages carried.
+    const bogusOnly = { ...captured('bogus only', 'user-bogus-only'), token: 'phc_bogus' };
+    await handler.handle(batchOf([bogusOnly]));
+    const persons = await pool.query(
+      `SELECT 1 FROM person_distinct_ids WHERE distinct_id = 'user-bogus-only'`,
+    );
+    expect(persons.rows).toEqual([]);
+  });
+
+  describe('with the dead letters on Kafka', () => {
+    const logger = pino({ level: 'silent' });
+    /** Every dead letter of this run has a key starting with this. */
+    const runKey = `poison-${crypto.randomUUID()}`;
+    let brokers: string[];
+
+    beforeAll(async () => {
+      brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+      if (brokers.length === 0) throw new Error('KAFKA_BROKERS is not set: these tests need a real broker');
+      await ensureTopics(brokers, [{ name: DEAD_LETTER_TOPIC, partitions: 1, replicationFactor: 1 }]);
+    });
+
+    /** The dead letters of this batch's source offsets, read back from the topic. */
+    async function deadLettersAt(offsets: string[]): Promise<ConsumedMessage[]> {
+      const consumer = new KafkaEventConsumer({
+        brokers,
+        logger,
+        groupId: `test-handler-dlq-${crypto.randomUUID()}`,
+        topics: [DEAD_LETTER_TOPIC],
+        maxWaitTimeMs: 200,
+      });
+      const found: ConsumedMessage[] = [];
+      try {
+        await consumer.start(async (consumed) => {
+          found.push(
+            ...consumed.messages.filter(
+              (message) =>
+                message.headers[DEAD_LETTER_SOURCE_OFFSET_HEADER] !== undefined &&
+                offsets.includes(message.headers[DEAD_LETTER_SOURCE_OFFSET_HEADER]) &&
+                message.key?.startsWith(runKey),
+            ),
+          );
+          await Promise.resolve();
+        });
+        for (const deadline = Date.now() + 20_000; found.length < offsets.length && Date.now() < deadline;) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await consumer.stop();
+      }
+      return found;
+    }
+
+    /** A batch of one malformed message of about 1.04 MB: under the broker's limit, as consumed. */
+    function poisonBatch(bytes: number): ConsumedBatch {
+      return {
+        topic: EVENTS_TOPIC,
+        partition: 3,
+        messages: [
+          {
+            key: `${runKey}:${offset}`,
+            value: `{"event": "${'x'.repeat(bytes - 11)}`,
+            headers: {},
+            offset: String(offset++),
+          },
+        ],
+      };
+    }
+
+    it('dead-letters a bounded copy of a malformed message whose whole copy the producer refuses, and counts it', async () => {
+      const publisher = new KafkaEventPublisher({ brokers, logger });
+      const registry = new Registry();
+      try {
+        const batch = poisonBatch(1_040_000);
+        await handlerWith({ deadLetters: publisher, registry }).handle(batch);
+
+        const [copy] = await deadLettersAt([batch.messages[0].offset]);
+        expect(copy.value).toBe(batch.messages[0].value.slice(0, DEAD_LETTER_HEAD_BYTES));
+        expect(copy.headers).toMatchObject({
+          [DEAD_LETTER_TRUNCATED_HEADER]: 'true',
+          [DEAD_LETTER_VALUE_BYTES_HEADER]: '1040000',
+          [DEAD_LETTER_REASON_HEADER]: 'invalid_json: the message is not a JSON object',
+        });
+        const metrics = await registry.getMetricsAsJSON();
+        const bounded = metrics.find((metric) => metric.name === 'ingestion_dead_letters_bounded_total');
+        expect(bounded?.values).toEqual([expect.objectContaining({ value: 1 })]);
+      } finally {
+        await publisher.close();
+      }
+    });
+
+    it('falls back to a small copy when the broker refuses the dead letter as too large', async () => {
+      // A producer that believes the topic takes 2 MB: the broker (1 MiB) refuses the whole copy.
+      const publisher = new KafkaEventPublisher({ brokers, logger, maxMessageBytes: 2_000_000 });
+      try {
+        const batch = poisonBatch(1_200_000);
+        await handlerWith({ deadLetters: publisher }).handle(batch);
+
+        const [copy] = await deadLettersAt([batch.messages[0].offset]);
+        expect(copy.headers).toMatchObject({
+          [DEAD_LETTER_TRUNCATED_HEADER]: 'true',
+          [DEAD_LETTER_VALUE_BYTES_HEADER]: '1200000',
+        });
+        expect(batch.messages[0].value.startsWith(copy.value)).toBe(true);
+        expect(copy.value.length).toBeLessThan(8 * 1024);
+      } finally {
+        await publisher.close();
+      }
+    });
   });
 
   it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {

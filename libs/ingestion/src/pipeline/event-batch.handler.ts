@@ -6,11 +6,19 @@ import type { DestinationEvent } from '@hogbase/apps-runtime';
 import type { PersonProcessor } from '../persons/person-processor';
 import type { ProcessedEvent, RejectedEvent } from '../persons/person-processing.types';
 import { parseCapturedEvent, type ParsedEvent } from '../events/parse-captured-event.util';
-import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
-import { toDeadLetter, type ConsumedBatch, type ConsumedMessage, type EventPublisher } from '@hogbase/queue';
+import { DEAD_LETTER_TOPIC, type QueueMessage } from '@hogbase/event-contract';
+import {
+  DEAD_LETTER_TRUNCATED_HEADER,
+  MessageTooLargeError,
+  toDeadLetter,
+  type ConsumedBatch,
+  type ConsumedMessage,
+  type EventPublisher,
+} from '@hogbase/queue';
 import { CoalescedInsert } from './coalesced-insert';
 import { toEventRow } from './event-row.mapper';
 import { IngestionMetrics, timed } from './ingestion.metrics';
+import type { TeamTokenCache } from './team-token.cache';
 
 export interface EventBatchHandlerOptions {
   persons: PersonProcessor;
@@ -18,23 +26,29 @@ export interface EventBatchHandlerOptions {
   database: string;
   /** Where messages that cannot be processed go, with the reason in a header. */
   deadLetters: EventPublisher;
+  /** Whether a message's token is its project's (a message whose token is not is dead-lettered). */
+  tokens: TeamTokenCache;
   logger: Logger;
   /** Where the handler's metrics (IngestionMetrics) are registered. */
   registry: Registry;
-  /**
-   * The pipeline apps' destinations: given the events of each batch once stored, before the batch
-   * is committed (a throw retries the batch, so a stored event never misses its destinations).
-   */
   /** The pipeline apps' transformations (processEvent), run before persons are processed. */
   transformations?: {
     transformationTeams(): Promise<ReadonlySet<number>>;
     transform(event: CapturedEvent): Promise<CapturedEvent | null>;
   };
+  /**
+   * The pipeline apps' destinations: given the events of each batch once stored, before the batch
+   * is committed (a throw retries the batch, so a stored event never misses its destinations).
+   */
   destinations?: {
     destinationTeams(): Promise<ReadonlySet<number>>;
     handOff(events: DestinationEvent[]): Promise<void>;
   };
 }
+
+/** What a dead letter is bounded to when the dead-letter topic refused its first copy as too large. */
+const SMALL_DEAD_LETTER_BYTES = 8 * 1024;
+const NONE_REFUSED: ReadonlySet<number> = new Set();
 
 interface RowOfMessage {
   row: EventRow;
@@ -138,6 +152,96 @@ export class EventBatchHandler {
   }
 
   /**
+   * Leaves in `captured` only the messages whose token is their project's; the others are
+   * dead-lettered. Capture resolved the project from the token, but anyone who can write to the
+   * topic could name a project with a token of their own.
+   */
+  private async keepOwnTokens(
+    captured: { message: ConsumedMessage; event: CapturedEvent }[],
+    deadLetters: { message: ConsumedMessage; reason: string }[],
+  ): Promise<void> {
+    const { tokens } = this.options;
+    await tokens.load(captured.map(({ event }) => event));
+    let kept = 0;
+    for (const entry of captured) {
+      if (tokens.belongs(entry.event)) {
+        captured[kept++] = entry;
+      } else {
+        deadLetters.push({
+          message: entry.message,
+          reason: `invalid_token: the message's token is not the API token of project ${String(entry.event.team_id)}`,
+        });
+      }
+    }
+    captured.length = kept;
+  }
+
+  /**
+   * Publishes the batch's dead letters, each bounded to what the publisher takes (toDeadLetter),
+   * and resolves with the positions of those that could not be dead-lettered at all. Should the
+   * broker still refuse one as too large (a dead-letter topic with a smaller `max.message.bytes`),
+   * each goes alone, a refused one as a copy of 8 KiB, and one refused even so is dropped with an
+   * error line: a message that cannot be dead-lettered must still leave its partition, or it holds
+   * it for good. Any other failure throws (the batch is retried).
+   */
+  private async publishDeadLetters(
+    batch: ConsumedBatch,
+    deadLetters: { message: ConsumedMessage; reason: string }[],
+  ): Promise<ReadonlySet<number>> {
+    const { deadLetters: publisher, logger } = this.options;
+    const copyOf = ({ message, reason }: { message: ConsumedMessage; reason: string }, maxBytes?: number) =>
+      toDeadLetter(
+        message,
+        reason,
+        { topic: batch.topic, partition: batch.partition, offset: message.offset },
+        maxBytes ?? publisher.maxMessageBytes,
+      );
+    const copies = deadLetters.map((deadLetter) => copyOf(deadLetter));
+    const refused = new Set<number>();
+    if (!(await this.publishUnlessTooLarge(copies))) {
+      for (const [index, deadLetter] of deadLetters.entries()) {
+        if (await this.publishUnlessTooLarge([copies[index]])) continue;
+        const small = copyOf(deadLetter, SMALL_DEAD_LETTER_BYTES);
+        copies[index] = small;
+        if (await this.publishUnlessTooLarge([small])) continue;
+        refused.add(index);
+        logger.error(
+          {
+            topic: batch.topic,
+            partition: batch.partition,
+            offset: deadLetter.message.offset,
+            reason: deadLetter.reason,
+          },
+          'the dead-letter topic refuses even a small copy of this message as too large: dropped',
+        );
+      }
+    }
+    const bounded = copies.filter((copy) => copy.headers?.[DEAD_LETTER_TRUNCATED_HEADER] === 'true').length;
+    if (bounded > 0) this.metrics.boundedDeadLetters.inc(bounded);
+    logger.warn(
+      {
+        count: deadLetters.length - refused.size,
+        bounded,
+        refused: refused.size,
+        first: deadLetters[0].reason,
+      },
+      'events dead-lettered',
+    );
+    return refused;
+  }
+
+  /** False when the publisher or the broker refused a message as too large; throws on anything else. */
+  private async publishUnlessTooLarge(messages: QueueMessage[]): Promise<boolean> {
+    try {
+      await this.options.deadLetters.publish(DEAD_LETTER_TOPIC, messages);
+      return true;
+    } catch (error) {
+      if (error instanceof MessageTooLargeError) return false;
+      throw error;
+    }
+  }
+
+  /**
    * BatchHandlerHooks.prepare: decodes a message and parses its event ahead of its call, which
    * then spends its time on persons and the insert only. Both steps depend on the message alone.
    */
@@ -181,6 +285,7 @@ export class EventBatchHandler {
       else deadLetters.push({ message, reason: 'invalid_json: the message is not a JSON object' });
     }
 
+    if (captured.length > 0) await this.keepOwnTokens(captured, deadLetters);
     if (this.options.transformations) await this.transform(captured, dropped);
 
     const outcomes = await timed(this.metrics.postgresWrite, () =>
@@ -228,26 +333,14 @@ export class EventBatchHandler {
       const wanted = rows.filter(({ message, event }) => teams.has(event.teamId) && !refused.has(message));
       if (wanted.length > 0) await destinations.handOff(wanted.map(toDestinationEvent));
     }
-    if (deadLetters.length > 0) {
-      const source = (message: ConsumedMessage) => ({
-        topic: batch.topic,
-        partition: batch.partition,
-        offset: message.offset,
-      });
-      await this.options.deadLetters.publish(
-        DEAD_LETTER_TOPIC,
-        deadLetters.map(({ message, reason }) => toDeadLetter(message, reason, source(message))),
-      );
-      this.options.logger.warn(
-        { count: deadLetters.length, first: deadLetters[0].reason },
-        'events dead-lettered',
-      );
-    }
+    const undeliverable =
+      deadLetters.length > 0 ? await this.publishDeadLetters(batch, deadLetters) : NONE_REFUSED;
 
     if (written > 0) this.outcomes.inc({ outcome: 'written', reason: '' }, written);
-    for (const { reason } of deadLetters) {
-      this.outcomes.inc({ outcome: 'dead_letter', reason: reason.split(':')[0] });
-    }
+    deadLetters.forEach(({ reason }, index) => {
+      if (undeliverable.has(index)) this.outcomes.inc({ outcome: 'dropped', reason: 'dead_letter_refused' });
+      else this.outcomes.inc({ outcome: 'dead_letter', reason: reason.split(':')[0] });
+    });
     for (const event of dropped) {
       this.outcomes.inc({ outcome: 'dropped', reason: event.reason });
       this.options.logger.info(event, 'event dropped');

@@ -17,6 +17,7 @@ export class IngestionMetrics {
   readonly clickhouseWrite: Histogram<'outcome'>;
   readonly clickhouseInsertRows: Histogram;
   readonly consumerLag: Gauge<'topic' | 'partition'>;
+  readonly boundedDeadLetters: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -57,6 +58,13 @@ export class IngestionMetrics {
       name: 'ingestion_clickhouse_insert_rows',
       help: 'Rows per ClickHouse insert (the batches written at the same time share one)',
       buckets: [1, 10, 100, 250, 500, 1_000, 2_000, 5_000, 10_000, 20_000],
+      registers,
+    });
+    this.boundedDeadLetters = new Counter({
+      name: 'ingestion_dead_letters_bounded_total',
+      help:
+        'Messages dead-lettered as a bounded copy (the head of the value, its size, source and reason): ' +
+        'the whole message was larger than the dead-letter topic takes',
       registers,
     });
     this.consumerLag = new Gauge({

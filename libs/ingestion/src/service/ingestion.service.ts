@@ -8,6 +8,7 @@ import { sleep, type BatchHandler, type EventConsumer, type EventPublisher } fro
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
+import { TeamTokenCache } from '../pipeline/team-token.cache';
 import { prepareEventStores } from './event-stores';
 
 /** What ingestion runs on; the caller opened them and closes them after `stop()`. */
@@ -97,6 +98,7 @@ export function startIngestionService(
     clickhouse,
     database: config.clickhouse.database,
     deadLetters,
+    tokens: new TeamTokenCache(pool),
     logger,
     registry: metrics,
     transformations,
