@@ -67,6 +67,11 @@ export class SplitDeployment {
     }
   }
 
+  /** Ingestion's consumer group. */
+  get groupId(): string {
+    return this.engines.groupId;
+  }
+
   /** Exits of capture or ingestion that the suite did not cause. */
   unexpectedExits(): string[] {
     return [...this.capture.unexpectedExits, ...this.ingestion.unexpectedExits];
