@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   killApps,
+  READY_TIMEOUT_MS,
   REPO_ROOT,
   runProcess,
   splitModeEnv,
   startApp,
   stopApp,
   waitFor,
-  waitForReady,
   type AppProcess,
   type ExitStatus,
 } from '@hogbase/test-support';
@@ -40,6 +40,8 @@ export class AppSlot<Name extends string = string> {
     readonly url: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly startedWhen: 'ready' | 'listening' = 'ready',
+    /** How long start() and waitReady() wait (npm start's crash recovery under load takes longer). */
+    private readonly readyTimeoutMs = READY_TIMEOUT_MS,
   ) {}
 
   async start(): Promise<void> {
@@ -55,7 +57,7 @@ export class AppSlot<Name extends string = string> {
       this.outputs.push(app.output());
     });
     if (this.startedWhen === 'ready') {
-      await waitForReady(app, this.url);
+      await this.waitReady();
       return;
     }
     await waitFor(app, 'its probe server', async () => {
@@ -70,7 +72,18 @@ export class AppSlot<Name extends string = string> {
 
   async waitReady(): Promise<void> {
     if (!this.app) throw new Error(`${this.name} is not running`);
-    await waitForReady(this.app, this.url);
+    await waitFor(
+      this.app,
+      '/_ready answering 200',
+      async () => {
+        try {
+          return (await fetch(`${this.url}/_ready`, { signal: AbortSignal.timeout(5_000) })).status === 200;
+        } catch {
+          return false; // Not listening yet, or too busy to answer in time.
+        }
+      },
+      this.readyTimeoutMs,
+    );
   }
 
   /** SIGTERM, as Kubernetes stops a pod: the exit status. Fails (after a SIGKILL) past the 20 s bound. */

@@ -15,6 +15,8 @@ export interface SenderOptions {
 }
 
 export interface SenderReport {
+  /** Events the sender made (each posted until acknowledged, however many attempts that took). */
+  sent: number;
   /** Events whose request capture answered 200: each must be listed exactly once. */
   acknowledged: number;
   /** Requests answered otherwise (or not at all), each retried with the same events. */
@@ -40,6 +42,7 @@ export class LedgerSender {
   readonly ledger = new Set<string>();
   private readonly failures: Record<string, number> = {};
   private failedAttempts = 0;
+  private sent = 0;
   private running = false;
   /** Set when stop() gave up: the retry loops end. */
   private abandoned = false;
@@ -85,6 +88,7 @@ export class LedgerSender {
       await sleep(100);
     }
     return {
+      sent: this.sent,
       acknowledged: this.ledger.size,
       failedAttempts: this.failedAttempts,
       failures: { ...this.failures },
@@ -108,6 +112,7 @@ export class LedgerSender {
 
   private makeBatch(sequence: number): { uuid: string; body: Record<string, unknown> }[] {
     const now = Date.now();
+    this.sent += this.batchSize;
     return Array.from({ length: this.batchSize }, (_, i) => {
       const uuid = randomUUID();
       const distinctId = this.distinctIds[(sequence * this.batchSize + i) % this.distinctIds.length];
