@@ -1,39 +1,21 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { createTestDatabase } from '@hogbase/test-support';
-import { openDataSource } from './data-source';
-import { startTemporaryEmbeddedPostgres } from './testing/test-postgres.util';
+import { randomUUID } from 'node:crypto';
+import type { Client } from 'pg';
+import { insertProjectRows } from '@hogbase/test-support';
+import { POSTGRES_ENGINES, startMigrationTestDatabase } from './testing/migration-test.util';
 
 /**
  * persons.updated_at and person_distinct_ids.updated_at, which persons batch exports select by, are
  * kept by triggers: checked on the machine's Postgres and on the embedded engine of `npm start`.
  */
-describe.each([
-  ['the machine Postgres', 'server'],
-  ['the embedded Postgres (PGlite)', 'embedded'],
-] as const)('updated_at of persons and distinct ids, on %s', (_name, engine) => {
-  let url: string;
+describe.each(POSTGRES_ENGINES)('updated_at of persons and distinct ids, on %s', (_name, engine) => {
   let stop: () => Promise<void>;
   let client: Client;
 
   beforeAll(async () => {
-    if (engine === 'server') {
-      const database = await createTestDatabase();
-      url = database.url;
-      stop = () => database.drop();
-    } else {
-      const embedded = await startTemporaryEmbeddedPostgres('hogbase-updated-at-test-');
-      url = embedded.url;
-      stop = () => embedded.stop();
-    }
-    const dataSource = await openDataSource({ url });
-    await dataSource.destroy();
-    client = new Client({ connectionString: url });
-    await client.connect();
+    ({ client, stop } = await startMigrationTestDatabase(engine, 'hogbase-updated-at-test-'));
   });
 
   afterAll(async () => {
-    await client?.end();
     await stop?.();
   });
 
@@ -46,17 +28,7 @@ describe.each([
   }
 
   it('stamps every insert and update, whatever value the writer gives', async () => {
-    const organization = randomUUID();
-    await client.query(`INSERT INTO organizations (id, name, slug) VALUES ($1, 'Stamps', $2)`, [
-      organization,
-      `stamps-${randomBytes(3).toString('hex')}`,
-    ]);
-    const team = (
-      await client.query<{ id: number }>(
-        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-        [randomUUID(), organization, `phc_${randomBytes(8).toString('hex')}`],
-      )
-    ).rows[0].id;
+    const { teamId: team } = await insertProjectRows(client, 'Stamps');
     const before = Date.now() - 5_000;
     const person = (
       await client.query<{ id: string }>(

@@ -1,21 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '@hogbase/test-support';
-import { openDataSource, postgresDataSourceOptions } from './data-source';
-import { MIGRATIONS } from './migrations';
+import type { Client } from 'pg';
+import { openDataSource } from './data-source';
 import { RestrictGlobalApps1764400000000 } from './migrations/1764400000000-RestrictGlobalApps';
-import { startTemporaryEmbeddedPostgres } from './testing/test-postgres.util';
+import { POSTGRES_ENGINES, startMigrationTestDatabase } from './testing/migration-test.util';
 
 /**
  * The migration of issue 27 on a database that has used pipeline apps: organizations that got ROOT
  * from the old default, an app its organization made global, and a config of it in another
  * organization, which must keep running what it runs now.
  */
-describe.each([
-  ['the machine Postgres', 'server'],
-  ['the embedded Postgres (PGlite)', 'embedded'],
-] as const)('RestrictGlobalApps on a database with apps, on %s', (_name, engine) => {
+describe.each(POSTGRES_ENGINES)('RestrictGlobalApps on a database with apps, on %s', (_name, engine) => {
   let url: string;
   let stop: () => Promise<void>;
   let client: Client;
@@ -55,26 +49,12 @@ describe.each([
   }
 
   beforeAll(async () => {
-    if (engine === 'server') {
-      const database = await createTestDatabase();
-      url = database.url;
-      stop = () => database.drop();
-    } else {
-      const embedded = await startTemporaryEmbeddedPostgres('hogbase-restrict-global-apps-test-');
-      url = embedded.url;
-      stop = () => embedded.stop();
-    }
     // The schema as it was before the migration.
-    const before = new DataSource({
-      ...postgresDataSourceOptions({ url }),
-      migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(RestrictGlobalApps1764400000000)),
-    });
-    await before.initialize();
-    await before.runMigrations({ transaction: 'each' });
-    await before.destroy();
-
-    client = new Client({ connectionString: url });
-    await client.connect();
+    ({ url, client, stop } = await startMigrationTestDatabase(
+      engine,
+      'hogbase-restrict-global-apps-test-',
+      RestrictGlobalApps1764400000000,
+    ));
     publisher = await organization('Publisher');
     victim = await organization('Victim');
     configured = await organization('Configured', 3);
@@ -99,7 +79,6 @@ describe.each([
   });
 
   afterAll(async () => {
-    await client?.end();
     await stop?.();
   });
 
