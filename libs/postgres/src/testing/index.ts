@@ -1,0 +1,1 @@
+export * from './migrated-test-database.util';
