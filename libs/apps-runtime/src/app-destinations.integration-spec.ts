@@ -1,20 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { openDataSource } from '@hogbase/postgres';
-import {
-  createTestDatabase,
-  insertEnabledAppRows,
-  insertProjectRows,
-  type TestDatabase,
-} from '@hogbase/test-support';
-import { AppDestinations, type DestinationEvent } from './app-destinations';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
+import type { AppDestinations, DestinationEvent } from './app-destinations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
 import {
+  pinTestConfig,
+  startTestDestinations,
   startTestReceiver,
   testAppsRuntimeConfig,
-  waitFor,
   type TestReceiver,
 } from './testing/apps-runtime-test.util';
 
@@ -23,14 +19,13 @@ jest.setTimeout(120_000);
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 describe('destinations on the job engine: RetryError, calls skipped while an app backs off, pinned code', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let pool: Pool;
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 6 });
+    database = await createMigratedTestDatabase(6);
+    pool = database.pool;
   });
 
   afterEach(async () => {
@@ -40,8 +35,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
   });
 
   afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
+    await database?.close();
   });
 
   async function receiver(): Promise<TestReceiver> {
@@ -52,19 +46,14 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
 
   /** A runtime and its destinations, started; `registry` gets the destinations' metrics. */
   async function destinationsOf(runtime: AppsRuntime, registry = new Registry()): Promise<AppDestinations> {
-    const destinations = new AppDestinations({
+    cleanups.push(() => runtime.close());
+    const destinations = await startTestDestinations(runtime, {
       pool,
       connectionString: database.url,
-      apps: runtime.apps,
-      log: runtime.log,
-      fetch: runtime.services.fetch,
       logger,
       registry,
     });
-    cleanups.push(() => runtime.close());
     cleanups.push(() => destinations.stop());
-    destinations.start();
-    await waitFor(() => (destinations.ready() === true ? true : undefined), 'the job engine');
     return destinations;
   }
 
@@ -99,7 +88,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     configId: number,
     succeeded: number,
   ): Promise<{ succeeded: number; failed: number }> {
-    return waitFor(async () => {
+    return waitForValue(async () => {
       await runtime.log.flush();
       const { rows } = await pool.query<{ succeeded: string; failed: string }>(
         'SELECT sum(succeeded) AS succeeded, sum(failed) AS failed FROM plugin_delivery_stats WHERE plugin_config_id = $1',
@@ -140,7 +129,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     const purchase = event(teamId);
     await destinations.handOff([purchase]);
 
-    await waitFor(() => (receiving.paths.length > 0 ? true : undefined), 'the retried delivery', 60_000);
+    await waitForValue(() => (receiving.paths.length > 0 ? true : undefined), 'the retried delivery', 60_000);
     expect(receiving.paths).toEqual([`/on-event?uuid=${purchase.uuid}&attempt=2`]);
     expect(await deliveryCounts(runtime, configId, 1)).toEqual({ succeeded: 1, failed: 0 });
     expect(await logLines(runtime, configId)).toEqual([
@@ -180,7 +169,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     const skipped = [event(teamId), event(teamId), event(teamId)];
     await destinations.handOff([slow, ...skipped]);
 
-    await waitFor(
+    await waitForValue(
       () => (receiving.paths.length >= 3 ? true : undefined),
       'the skipped deliveries, retried',
       60_000,
@@ -232,14 +221,8 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
       config: { url: receiving.url },
       capabilities: { methods: ['onEvent'] },
     });
-    const pin = (configId: number, code: string, methods: string[]) =>
-      pool.query(
-        `UPDATE plugin_configs SET code_pinned_at = now(), pinned_code = $2, pinned_capabilities = $3
-         WHERE id = $1`,
-        [configId, code, JSON.stringify({ methods, jobs: [], scheduled_tasks: [] })],
-      );
-    await pin(pinned, onEvent, ['onEvent']);
-    await pin(dropped, processEvent, ['processEvent']);
+    await pinTestConfig(pool, pinned, onEvent, ['onEvent']);
+    await pinTestConfig(pool, dropped, processEvent, ['processEvent']);
     const runtime = createAppsRuntime(pool, testAppsRuntimeConfig(), logger);
     const destinations = await destinationsOf(runtime);
 
@@ -247,7 +230,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     expect([teams.has(pinnedProject.teamId), teams.has(droppedProject.teamId)]).toEqual([true, false]);
     const purchase = event(pinnedProject.teamId);
     await destinations.handOff([purchase, event(droppedProject.teamId)]);
-    await waitFor(() => (receiving.paths.length > 0 ? true : undefined), 'the pinned delivery', 60_000);
+    await waitForValue(() => (receiving.paths.length > 0 ? true : undefined), 'the pinned delivery', 60_000);
     expect(receiving.paths).toEqual([`/pinned?uuid=${purchase.uuid}`]);
     expect(await deliveryCounts(runtime, pinned, 1)).toEqual({ succeeded: 1, failed: 0 });
   });

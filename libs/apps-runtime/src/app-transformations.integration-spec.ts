@@ -1,32 +1,25 @@
-import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { CapturedEvent } from '@hogbase/event-contract';
-import { openDataSource } from '@hogbase/postgres';
-import {
-  createTestDatabase,
-  insertEnabledAppRows,
-  insertProjectRows,
-  type TestDatabase,
-} from '@hogbase/test-support';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
 import { AppTransformations } from './app-transformations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
-import { testAppsRuntimeConfig, waitFor } from './testing/apps-runtime-test.util';
+import { pinTestConfig, testAppsRuntimeConfig, testCapturedEvent } from './testing/apps-runtime-test.util';
 
 jest.setTimeout(60_000);
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 describe('transformations: calls skipped while an app backs off, pinned code', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let pool: Pool;
   const runtimes: AppsRuntime[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
   });
 
   afterEach(async () => {
@@ -34,25 +27,8 @@ describe('transformations: calls skipped while an app backs off, pinned code', (
   });
 
   afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
+    await database?.close();
   });
-
-  function captured(teamId: number, properties: Record<string, unknown> = {}): CapturedEvent {
-    const uuid = randomUUID();
-    return {
-      uuid,
-      distinct_id: 'visitor',
-      ip: null,
-      data: JSON.stringify({ event: 'viewed', distinct_id: 'visitor', properties }),
-      now: new Date().toISOString(),
-      sent_at: null,
-      token: 'phc_test',
-      team_id: teamId,
-      event: 'viewed',
-      timestamp: new Date().toISOString(),
-    };
-  }
 
   function propertiesOf(event: CapturedEvent | null): unknown {
     return (JSON.parse(event?.data ?? '{}') as { properties?: unknown }).properties;
@@ -86,13 +62,13 @@ describe('transformations: calls skipped while an app backs off, pinned code', (
     const registry = new Registry();
     const transformations = new AppTransformations(pool, runtime.apps, logger, registry);
 
-    const slow = captured(teamId, { slow: true });
+    const slow = testCapturedEvent(teamId, { slow: true });
     expect(propertiesOf(await transformations.transform(slow))).toEqual({ slow: true });
-    const skipped = [captured(teamId, { page: 1 }), captured(teamId, { page: 2 })];
+    const skipped = [testCapturedEvent(teamId, { page: 1 }), testCapturedEvent(teamId, { page: 2 })];
     for (const event of skipped) expect(await transformations.transform(event)).toBe(event);
     // Once the back-off is over the app transforms again.
-    const after = await waitFor(async () => {
-      const transformed = await transformations.transform(captured(teamId, { page: 3 }));
+    const after = await waitForValue(async () => {
+      const transformed = await transformations.transform(testCapturedEvent(teamId, { page: 3 }));
       return (propertiesOf(transformed) as { seen?: boolean }).seen ? transformed : undefined;
     }, 'the app back from its back-off');
     expect(propertiesOf(after)).toEqual({ page: 3, seen: true });
@@ -140,21 +116,15 @@ describe('transformations: calls skipped while an app backs off, pinned code', (
       config: {},
       capabilities: { methods: ['processEvent'] },
     });
-    const pin = (configId: number, code: string, methods: string[]) =>
-      pool.query(
-        `UPDATE plugin_configs SET code_pinned_at = now(), pinned_code = $2, pinned_capabilities = $3
-         WHERE id = $1`,
-        [configId, code, JSON.stringify({ methods, jobs: [], scheduled_tasks: [] })],
-      );
-    await pin(pinned, processEvent, ['processEvent']);
-    await pin(dropped, onEvent, ['onEvent']);
+    await pinTestConfig(pool, pinned, processEvent, ['processEvent']);
+    await pinTestConfig(pool, dropped, onEvent, ['onEvent']);
     const runtime = createAppsRuntime(pool, testAppsRuntimeConfig(), logger);
     runtimes.push(runtime);
     const transformations = new AppTransformations(pool, runtime.apps, logger, new Registry());
 
     const teams = await transformations.transformationTeams();
     expect([teams.has(pinnedProject.teamId), teams.has(droppedProject.teamId)]).toEqual([true, false]);
-    const transformed = await transformations.transform(captured(pinnedProject.teamId, { page: 1 }));
+    const transformed = await transformations.transform(testCapturedEvent(pinnedProject.teamId, { page: 1 }));
     expect(propertiesOf(transformed)).toEqual({ page: 1, pinned: true });
   });
 });

@@ -1,22 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { SecretBox, type AppsRuntimeConfig } from '@hogbase/config';
-import { openDataSource } from '@hogbase/postgres';
-import {
-  createTestDatabase,
-  insertEnabledAppRows,
-  insertProjectRows,
-  type TestDatabase,
-} from '@hogbase/test-support';
+import { SecretBox } from '@hogbase/config';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
 import { SandboxTimeoutError } from '@hogbase/apps-sandbox';
 import { AppSkippedError, type AppCapturedEvent } from './app-instance';
-import { AppDestinations, type DestinationEvent } from './app-destinations';
+import type { DestinationEvent } from './app-destinations';
 import { AppTransformations } from './app-transformations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
+import {
+  startTestDestinations,
+  testAppsRuntimeConfig,
+  testCapturedEvent,
+} from './testing/apps-runtime-test.util';
 
 jest.setTimeout(120_000);
 
@@ -52,22 +52,8 @@ async function startReceiver(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('apps runtime: the plugin API over Postgres and destinations on the job engine', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let pool: Pool;
   let teamId: number;
   let organizationId: string;
@@ -75,31 +61,11 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
   const secrets = new SecretBox([key]);
   const runtimes: AppsRuntime[] = [];
   const servers: Server[] = [];
-  const config = (): AppsRuntimeConfig => ({
-    memoryLimitBytes: 32 * 1024 * 1024,
-    timeLimitMs: 2_000,
-    callCpuMs: 1_000,
-    threads: 1,
-    sandboxesMemoryBytes: 256 * 1024 * 1024,
-    timeoutBackoffMs: 10_000,
-    timeoutsBeforeDisable: 5,
-    cacheBytesPerApp: 1024 * 1024,
-    cacheBytes: 4 * 1024 * 1024,
-    storageBytesPerConfig: 1024 * 1024,
-    storageValueMaxBytes: 64 * 1024,
-    fetchTimeoutMs: 2_000,
-    fetchMaxResponseBytes: 1024 * 1024,
-    encryptionKeys: [key],
-    dataDir: '/nonexistent',
-    geoipDatabasePath: undefined,
-    // The receivers of these tests listen on loopback.
-    egress: { allowedPrivateNetworks: ['127.0.0.0/8'], ownPorts: [] },
-  });
+  const config = () => testAppsRuntimeConfig({ encryptionKeys: [key] });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 6 });
+    database = await createMigratedTestDatabase(6);
+    pool = database.pool;
     ({ organizationId, teamId } = await insertProjectRows(pool, 'Apps'));
   });
 
@@ -109,8 +75,7 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
   });
 
   afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
+    await database?.close();
   });
 
   /** Installs `code` as an app (its bundled code) and enables it for the team with `values`. */
@@ -310,24 +275,18 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
       { url: receiver.url },
       { methods: ['onEvent'] },
     );
-    const destinations = new AppDestinations({
+    const destinations = await startTestDestinations(runtime, {
       pool,
       connectionString: database.url,
-      apps: runtime.apps,
-      log: runtime.log,
-      fetch: runtime.services.fetch,
       logger,
-      registry: new Registry(),
     });
-    destinations.start();
     try {
-      await waitFor(() => (destinations.ready() === true ? true : undefined), 'the job engine');
       const first = event();
       const skipped = { ...event(), event: 'skip' };
       await destinations.handOff([first, skipped, { ...event(), team_id: teamId + 1_000 }]);
 
       // The webhook fails twice (503, then 500 on its first retry), is retried with back-off and lands.
-      const hooks = await waitFor(
+      const hooks = await waitForValue(
         () => {
           const landed = receiver.received.filter((request) => request.path === '/hook');
           return landed.length >= 3 ? landed : undefined;
@@ -347,7 +306,7 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
       );
 
       await runtime.log.flush();
-      const stats = await waitFor(async () => {
+      const stats = await waitForValue(async () => {
         await runtime.log.flush();
         const { rows } = await pool.query<{ plugin_config_id: number; succeeded: string; failed: string }>(
           'SELECT plugin_config_id, succeeded, failed FROM plugin_delivery_stats WHERE plugin_config_id = ANY($1) ORDER BY plugin_config_id',
@@ -541,18 +500,7 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
         { methods: ['processEvent'] },
       );
       const transformations = new AppTransformations(pool, runtime.apps, logger, new Registry());
-      const captured = (properties: Record<string, unknown>) => ({
-        uuid: randomUUID(),
-        distinct_id: 'visitor',
-        ip: null,
-        data: JSON.stringify({ event: 'viewed', distinct_id: 'visitor', properties }),
-        now: new Date().toISOString(),
-        sent_at: null,
-        token: 'phc_test',
-        team_id: teamId,
-        event: 'viewed',
-        timestamp: new Date().toISOString(),
-      });
+      const captured = (properties: Record<string, unknown>) => testCapturedEvent(teamId, properties);
       const plain = await transformations.transform(captured({ page: 1 }));
       expect(JSON.parse(plain?.data ?? '{}')).toMatchObject({
         properties: { page: 1, hostile: 'still works', polite: true },

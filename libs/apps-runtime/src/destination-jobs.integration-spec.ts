@@ -1,28 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { openDataSource } from '@hogbase/postgres';
-import {
-  createTestDatabase,
-  insertEnabledAppRows,
-  insertProjectRows,
-  type TestDatabase,
-} from '@hogbase/test-support';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import { AppDestinations, type AppDestinationsOptions, type DestinationEvent } from './app-destinations';
 import { MAX_JOB_BYTES } from './destination-jobs.util';
 
 jest.setTimeout(60_000);
 
 describe('destination jobs in the job engine', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let pool: Pool;
   let teamId: number;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
     const project = await insertProjectRows(pool, 'Jobs');
     teamId = project.teamId;
     await insertEnabledAppRows(pool, {
@@ -35,8 +29,7 @@ describe('destination jobs in the job engine', () => {
   });
 
   afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
+    await database?.close();
   });
 
   it('writes no job row larger than the byte budget, however many large events a batch hands off', async () => {

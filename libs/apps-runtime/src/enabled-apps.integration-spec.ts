@@ -1,18 +1,12 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
-import { openDataSource } from '@hogbase/postgres';
-import {
-  createTestDatabase,
-  insertEnabledAppRows,
-  insertProjectRows,
-  type TestDatabase,
-} from '@hogbase/test-support';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
 import { EnabledApps } from './enabled-apps';
 import {
   startTestReceiver,
   testAppsRuntimeConfig,
-  waitFor,
   type TestReceiver,
 } from './testing/apps-runtime-test.util';
 
@@ -21,16 +15,15 @@ jest.setTimeout(60_000);
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 describe('EnabledApps: which start failures it remembers', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let pool: Pool;
   let organizationId: string;
   let teamId: number;
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
     ({ organizationId, teamId } = await insertProjectRows(pool, 'Apps'));
   });
 
@@ -40,8 +33,7 @@ describe('EnabledApps: which start failures it remembers', () => {
   });
 
   afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
+    await database?.close();
   });
 
   async function logLines(runtime: AppsRuntime, configId: number): Promise<string[]> {
@@ -91,7 +83,7 @@ describe('EnabledApps: which start failures it remembers', () => {
 
     const holding = (await holder.forConfig(busy))?.call('runEveryMinute');
     expect(holding).toBeDefined();
-    await waitFor(() => (receiving.paths.length > 0 ? true : undefined), 'the busy call');
+    await waitForValue(() => (receiving.paths.length > 0 ? true : undefined), 'the busy call');
     await expect(runtime.apps.forConfig(waiting)).resolves.toBeUndefined();
 
     release();

@@ -1,6 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Pool } from 'pg';
+import { Registry } from 'prom-client';
 import type { AppsRuntimeConfig } from '@hogbase/config';
+import type { CapturedEvent } from '@hogbase/event-contract';
+import { waitForValue } from '@hogbase/test-support';
+import { AppDestinations, type AppDestinationsOptions } from '../app-destinations';
+import type { AppsRuntime } from '../apps-runtime';
 
 /** An apps runtime's settings for tests: small budgets, receivers on loopback allowed. */
 export function testAppsRuntimeConfig(overrides: Partial<AppsRuntimeConfig> = {}): AppsRuntimeConfig {
@@ -24,21 +31,6 @@ export function testAppsRuntimeConfig(overrides: Partial<AppsRuntimeConfig> = {}
     egress: { allowedPrivateNetworks: ['127.0.0.0/8'], ownPorts: [] },
     ...overrides,
   };
-}
-
-/** Polls `probe` until it answers something other than undefined; fails the test past `timeoutMs`. */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 export interface TestReceiver {
@@ -71,4 +63,59 @@ export async function startTestReceiver(
         server.close(() => resolve());
       }),
   };
+}
+
+/** A captured `viewed` event of `visitor` in the project, as capture hands it to the transformations. */
+export function testCapturedEvent(teamId: number, properties: Record<string, unknown> = {}): CapturedEvent {
+  return {
+    uuid: randomUUID(),
+    distinct_id: 'visitor',
+    ip: null,
+    data: JSON.stringify({ event: 'viewed', distinct_id: 'visitor', properties }),
+    now: new Date().toISOString(),
+    sent_at: null,
+    token: 'phc_test',
+    team_id: teamId,
+    event: 'viewed',
+    timestamp: new Date().toISOString(),
+  };
+}
+
+/**
+ * The runtime's apps as destinations on the job engine of `connectionString`, started and ready;
+ * `registry` gets their metrics. Stop them before the runtime is closed.
+ */
+export async function startTestDestinations(
+  runtime: AppsRuntime,
+  options: Pick<AppDestinationsOptions, 'pool' | 'connectionString' | 'logger'> & { registry?: Registry },
+): Promise<AppDestinations> {
+  const destinations = new AppDestinations({
+    ...options,
+    apps: runtime.apps,
+    log: runtime.log,
+    fetch: runtime.services.fetch,
+    registry: options.registry ?? new Registry(),
+  });
+  destinations.start();
+  try {
+    await waitForValue(() => destinations.ready() === true, 'the job engine');
+  } catch (error) {
+    await destinations.stop();
+    throw error;
+  }
+  return destinations;
+}
+
+/** Pins the config to `code` with these methods, as pinning another organization's app leaves it. */
+export async function pinTestConfig(
+  pool: Pick<Pool, 'query'>,
+  configId: number,
+  code: string,
+  methods: string[],
+): Promise<void> {
+  await pool.query(
+    `UPDATE plugin_configs SET code_pinned_at = now(), pinned_code = $2, pinned_capabilities = $3
+     WHERE id = $1`,
+    [configId, code, JSON.stringify({ methods, jobs: [], scheduled_tasks: [] })],
+  );
 }
