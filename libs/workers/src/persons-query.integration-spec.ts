@@ -1,7 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Pool, type PoolClient } from 'pg';
-import { openDataSource } from '@hogbase/postgres';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertProjectRows } from '@hogbase/test-support';
 import {
   countPersonRows,
   decodePersonsCursor,
@@ -17,7 +17,7 @@ const T = (time: string) => `2026-01-01T${time}Z`;
 const D = (time: string) => new Date(T(time));
 
 describe('persons query: the rows of a persons run, from Postgres', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let pool: Pool;
   /** Writes with the triggers off, so that a test sets `updated_at` itself. */
   let seeder: PoolClient;
@@ -25,25 +25,10 @@ describe('persons query: the rows of a persons run, from Postgres', () => {
   let otherTeamId: number;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const dataSource = await openDataSource({ url: database.url });
-    await dataSource.destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
-    const organization = (
-      await pool.query<{ id: string }>(
-        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Persons', $2) RETURNING id`,
-        [randomUUID(), `persons-${randomBytes(3).toString('hex')}`],
-      )
-    ).rows[0].id;
-    const team = async () =>
-      (
-        await pool.query<{ id: number }>(
-          `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-          [randomUUID(), organization, `phc_${randomBytes(8).toString('hex')}`],
-        )
-      ).rows[0].id;
-    teamId = await team();
-    otherTeamId = await team();
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
+    ({ teamId } = await insertProjectRows(pool, 'Persons'));
+    ({ teamId: otherTeamId } = await insertProjectRows(pool, 'Other persons'));
     seeder = await pool.connect();
     // The test role is a superuser (npm test creates it so): replica mode skips ordinary triggers.
     await seeder.query(`SET session_replication_role = replica`);
@@ -51,8 +36,7 @@ describe('persons query: the rows of a persons run, from Postgres', () => {
 
   afterAll(async () => {
     seeder?.release();
-    await pool?.end();
-    await database?.drop();
+    await database?.close();
   });
 
   beforeEach(async () => {

@@ -1,16 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'pg';
-import pino from 'pino';
+import type { Pool } from 'pg';
 import { createBatchExportDestinations, MAX_DESTINATION_ERROR_CHARS } from '@hogbase/batch-exports';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
-import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, SecretBox } from '@hogbase/config';
+import { SecretBox } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
-import { openDataSource } from '@hogbase/postgres';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertProjectRows } from '@hogbase/test-support';
 import { executeRun, type RunExecutorDeps } from './run-executor';
-import { RunStore } from './run-store';
+import { testRunExecutorDeps } from './testing/run-executor-test.util';
 
 /** What an internal service answers: it must never show up in a run's error. */
 const INTERNAL_ANSWER = 'INTERNAL-ADMIN-PAGE ';
@@ -20,7 +19,7 @@ const INTERNAL_ANSWER = 'INTERNAL-ADMIN-PAGE ';
  * `latest_error`, never with what the internal service answered (a port oracle, a data leak).
  */
 describe('a run whose destination is on the server’s own network', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let clickhouse: TestClickHouse;
   let pool: Pool;
   let internal: Server;
@@ -30,35 +29,16 @@ describe('a run whose destination is on the server’s own network', () => {
   const secrets = new SecretBox([randomBytes(32)]);
 
   function deps(egress: EgressPolicy): RunExecutorDeps {
-    return {
-      store: new RunStore(pool),
-      pool,
-      clickhouse: clickhouse.client,
-      database: clickhouse.database,
+    return testRunExecutorDeps(pool, clickhouse, {
       secrets,
       destinations: createBatchExportDestinations({ egress }),
-      logger: pino({ level: 'silent' }),
-      lagSeconds: 0,
-      queryLimits: DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
-    };
+    });
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
-    const organization = (
-      await pool.query<{ id: string }>(
-        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Egress', $2) RETURNING id`,
-        [randomUUID(), `egress-run-${randomBytes(3).toString('hex')}`],
-      )
-    ).rows[0].id;
-    teamId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-        [randomUUID(), organization, `phc_${randomBytes(8).toString('hex')}`],
-      )
-    ).rows[0].id;
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
+    ({ teamId } = await insertProjectRows(pool, 'Egress'));
     // One person for the runs to export (persons come from Postgres: no event needed).
     const person = await pool.query<{ id: string }>(
       `INSERT INTO persons (uuid, team_id, properties, version) VALUES ($1, $2, '{}', 1) RETURNING id`,
@@ -83,9 +63,8 @@ describe('a run whose destination is on the server’s own network', () => {
   afterAll(async () => {
     internal?.closeAllConnections();
     await new Promise<void>((resolve) => (internal ? internal.close(() => resolve()) : resolve()));
-    await pool?.end();
     await clickhouse?.drop();
-    await database?.drop();
+    await database?.close();
   });
 
   async function runTo(type: string, config: Record<string, unknown>, egress: EgressPolicy) {

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
-import pino from 'pino';
+import type { Pool } from 'pg';
 import { createNoOpDestination, NonRetryableExportError } from '@hogbase/batch-exports';
 import {
   closeClickHouse,
@@ -15,10 +14,10 @@ import {
   type TestClickHouse,
 } from '@hogbase/clickhouse/testing';
 import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, SecretBox } from '@hogbase/config';
-import { openDataSource } from '@hogbase/postgres';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertProjectRows } from '@hogbase/test-support';
 import { executeRun, type RunExecutorDeps } from './run-executor';
-import { RunStore } from './run-store';
+import { testRunExecutorDeps } from './testing/run-executor-test.util';
 
 const EVENTS = 1_000;
 
@@ -29,7 +28,7 @@ const WIDE_QUERY = `SELECT ${Array.from(
 ).join(', ')} FROM events`;
 
 describe('what a failed run says: its queries within BATCH_EXPORT_QUERY_MAX_*, no secret in its error', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let clickhouse: TestClickHouse;
   let pool: Pool;
   let teamId: number;
@@ -37,22 +36,9 @@ describe('what a failed run says: its queries within BATCH_EXPORT_QUERY_MAX_*, n
   const openClients: RunExecutorDeps['clickhouse'][] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const dataSource = await openDataSource({ url: database.url });
-    await dataSource.destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
-    const organization = (
-      await pool.query<{ id: string }>(
-        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Limits', $2) RETURNING id`,
-        [randomUUID(), `run-limits-${randomBytes(3).toString('hex')}`],
-      )
-    ).rows[0].id;
-    teamId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-        [randomUUID(), organization, `phc_${randomBytes(8).toString('hex')}`],
-      )
-    ).rows[0].id;
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
+    ({ teamId } = await insertProjectRows(pool, 'Limits'));
     clickhouse = await createTestClickHouse();
     const properties = JSON.stringify({ text: randomBytes(1_000).toString('hex') });
     const rows: EventRow[] = Array.from({ length: EVENTS }, (_, index) => {
@@ -73,9 +59,8 @@ describe('what a failed run says: its queries within BATCH_EXPORT_QUERY_MAX_*, n
 
   afterAll(async () => {
     for (const client of openClients) await closeClickHouse(client);
-    await pool?.end();
     await clickhouse?.drop();
-    await database?.drop();
+    await database?.close();
   });
 
   /**
@@ -85,17 +70,12 @@ describe('what a failed run says: its queries within BATCH_EXPORT_QUERY_MAX_*, n
   function depsWith(limits: QueryLimits): RunExecutorDeps {
     const client = createClickHouse({ database: clickhouse.database, dataPath: testClickHouseDataPath() });
     openClients.push(client);
-    return {
-      store: new RunStore(pool),
-      pool,
+    return testRunExecutorDeps(pool, clickhouse, {
       clickhouse: client,
-      database: clickhouse.database,
       secrets,
       destinations: { NoOp: createNoOpDestination },
-      logger: pino({ level: 'silent' }),
-      lagSeconds: 0,
       queryLimits: limits,
-    };
+    });
   }
 
   /** An export of the events (NoOp, with this hogql_query) and a run of 10:00-11:00. */

@@ -1,18 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Pool } from 'pg';
-import pino from 'pino';
+import { Client, type Pool } from 'pg';
 import { createBatchExportDestinations } from '@hogbase/batch-exports';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
-import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, SecretBox } from '@hogbase/config';
+import { SecretBox } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
-import { openDataSource } from '@hogbase/postgres';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
+import { insertProjectRows } from '@hogbase/test-support';
 import { isPersonsCursor } from './persons-query';
 import { executeRun, type RunExecutorDeps } from './run-executor';
-import { RunStore } from './run-store';
+import { testRunExecutorDeps } from './testing/run-executor-test.util';
 
 describe('a persons run: persons from Postgres to a Postgres table, not events', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let clickhouse: TestClickHouse;
   let pool: Pool;
   let admin: Client;
@@ -21,48 +20,27 @@ describe('a persons run: persons from Postgres to a Postgres table, not events',
   const secrets = new SecretBox([randomBytes(32)]);
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const dataSource = await openDataSource({ url: database.url });
-    await dataSource.destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
     admin = new Client({ connectionString: database.url });
     await admin.connect();
     await admin.query('CREATE SCHEMA exports');
-    const organization = (
-      await pool.query<{ id: string }>(
-        `INSERT INTO organizations (id, name, slug) VALUES ($1, 'Persons', $2) RETURNING id`,
-        [randomUUID(), `persons-run-${randomBytes(3).toString('hex')}`],
-      )
-    ).rows[0].id;
-    teamId = (
-      await pool.query<{ id: number }>(
-        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES ($1, $2, 'Web', $3) RETURNING id`,
-        [randomUUID(), organization, `phc_${randomBytes(8).toString('hex')}`],
-      )
-    ).rows[0].id;
+    ({ teamId } = await insertProjectRows(pool, 'Persons'));
     // The events table holds nothing: a run that read events would export nothing.
     clickhouse = await createTestClickHouse();
-    deps = {
-      store: new RunStore(pool),
-      pool,
-      clickhouse: clickhouse.client,
-      database: clickhouse.database,
+    deps = testRunExecutorDeps(pool, clickhouse, {
       secrets,
       // The destination is the test database's server, on loopback.
       destinations: createBatchExportDestinations({
         egress: new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] }),
       }),
-      logger: pino({ level: 'silent' }),
-      lagSeconds: 0,
-      queryLimits: DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
-    };
+    });
   });
 
   afterAll(async () => {
     await admin?.end();
-    await pool?.end();
     await clickhouse?.drop();
-    await database?.drop();
+    await database?.close();
   });
 
   /** A person with distinct ids, written as ingestion writes (the triggers stamp the change). */

@@ -1,41 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import pino from 'pino';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { loadWorkersConfig, SecretBox } from '@hogbase/config';
 import type { CapturedEvent } from '@hogbase/event-contract';
-import { openDataSource } from '@hogbase/postgres';
+import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { InProcessBus } from '@hogbase/queue';
 import type { RunningService } from '@hogbase/service-runtime';
-import {
-  createTestDatabase,
-  insertEnabledAppRows,
-  insertProjectRows,
-  type TestDatabase,
-} from '@hogbase/test-support';
+import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
 import { startWorkersService } from '../workers.service';
 
 jest.setTimeout(120_000);
 
 const TICK_MS = 1_000;
 const PAGE_SIZE = 3;
-
-/** Polls `probe` until it gives something other than undefined or false. */
-async function waitFor<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** A paged loopback API: `/items?page=N` answers the items of page N among the first `available`. */
 interface ItemsApi {
@@ -99,7 +79,7 @@ exports.runEveryMinute = async ({ config, storage }) => {
 };`;
 
 describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', () => {
-  let database: TestDatabase;
+  let database: MigratedTestDatabase;
   let clickhouse: TestClickHouse;
   let pool: Pool;
   let api: ItemsApi;
@@ -113,9 +93,8 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
   const bus = new InProcessBus();
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    await (await openDataSource({ url: database.url })).destroy();
-    pool = new Pool({ connectionString: database.url, max: 4 });
+    database = await createMigratedTestDatabase();
+    pool = database.pool;
     ({ organizationId, teamId, apiToken } = await insertProjectRows(pool, 'Imports'));
     clickhouse = await createTestClickHouse({ migrate: false });
     api = await startItemsApi();
@@ -133,9 +112,8 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
   afterAll(async () => {
     await bus.stop();
     await new Promise((resolve) => api?.server.close(resolve));
-    await pool?.end();
     await clickhouse?.drop();
-    await database?.drop();
+    await database?.close();
   });
 
   async function startWorkers(): Promise<RunningService> {
@@ -165,7 +143,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       { appsTickMs: TICK_MS },
     );
     services.push(service);
-    await waitFor(async () => (await service.ready()).ready, 'the workers to be ready');
+    await waitForValue(async () => (await service.ready()).ready, 'the workers to be ready');
     return service;
   }
 
@@ -215,15 +193,15 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
     api.available = 2 * PAGE_SIZE;
     const configId = await installApp(PAGING_APP, { scheduled_tasks: ['runEveryMinute'] });
     let workers = await startWorkers();
-    await waitFor(() => itemsOf(published).length === 2 * PAGE_SIZE, 'the first two pages');
+    await waitForValue(() => itemsOf(published).length === 2 * PAGE_SIZE, 'the first two pages');
     // It has reached the end: it asks for the third page, which is still empty, on each tick.
-    await waitFor(() => api.pagesAsked.filter((page) => page === 2).length >= 2, 'an empty page twice');
+    await waitForValue(() => api.pagesAsked.filter((page) => page === 2).length >= 2, 'an empty page twice');
     await stopWorkers(workers);
 
     api.available = 4 * PAGE_SIZE;
     const asked = api.pagesAsked.length;
     workers = await startWorkers();
-    await waitFor(() => itemsOf(published).length === 4 * PAGE_SIZE, 'the two new pages');
+    await waitForValue(() => itemsOf(published).length === 4 * PAGE_SIZE, 'the two new pages');
     expect(api.pagesAsked[asked]).toBe(2);
     expect(itemsOf(published)).toEqual(Array.from({ length: 4 * PAGE_SIZE }, (_, index) => index + 1));
 
@@ -271,7 +249,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       { jobs: ['followUp'], scheduled_tasks: ['runEveryMinute'] },
     );
     const workers = await startWorkers();
-    const followed = await waitFor(() => {
+    const followed = await waitForValue(() => {
       const events = published.filter((event) => event.event === 'followed up');
       return events.length > 0 ? events : undefined;
     }, 'the job to run');
@@ -282,7 +260,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       url: api.url,
       $lib: 'posthog-plugin-server',
     });
-    await waitFor(
+    await waitForValue(
       async () => (await metricValue(workers, 'import_app_jobs_total', { outcome: 'ok' })) === 1,
       'the job metric',
     );
@@ -300,12 +278,12 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       { scheduled_tasks: ['runEveryMinute'] },
     );
     const workers = await startWorkers();
-    await waitFor(
+    await waitForValue(
       () => published.some((event) => event.event === 'recovered'),
       'a run after the failures',
       60_000,
     );
-    const errors = await waitFor(async () => {
+    const errors = await waitForValue(async () => {
       const lines = await logOf(configId, 'ERROR');
       return lines.length >= 2 ? lines : undefined;
     }, 'the errors in the config log');
@@ -326,7 +304,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
     );
     const startedAt = Date.now();
     const [one, two] = [await startWorkers(), await startWorkers()];
-    await waitFor(() => api.slowRequests >= 3, 'three slow runs', 60_000);
+    await waitForValue(() => api.slowRequests >= 3, 'three slow runs', 60_000);
     await stopWorkers(one);
     await stopWorkers(two);
     const endedAt = Date.now();
