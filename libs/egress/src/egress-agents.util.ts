@@ -46,34 +46,16 @@ function checkedConnection(
   return undefined;
 }
 
-class EgressHttpAgent extends http.Agent {
-  constructor(
-    private readonly policy: EgressPolicy,
-    options?: http.AgentOptions,
-  ) {
-    super(options);
-  }
-
-  override createConnection(options: RequestOptions, callback?: ConnectionCallback): undefined {
-    return checkedConnection(this.policy, options, callback ?? (() => undefined), 80, (checked) =>
-      super.createConnection(checked),
-    );
-  }
-}
-
-class EgressHttpsAgent extends https.Agent {
-  constructor(
-    private readonly policy: EgressPolicy,
-    options?: https.AgentOptions,
-  ) {
-    super(options);
-  }
-
-  override createConnection(options: RequestOptions, callback?: ConnectionCallback): undefined {
-    return checkedConnection(this.policy, options, callback ?? (() => undefined), 443, (checked) =>
-      super.createConnection(checked),
-    );
-  }
+/** `agent` with its connections checked; `defaultPort` is its protocol's. */
+function withCheckedConnections<Agent extends http.Agent>(
+  agent: Agent,
+  policy: EgressPolicy,
+  defaultPort: number,
+): Agent {
+  const create = agent.createConnection.bind(agent);
+  agent.createConnection = (options: RequestOptions, callback?: ConnectionCallback): undefined =>
+    checkedConnection(policy, options, callback ?? (() => undefined), defaultPort, create);
+  return agent;
 }
 
 export interface EgressAgents {
@@ -88,7 +70,7 @@ export interface EgressAgents {
  */
 export function createEgressAgents(policy: EgressPolicy, options: https.AgentOptions = {}): EgressAgents {
   return {
-    httpAgent: new EgressHttpAgent(policy, options),
-    httpsAgent: new EgressHttpsAgent(policy, options),
+    httpAgent: withCheckedConnections(new http.Agent(options), policy, 80),
+    httpsAgent: withCheckedConnections(new https.Agent(options), policy, 443),
   };
 }

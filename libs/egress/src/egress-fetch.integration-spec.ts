@@ -164,24 +164,17 @@ describe('createEgressFetch redirects', () => {
     expect(internal.requests).toEqual([]);
   });
 
-  it('follows a redirect within what is allowed, a 303 turning a POST into a GET', async () => {
+  it.each([
+    ['follows a redirect within what is allowed, a 303 turning a POST into a GET', 303, 'GET '],
+    ['sends the body again on a 307', 307, 'POST data'],
+  ])('%s', async (_name, status, echoed) => {
     const fetch = createEgressFetch(policy);
     const to = encodeURIComponent(`${allowed.url}/echo`);
-    const response = await fetch(`${allowed.url}/redirect?status=303&to=${to}`, {
+    const response = await fetch(`${allowed.url}/redirect?status=${status}&to=${to}`, {
       method: 'POST',
       body: 'data',
     });
-    expect(await response.text()).toBe('GET ');
-  });
-
-  it('sends the body again on a 307', async () => {
-    const fetch = createEgressFetch(policy);
-    const to = encodeURIComponent(`${allowed.url}/echo`);
-    const response = await fetch(`${allowed.url}/redirect?status=307&to=${to}`, {
-      method: 'POST',
-      body: 'data',
-    });
-    expect(await response.text()).toBe('POST data');
+    expect(await response.text()).toBe(echoed);
   });
 
   it('does not send credentials to another origin', async () => {
