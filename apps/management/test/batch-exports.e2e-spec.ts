@@ -8,6 +8,14 @@ import { startManagementTestApp, type ApiClient, type ManagementTestApp } from '
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** A 400 `invalid_input` naming the field `attr` and saying `detail`, as PostHog answers an invalid field. */
+function expectInvalidInput(response: { status: number; body: unknown }, attr: string, detail: string): void {
+  expect({ status: response.status, body: response.body }).toEqual({
+    status: 400,
+    body: { type: 'validation_error', code: 'invalid_input', attr, detail },
+  });
+}
+
 const S3_CONFIG = {
   bucket_name: 'exports',
   region: 'us-east-1',
@@ -270,13 +278,11 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
         const created = await createExport({ destination: { type, config } });
         const before = await storedConfig(created.id as string);
         const refused = await api.patch(orgPath(`${created.id}/`), { destination: { type, config: change } });
-        expect(refused.status).toBe(400);
-        expect(refused.body).toEqual({
-          type: 'validation_error',
-          code: 'invalid_input',
-          attr: 'destination',
-          detail: `Changing ${field} needs ${secrets.join(', ')} in the same request: the stored ${secrets.length === 1 ? 'secret is' : 'secrets are'} not sent to a new target.`,
-        });
+        expectInvalidInput(
+          refused,
+          'destination',
+          `Changing ${field} needs ${secrets.join(', ')} in the same request: the stored ${secrets.length === 1 ? 'secret is' : 'secrets are'} not sent to a new target.`,
+        );
         for (const secret of SECRET_VALUES) expect(JSON.stringify(refused.body)).not.toContain(secret);
         expect(await storedConfig(created.id as string)).toEqual(before);
 
@@ -325,24 +331,12 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
           interval: 'hour',
           destination: { type: 'Postgres', config: { ...POSTGRES_CONFIG, host } },
         });
-        expect(created.status).toBe(400);
-        expect(created.body).toEqual({
-          type: 'validation_error',
-          code: 'invalid_input',
-          attr: 'destination',
-          detail,
-        });
+        expectInvalidInput(created, 'destination', detail);
         const existing = await createExport({ destination: { type: 'Postgres', config: POSTGRES_CONFIG } });
         const patched = await api.patch(orgPath(`${existing.id}/`), {
           destination: { type: 'Postgres', config: { ...POSTGRES_CONFIG, host } },
         });
-        expect(patched.status).toBe(400);
-        expect(patched.body).toEqual({
-          type: 'validation_error',
-          code: 'invalid_input',
-          attr: 'destination',
-          detail,
-        });
+        expectInvalidInput(patched, 'destination', detail);
       },
     );
   });
@@ -368,21 +362,9 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
         model: 'persons',
         destination,
       });
-      expect(refused.status).toBe(400);
-      expect(refused.body).toEqual({
-        type: 'validation_error',
-        code: 'invalid_input',
-        attr: 'model',
-        detail,
-      });
+      expectInvalidInput(refused, 'model', detail);
       const patched = await api.patch(orgPath(`${created.id}/`), { destination });
-      expect(patched.status).toBe(400);
-      expect(patched.body).toEqual({
-        type: 'validation_error',
-        code: 'invalid_input',
-        attr: 'model',
-        detail,
-      });
+      expectInvalidInput(patched, 'model', detail);
     }
 
     // An events export to HTTP cannot become a persons export either.
