@@ -167,7 +167,10 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
     pool,
     clickhouse,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
-    destinations: createBatchExportDestinations({ egress: new EgressPolicy(config.egress) }),
+    destinations: createBatchExportDestinations({
+      egress: new EgressPolicy(config.egress),
+      s3ServerCredentials: config.batchExportS3ServerCredentials,
+    }),
     logger,
   };
   try {

@@ -190,12 +190,22 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
       // Nor does a type change pick up keys of the old type that the new one shares a name with.
       const postgres = await createExport({ destination: { type: 'Postgres', config: POSTGRES_CONFIG } });
       const toS3 = await api.patch(orgPath(`${postgres.id}/`), {
-        destination: { type: 'S3', config: { bucket_name: 'b', region: 'eu-west-1' } },
+        destination: {
+          type: 'S3',
+          config: {
+            bucket_name: 'b',
+            region: 'eu-west-1',
+            aws_access_key_id: 'k',
+            aws_secret_access_key: 's',
+          },
+        },
       });
       expect(toS3.status).toBe(200);
       expect((await storedConfig(postgres.id as string)).config).toEqual({
         bucket_name: 'b',
         region: 'eu-west-1',
+        aws_access_key_id: 'k',
+        aws_secret_access_key: 's',
         file_format: 'JSONLines',
       });
       // A type change that leaves out what the new type needs is a 400, not a merge with the old.
@@ -339,6 +349,86 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
         expectInvalidInput(patched, 'destination', detail);
       },
     );
+  });
+
+  describe("S3 keys: the export's own, never the server's AWS identity unless BATCH_EXPORT_S3_SERVER_CREDENTIALS", () => {
+    const { aws_access_key_id: _id, aws_secret_access_key: _secret, ...KEYLESS } = S3_CONFIG;
+    const REFUSED =
+      'The S3 destination needs aws_access_key_id, aws_secret_access_key in its config: this server does not lend its own AWS credentials to exports.';
+
+    it('refuses an S3 export without keys on create: 400 naming the keys, nothing saved', async () => {
+      const before = await testApp.dataSource.getRepository(BatchExport).count();
+      for (const config of [KEYLESS, { ...KEYLESS, aws_access_key_id: '', aws_secret_access_key: null }]) {
+        const refused = await api.post(orgPath(), {
+          name: 'keyless',
+          interval: 'hour',
+          destination: { type: 'S3', config },
+        });
+        expectInvalidInput(refused, 'destination', REFUSED);
+      }
+      const oneKey = await api.post(projectPath(), {
+        name: 'one key',
+        interval: 'hour',
+        destination: { type: 'S3', config: { ...KEYLESS, aws_access_key_id: 'AKIAEXAMPLE' } },
+      });
+      expectInvalidInput(
+        oneKey,
+        'destination',
+        'The S3 destination needs aws_secret_access_key in its config: aws_access_key_id and aws_secret_access_key go together.',
+      );
+      expect(await testApp.dataSource.getRepository(BatchExport).count()).toBe(before);
+    });
+
+    it('refuses a PATCH that would leave an S3 export without keys, and keeps the stored ones', async () => {
+      const created = await createExport();
+      const before = await storedConfig(created.id as string);
+      const cleared = await api.patch(orgPath(`${created.id}/`), {
+        destination: { type: 'S3', config: { aws_access_key_id: null, aws_secret_access_key: '' } },
+      });
+      expectInvalidInput(cleared, 'destination', REFUSED);
+
+      const noop = await createExport({ destination: { type: 'NoOp', config: {} } });
+      const toS3 = await api.patch(projectPath(`${noop.id}/`), {
+        destination: { type: 'S3', config: KEYLESS },
+      });
+      expectInvalidInput(toS3, 'destination', REFUSED);
+
+      expect(await storedConfig(created.id as string)).toEqual(before);
+      expect(await storedConfig(noop.id as string)).toEqual({ type: 'NoOp', config: {} });
+    });
+
+    it('takes an S3 export without keys where the operator set BATCH_EXPORT_S3_SERVER_CREDENTIALS=true', async () => {
+      const lending = await startManagementTestApp({
+        encryptionKeys: [encryptionKey],
+        batchExportS3ServerCredentials: true,
+      });
+      try {
+        const owner = await lending.createOwner('lending@batch-exports.test', 'Single-tenant organization');
+        const path = `/api/organizations/${owner.organizationId}/batch_exports/`;
+        const created = await owner.api.post(path, {
+          name: 'keyless',
+          interval: 'hour',
+          destination: { type: 'S3', config: KEYLESS },
+        });
+        expect(created.status).toBe(201);
+        expect(created.body.destination).toEqual({
+          type: 'S3',
+          config: { ...KEYLESS, file_format: 'JSONLines' },
+        });
+        const patched = await owner.api.patch(`${path}${created.body.id}/`, {
+          destination: { type: 'S3', config: { bucket_name: 'other' } },
+        });
+        expect(patched.status).toBe(200);
+        // One key without the other is still a mistake, not a cue to use the server's identity.
+        const oneKey = await owner.api.patch(`${path}${created.body.id}/`, {
+          destination: { type: 'S3', config: { aws_access_key_id: 'AKIAEXAMPLE' } },
+        });
+        expect(oneKey.status).toBe(400);
+        expect(oneKey.body.detail).toContain('aws_access_key_id and aws_secret_access_key go together');
+      } finally {
+        await lending.close();
+      }
+    });
   });
 
   it('exports persons as JSONLines to S3 or to Postgres only: a 400 naming why for HTTP or Parquet, on create and on PATCH', async () => {

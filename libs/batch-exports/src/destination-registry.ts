@@ -15,6 +15,11 @@ export const MAX_DESTINATION_ERROR_CHARS = 1_000;
 export interface BatchExportDestinationsOptions {
   /** Where destinations may connect (EGRESS_ALLOWED_PRIVATE_NETWORKS); socket paths never. */
   egress: EgressPolicy;
+  /**
+   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: S3 exports without keys run with the server's own AWS
+   * identity. Absent or false: such a run fails (see createS3DestinationWriter).
+   */
+  s3ServerCredentials?: boolean;
 }
 
 /**
@@ -27,7 +32,11 @@ export function createBatchExportDestinations(
   // One fetch, so that the HTTP exports share one connection pool.
   const fetch = createEgressFetch(options.egress);
   const destinations: Record<string, DestinationFactory> = {
-    S3: (config, run) => createS3Destination(config, run, options.egress),
+    S3: (config, run) =>
+      createS3Destination(config, run, {
+        egress: options.egress,
+        serverCredentials: options.s3ServerCredentials === true,
+      }),
     Postgres: (config, run) => createPostgresDestination(config, run, options.egress),
     HTTP: (config, run) => createHttpDestination(config, run, DEFAULT_HTTP_DESTINATION_OPTIONS, fetch),
     NoOp: createNoOpDestination,

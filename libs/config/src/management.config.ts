@@ -65,6 +65,11 @@ export interface ManagementConfig {
   apps: AppsConfig;
   /** Where app installs and upgrades may download from. */
   egress: EgressConfig;
+  /**
+   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export may be saved without keys of its own and then
+   * runs with this server's AWS identity (see the workers' config). Off, such an export is a 400.
+   */
+  batchExportS3ServerCredentials: boolean;
 }
 
 export function loadManagementConfig(env: Environment = process.env): ManagementConfig {
@@ -101,6 +106,7 @@ export function loadManagementConfig(env: Environment = process.env): Management
     encryptionKeys: readEncryptionKeys(env),
     apps: loadAppsConfig(env),
     egress: loadEgressConfig(env),
+    batchExportS3ServerCredentials: readBoolean(env, 'BATCH_EXPORT_S3_SERVER_CREDENTIALS', false),
   };
 }
 

@@ -3,7 +3,7 @@ import { type AppsRuntimeConfig, loadAppsRuntimeConfig } from './apps.config';
 import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
-import { Environment, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
+import { Environment, readBoolean, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
 import { readEncryptionKeys } from './secret-box';
 import { readMetricsToken } from './metrics-token.config';
@@ -48,6 +48,12 @@ export interface WorkersConfig {
   appsScheduleTickSeconds: number;
   /** Where batch-export destinations may connect. */
   egress: EgressConfig;
+  /**
+   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export without keys of its own runs with this
+   * server's AWS identity (environment, shared config, instance or container role). Off, such a
+   * run fails: every member could write with the operator's identity to any bucket it reaches.
+   */
+  batchExportS3ServerCredentials: boolean;
 }
 
 /** The shape of `QueryLimits` (@hogbase/clickhouse), which config does not depend on. */
@@ -108,5 +114,6 @@ export function loadWorkersConfig(env: Environment = process.env): WorkersConfig
     apps: loadAppsRuntimeConfig(env),
     appsScheduleTickSeconds: readInteger(env, 'APPS_SCHEDULE_TICK_SECONDS', 60, 1),
     egress: loadEgressConfig(env),
+    batchExportS3ServerCredentials: readBoolean(env, 'BATCH_EXPORT_S3_SERVER_CREDENTIALS', false),
   };
 }

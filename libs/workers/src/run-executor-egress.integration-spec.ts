@@ -130,4 +130,35 @@ describe('a run whose destination is on the server’s own network', () => {
     expect(run.status).toBe('Failed');
     expect(run.latest_error?.length).toBeLessThan(MAX_DESTINATION_ERROR_CHARS + 40);
   });
+
+  it("fails the run of an S3 export saved without keys instead of lending it the server's AWS identity, nothing sent", async () => {
+    // The server's own identity, where the SDK's default chain looks first.
+    const saved = [process.env.AWS_ACCESS_KEY_ID, process.env.AWS_SECRET_ACCESS_KEY];
+    process.env.AWS_ACCESS_KEY_ID = 'AKIASERVERIDENTITY';
+    process.env.AWS_SECRET_ACCESS_KEY = 'server-secret';
+    try {
+      internalRequests = 0;
+      const { aws_access_key_id: _id, aws_secret_access_key: _secret, ...keyless } = s3Config(internalUrl);
+      const { run } = await runTo(
+        'S3',
+        keyless,
+        new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] }),
+      );
+      expect(run).toEqual({
+        status: 'Failed',
+        latest_error: expect.stringContaining(
+          'this server does not lend its own AWS credentials to exports (BATCH_EXPORT_S3_SERVER_CREDENTIALS is off)',
+        ),
+      });
+      expect(internalRequests).toBe(0);
+    } finally {
+      for (const [name, value] of [
+        ['AWS_ACCESS_KEY_ID', saved[0]],
+        ['AWS_SECRET_ACCESS_KEY', saved[1]],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
 });

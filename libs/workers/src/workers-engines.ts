@@ -109,8 +109,12 @@ export async function openWorkersEngines(
     clickhouse,
     ingestion,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
-    // Every destination connection checked against EGRESS_ALLOWED_PRIVATE_NETWORKS.
-    destinations: createBatchExportDestinations({ egress: new EgressPolicy(config.egress) }),
+    // Every destination connection checked against EGRESS_ALLOWED_PRIVATE_NETWORKS; S3 exports
+    // without keys run only if BATCH_EXPORT_S3_SERVER_CREDENTIALS lends them the server's identity.
+    destinations: createBatchExportDestinations({
+      egress: new EgressPolicy(config.egress),
+      s3ServerCredentials: config.batchExportS3ServerCredentials,
+    }),
     publisher,
     logger,
     async close() {

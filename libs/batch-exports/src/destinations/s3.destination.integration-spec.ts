@@ -13,18 +13,22 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EgressPolicy } from '@hogbase/egress';
 import { createTestS3Client, testS3Endpoint } from '@hogbase/test-support';
 
+import { createBatchExportDestinations } from '../destination-registry';
 import { NonRetryableExportError, type ExportChunk, type ExportRunInfo } from '../destination.types';
-import { createS3Destination as createStrictS3Destination } from './s3.destination';
+import {
+  createS3Destination as createStrictS3Destination,
+  S3_SERVER_CREDENTIALS_REFUSED,
+} from './s3.destination';
 
 /** S3Mock listens on loopback, which these tests allow (as an admin may for a MinIO of theirs). */
 const LOOPBACK_ALLOWED = new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] });
 const createS3Destination = (config: Record<string, unknown>, runInfo: ExportRunInfo) =>
-  createStrictS3Destination(config, runInfo, LOOPBACK_ALLOWED);
+  createStrictS3Destination(config, runInfo, { egress: LOOPBACK_ALLOWED });
 const REFUSED = 'resolves to a private address; set EGRESS_ALLOWED_PRIVATE_NETWORKS to allow it';
 
 const MIB = 1024 * 1024;
@@ -240,7 +244,7 @@ describe('the S3 destination', () => {
     const port = (internal.address() as AddressInfo).port;
     try {
       for (const endpoint of [testS3Endpoint(), `http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
-        const writer = createStrictS3Destination(config({ endpoint_url: endpoint }), run);
+        const writer = createStrictS3Destination(config({ endpoint_url: endpoint }), run, {});
         const writing = (async () => {
           await writer.write(chunkOf(eventLines(10)), signal);
           await writer.finish(signal);
@@ -256,6 +260,122 @@ describe('the S3 destination', () => {
       internal.closeAllConnections();
       await new Promise<void>((resolve) => internal.close(() => resolve()));
     }
+  });
+
+  describe("credentials: the export's own keys, never the server's unless the operator lends them", () => {
+    /** The server's own identity, as the SDK's default chain would find it (its first provider). */
+    const SERVER_KEY = 'AKIASERVERIDENTITY';
+    const saved = {
+      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
+      AWS_SESSION_TOKEN: process.env.AWS_SESSION_TOKEN,
+    };
+    /** A stand-in S3 that takes every PUT and records who signed each request. */
+    let recorder: Server;
+    let recorderUrl: string;
+    let signedWith: string[];
+
+    beforeAll(async () => {
+      process.env.AWS_ACCESS_KEY_ID = SERVER_KEY;
+      process.env.AWS_SECRET_ACCESS_KEY = 'server-secret';
+      delete process.env.AWS_SESSION_TOKEN;
+      recorder = createServer((request: IncomingMessage, response) => {
+        const credential = /Credential=([^/]+)\//.exec(request.headers.authorization ?? '');
+        signedWith.push(credential?.[1] ?? 'unsigned');
+        request.resume();
+        request.once('end', () => response.writeHead(200, { ETag: '"recorded"' }).end());
+      });
+      await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+      recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+    });
+
+    beforeEach(() => {
+      signedWith = [];
+    });
+
+    afterAll(async () => {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      recorder.closeAllConnections();
+      await new Promise<void>((resolve) => recorder.close(() => resolve()));
+    });
+
+    const keyless = (extra: Record<string, unknown> = {}): Record<string, unknown> => {
+      const { aws_access_key_id: _id, aws_secret_access_key: _secret, ...rest } = config(extra);
+      return rest;
+    };
+
+    async function exportTen(writer: ReturnType<typeof createS3Destination>): Promise<void> {
+      await writer.write(chunkOf(eventLines(10)), signal);
+      await writer.finish(signal);
+    }
+
+    it('fails a run without keys for good, before any request or credential lookup, unless BATCH_EXPORT_S3_SERVER_CREDENTIALS is set', async () => {
+      const registry = createBatchExportDestinations({ egress: LOOPBACK_ALLOWED });
+      const writers = [
+        // The workers' destinations, BATCH_EXPORT_S3_SERVER_CREDENTIALS unset: to S3Mock's bucket…
+        registry.S3(keyless(), run),
+        // …and to a server that would take anything, with the server's keys in the environment.
+        registry.S3(keyless({ endpoint_url: recorderUrl }), run),
+        createStrictS3Destination(keyless({ endpoint_url: recorderUrl }), run, {
+          egress: LOOPBACK_ALLOWED,
+          serverCredentials: false,
+        }),
+      ];
+      for (const writer of writers) {
+        const writing = exportTen(writer);
+        await expect(writing).rejects.toThrow(NonRetryableExportError);
+        await expect(writing).rejects.toThrow(S3_SERVER_CREDENTIALS_REFUSED);
+        await writer.abort();
+      }
+      expect(S3_SERVER_CREDENTIALS_REFUSED).toContain('BATCH_EXPORT_S3_SERVER_CREDENTIALS');
+      expect(signedWith).toEqual([]);
+      expect(await keys()).toEqual([]);
+    });
+
+    it("signs with the export's keys only, even where the server has keys of its own", async () => {
+      const destinations = createBatchExportDestinations({
+        egress: LOOPBACK_ALLOWED,
+        s3ServerCredentials: true,
+      });
+      await exportTen(
+        destinations.S3(config({ endpoint_url: recorderUrl, aws_access_key_id: 'AKIAEXPORTOWNKEY' }), run),
+      );
+      expect(signedWith.length).toBeGreaterThan(0);
+      expect(new Set(signedWith)).toEqual(new Set(['AKIAEXPORTOWNKEY']));
+    });
+
+    it("runs an export without keys with the server's identity once BATCH_EXPORT_S3_SERVER_CREDENTIALS allows it", async () => {
+      const destinations = createBatchExportDestinations({
+        egress: LOOPBACK_ALLOWED,
+        s3ServerCredentials: true,
+      });
+      await exportTen(destinations.S3(keyless({ endpoint_url: recorderUrl }), run));
+      expect(signedWith.length).toBeGreaterThan(0);
+      expect(new Set(signedWith)).toEqual(new Set([SERVER_KEY]));
+
+      await exportTen(destinations.S3(keyless({ prefix: '' }), run));
+      expect(await keys()).toEqual([`${INTERVAL}.jsonl`]);
+    });
+
+    it('refuses one key without the other, whatever the setting', async () => {
+      const destinations = createBatchExportDestinations({
+        egress: LOOPBACK_ALLOWED,
+        s3ServerCredentials: true,
+      });
+      for (const missing of ['aws_access_key_id', 'aws_secret_access_key']) {
+        const writing = exportTen(
+          destinations.S3(config({ endpoint_url: recorderUrl, [missing]: null }), run),
+        );
+        await expect(writing).rejects.toThrow(NonRetryableExportError);
+        await expect(writing).rejects.toThrow(
+          `${missing} is missing: aws_access_key_id and aws_secret_access_key go together`,
+        );
+      }
+      expect(signedWith).toEqual([]);
+    });
   });
 
   it('leaves no multipart upload and no object behind when aborted', async () => {

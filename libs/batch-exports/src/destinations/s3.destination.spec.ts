@@ -12,7 +12,15 @@ import {
   s3ObjectKey,
   s3TemplateVariables,
 } from './s3-key.util';
-import { classifyS3Error, createS3Destination, parseS3DestinationConfig } from './s3.destination';
+import {
+  classifyS3Error,
+  createS3Destination,
+  parseS3DestinationConfig,
+  S3_SERVER_CREDENTIALS_REFUSED,
+} from './s3.destination';
+
+/** An export's own keys (the tests' S3 takes any). */
+const KEYS = { aws_access_key_id: 'AKIAEXAMPLE', aws_secret_access_key: 'secret' };
 
 function runInfo(overrides: Partial<ExportRunInfo> = {}): ExportRunInfo {
   return {
@@ -157,6 +165,14 @@ describe('S3 destination config', () => {
     [{ bucket_name: 'b', file_format: 'Parquet', compression: 'xz' }, 'compression="xz"'],
     [{ bucket_name: 'b', max_file_size_mb: -1 }, 'max_file_size_mb=-1'],
     [{ bucket_name: 'b', endpoint_url: 'not a url' }, 'endpoint_url'],
+    [
+      { bucket_name: 'b', aws_access_key_id: 'AKIAEXAMPLE' },
+      'aws_secret_access_key is missing: aws_access_key_id and aws_secret_access_key go together',
+    ],
+    [
+      { bucket_name: 'b', aws_secret_access_key: 'secret', aws_access_key_id: '' },
+      'aws_access_key_id is missing',
+    ],
   ])('refuses %j as a non-retryable error', (config, message) => {
     expect(() => parseS3DestinationConfig(config)).toThrow(NonRetryableExportError);
     expect(() => parseS3DestinationConfig(config)).toThrow(message);
@@ -164,7 +180,7 @@ describe('S3 destination config', () => {
 
   it('asks ClickHouse for Parquet compression and never streams a Parquet interval as more than one chunk unless split', () => {
     const parquet = createS3Destination(
-      { bucket_name: 'b', file_format: 'Parquet', compression: 'zstd' },
+      { ...KEYS, bucket_name: 'b', file_format: 'Parquet', compression: 'zstd' },
       runInfo(),
     );
     expect(parquet.format).toBe('Parquet');
@@ -175,18 +191,35 @@ describe('S3 destination config', () => {
       clickHouseSettings: { output_format_parquet_compression_method: 'zstd' },
     });
     const split = createS3Destination(
-      { bucket_name: 'b', file_format: 'Parquet', max_file_size_mb: 10 },
+      { ...KEYS, bucket_name: 'b', file_format: 'Parquet', max_file_size_mb: 10 },
       runInfo(),
     );
     expect(split.maxChunkRows).toBe(10 * 1024);
     expect(split).toMatchObject({ parquetCompression: 'none' });
-    const jsonLines = createS3Destination({ bucket_name: 'b' }, runInfo());
+    const jsonLines = createS3Destination({ ...KEYS, bucket_name: 'b' }, runInfo());
     expect(jsonLines.format).toBe('JSONEachRow');
     expect(jsonLines).toMatchObject({ parquetCompression: null, clickHouseSettings: {} });
   });
 
+  it('fails an export without keys for good unless the server lends its credentials (BATCH_EXPORT_S3_SERVER_CREDENTIALS)', async () => {
+    const signal = new AbortController().signal;
+    for (const options of [undefined, {}, { serverCredentials: false }]) {
+      const writer = createS3Destination({ bucket_name: 'b', file_format: 'Parquet' }, runInfo(), options);
+      const write = writer.write({ body: Readable.from([]), records: 0, cursor: 'c' }, signal);
+      await expect(write).rejects.toThrow(NonRetryableExportError);
+      await expect(write).rejects.toThrow(S3_SERVER_CREDENTIALS_REFUSED);
+      await expect(writer.finish(signal)).rejects.toThrow(S3_SERVER_CREDENTIALS_REFUSED);
+      await expect(writer.abort()).resolves.toBeUndefined();
+    }
+    const lent = createS3Destination({ bucket_name: 'b', file_format: 'Parquet' }, runInfo(), {
+      serverCredentials: true,
+    });
+    expect(lent).toMatchObject({ format: 'Parquet', parquetCompression: 'none' });
+    await lent.abort();
+  });
+
   it('fails the first write with a non-retryable error for a prefix with an unknown variable', async () => {
-    const writer = createS3Destination({ bucket_name: 'b', prefix: 'x/{team}' }, runInfo());
+    const writer = createS3Destination({ ...KEYS, bucket_name: 'b', prefix: 'x/{team}' }, runInfo());
     const write = writer.write(
       { body: Readable.from([]), records: 0, cursor: 'c' },
       new AbortController().signal,

@@ -97,12 +97,21 @@ export function parseS3DestinationConfig(config: Record<string, unknown>): S3Des
   if (endpointUrl !== null && !URL.canParse(endpointUrl)) {
     throw invalid('endpoint_url', endpointUrl, 'not a URL');
   }
+  const accessKeyId = optionalString(config, 'aws_access_key_id');
+  const secretAccessKey = optionalString(config, 'aws_secret_access_key');
+  // As botocore's PartialCredentialsError: one key without the other is a mistake, never a cue to
+  // look for credentials elsewhere. (Values never go into the message: they are secrets.)
+  if ((accessKeyId === null) !== (secretAccessKey === null)) {
+    throw new NonRetryableExportError(
+      `S3 destination: ${accessKeyId === null ? 'aws_access_key_id' : 'aws_secret_access_key'} is missing: aws_access_key_id and aws_secret_access_key go together`,
+    );
+  }
   return {
     bucketName,
     region: optionalString(config, 'region') ?? 'us-east-1',
     prefix: optionalString(config, 'prefix') ?? '',
-    accessKeyId: optionalString(config, 'aws_access_key_id'),
-    secretAccessKey: optionalString(config, 'aws_secret_access_key'),
+    accessKeyId,
+    secretAccessKey,
     endpointUrl,
     useVirtualStyleAddressing: config.use_virtual_style_addressing === true,
     fileFormat,
@@ -174,13 +183,27 @@ export function classifyS3Error(error: unknown, action: string): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** A DestinationFactory once `egress` is bound (createBatchExportDestinations does). */
+export interface S3DestinationOptions {
+  /** Where the client may connect (EGRESS_ALLOWED_PRIVATE_NETWORKS); strict by default. */
+  egress?: EgressPolicy;
+  /**
+   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an export without keys runs with the server's own AWS
+   * identity (the SDK's default chain). False by default: such a run fails.
+   */
+  serverCredentials?: boolean;
+}
+
+/** What a run of an export without keys fails with when the server lends it no credentials. */
+export const S3_SERVER_CREDENTIALS_REFUSED =
+  'S3 destination: the export has no aws_access_key_id and aws_secret_access_key, and this server does not lend its own AWS credentials to exports (BATCH_EXPORT_S3_SERVER_CREDENTIALS is off): enter the keys of an identity that may write to the bucket, or have the operator set BATCH_EXPORT_S3_SERVER_CREDENTIALS=true';
+
+/** A DestinationFactory once its options are bound (createBatchExportDestinations does). */
 export function createS3Destination(
   config: Record<string, unknown>,
   run: ExportRunInfo,
-  egress: EgressPolicy = EgressPolicy.strict(),
+  options: S3DestinationOptions = {},
 ): DestinationWriter {
-  return createS3DestinationWriter(config, run, egress);
+  return createS3DestinationWriter(config, run, options);
 }
 
 /**
@@ -190,13 +213,19 @@ export function createS3Destination(
 export function createS3DestinationWriter(
   config: Record<string, unknown>,
   run: ExportRunInfo,
-  egress: EgressPolicy = EgressPolicy.strict(),
+  options: S3DestinationOptions = {},
 ): S3DestinationWriter {
   try {
     const parsed = parseS3DestinationConfig(config);
+    // SECURITY: without keys the SDK would sign with whatever the server's default chain finds
+    // (environment, shared files, instance or container role): the operator's identity, lent to
+    // every member who can save an export, for any bucket it can write. Refused before a client exists.
+    if (parsed.accessKeyId === null && options.serverCredentials !== true) {
+      throw new NonRetryableExportError(S3_SERVER_CREDENTIALS_REFUSED);
+    }
     // Fail on a bad prefix before any byte moves (PostHog: InvalidS3Key, non-retryable).
     s3ManifestKey(run, parsed.prefix);
-    return new S3Writer(parsed, run, egress);
+    return new S3Writer(parsed, run, options.egress ?? EgressPolicy.strict());
   } catch (error) {
     const failure =
       error instanceof S3KeyTemplateError
@@ -481,7 +510,9 @@ function s3ClientConfig(config: S3DestinationConfig, egress: EgressPolicy): S3Cl
           requestChecksumCalculation: 'WHEN_REQUIRED',
           responseChecksumValidation: 'WHEN_REQUIRED',
         }),
-    // Without keys the SDK's default chain applies (environment, instance role), as boto3 does for PostHog.
+    // Keys given: these and nothing else sign (a static identity: no provider of the default chain
+    // runs). No keys: the SDK's default chain, as boto3 does for PostHog, reached only when the
+    // operator lends the server's identity (createS3DestinationWriter checks).
     ...(config.accessKeyId !== null && config.secretAccessKey !== null
       ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
       : {}),

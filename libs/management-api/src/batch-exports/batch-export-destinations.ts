@@ -58,6 +58,17 @@ const REQUIRED_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
   NoOp: [],
 };
 
+/** What the operator allows destinations (ManagementConfig). */
+export interface DestinationPolicy {
+  /**
+   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export may leave out its keys and run with the
+   * server's own AWS identity. Off, the keys are required.
+   */
+  s3ServerCredentials: boolean;
+}
+
+const S3_KEYS = ['aws_access_key_id', 'aws_secret_access_key'] as const;
+
 const pythonList = (values: readonly string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`;
 
 export function destinationType(type: unknown): DestinationType {
@@ -92,6 +103,7 @@ function stringList(config: Record<string, unknown>, key: string): void {
 export function validateDestinationConfig(
   type: DestinationType,
   config: Record<string, unknown>,
+  policy: DestinationPolicy,
 ): Record<string, unknown> {
   const checked = { ...config };
   const missing = REQUIRED_CONFIG_KEYS[type].filter((key) => !isPresent(checked[key]));
@@ -131,6 +143,7 @@ export function validateDestinationConfig(
       );
     }
     if (isPresent(checked.endpoint_url)) checkUrl(checked.endpoint_url, 'endpoint_url');
+    checkS3Keys(checked, policy);
   }
   if (type === 'HTTP') checkUrl(checked.url, 'url');
   if (type === 'Postgres') {
@@ -166,6 +179,25 @@ export function validateModelDestination(
   if (hogqlQuery !== null) {
     throw validationError('A hogql_query applies to the events model only.', 'hogql_query');
   }
+}
+
+/**
+ * SECURITY: an S3 client without keys signs with whatever the server's default chain finds
+ * (environment, shared files, instance or container role): the operator's identity, which would
+ * let any member write into any bucket that identity reaches. Keys are required unless the
+ * operator lends that identity on purpose; one key without the other is never taken (the run
+ * would refuse it, as botocore does).
+ */
+function checkS3Keys(config: Record<string, unknown>, policy: DestinationPolicy): void {
+  const missing = S3_KEYS.filter((key) => !isPresent(config[key]));
+  if (missing.length === 0) return;
+  if (missing.length === S3_KEYS.length && policy.s3ServerCredentials) return;
+  throw validationError(
+    missing.length === S3_KEYS.length
+      ? `The S3 destination needs ${missing.join(', ')} in its config: this server does not lend its own AWS credentials to exports.`
+      : `The S3 destination needs ${missing.join(', ')} in its config: aws_access_key_id and aws_secret_access_key go together.`,
+    'destination',
+  );
 }
 
 function checkUrl(value: unknown, key: string): void {
@@ -206,9 +238,10 @@ export function patchedDestinationConfig(
   stored: { type: string; config: Record<string, unknown> },
   type: DestinationType,
   requested: Record<string, unknown>,
+  policy: DestinationPolicy,
 ): Record<string, unknown> {
-  if (type !== stored.type) return validateDestinationConfig(type, requested);
-  const merged = validateDestinationConfig(type, { ...stored.config, ...requested });
+  if (type !== stored.type) return validateDestinationConfig(type, requested, policy);
+  const merged = validateDestinationConfig(type, { ...stored.config, ...requested }, policy);
   checkTargetChange(type, stored.config, merged, requested);
   return merged;
 }
@@ -218,8 +251,9 @@ export function patchedDestinationConfig(
  * the type's stored secrets again, or it is a 400 naming both.
  *
  * NOTE: refused rather than cleared on purpose. Without its secrets an export does not simply stop:
- * the S3 client falls back to the server's own credentials (environment, instance role), and a
- * silently emptied password leaves an export that the member who changed it sees as saved.
+ * an S3 export would run with the server's own credentials where BATCH_EXPORT_S3_SERVER_CREDENTIALS
+ * allows them, and a silently emptied password leaves an export that the member who changed it
+ * sees as saved.
  * Re-entering is what PostHog's form does anyway: it never shows the secrets, so its users type
  * them with the rest of the destination.
  */

@@ -1,17 +1,20 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { intervalStart, type BatchExportInterval } from '@hogbase/batch-exports';
 import { compileBatchExportQuery, HogQLError, sharedHogQLParser } from '@hogbase/hogql';
+import type { ManagementConfig } from '@hogbase/config';
 import { BatchExport, BatchExportRun, Team, type PersonalApiKey } from '@hogbase/postgres';
 import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
+import { MANAGEMENT_CONFIG } from '../management-config.token';
 import type { PageRequest } from '../common/pagination.util';
 import {
   destinationType,
   patchedDestinationConfig,
+  type DestinationPolicy,
   validateDestinationConfig,
   validateModelDestination,
 } from './batch-export-destinations';
@@ -54,10 +57,15 @@ async function exportSchema(hogqlQuery: string | null): Promise<Record<string, u
 
 @Injectable()
 export class BatchExportService {
+  private readonly destinationPolicy: DestinationPolicy;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly secrets: BatchExportSecrets,
-  ) {}
+    @Inject(MANAGEMENT_CONFIG) config: ManagementConfig,
+  ) {
+    this.destinationPolicy = { s3ServerCredentials: config.batchExportS3ServerCredentials };
+  }
 
   /** Every project of the organization the key may read. */
   async organizationScope(
@@ -95,7 +103,7 @@ export class BatchExportService {
   ): Promise<BatchExportResponse> {
     const teamId = await this.targetTeam(scope, dto.team_id);
     const type = destinationType(dto.destination.type);
-    const config = validateDestinationConfig(type, dto.destination.config ?? {});
+    const config = validateDestinationConfig(type, dto.destination.config ?? {}, this.destinationPolicy);
     validateModelDestination(dto.model ?? 'events', type, config, dto.hogql_query ?? null);
     const now = new Date();
     const { startAt, endAt } = this.range(dto.start_at ?? null, dto.end_at ?? null);
@@ -140,6 +148,7 @@ export class BatchExportService {
           { type: batchExport.destinationType, config },
           type,
           dto.destination.config ?? {},
+          this.destinationPolicy,
         );
         batchExport.destinationType = type;
         batchExport.destinationConfig = await this.secrets.seal(config);
