@@ -2,10 +2,20 @@ import { chmod, lstat, mkdir, opendir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import pino from 'pino';
 import { dataDirHolder, lockDataDir, type DataDirLock } from './data-dir-lock';
 import { describeWriteError, storageProblem } from './data-dir-space';
-import { EmbeddedWireServer } from './embedded-wire.server';
+import {
+  openPGlite,
+  releasePGliteFiles,
+  reopenPGlite,
+  type EmbeddedPostgresLogger,
+  type ReopenAttempt,
+} from './embedded-pglite';
+import { EmbeddedWireServer, type SessionLoss } from './embedded-wire.server';
+
+export type { EmbeddedPostgresLogger } from './embedded-pglite';
 
 export interface EmbeddedPostgres {
   /** A `postgres://` URL that `pg` and TypeORM use unchanged (it names a Unix socket). */
@@ -127,11 +137,30 @@ async function openFailure(databaseDir: string, error: unknown): Promise<Embedde
   return new EmbeddedPostgresOpenError(databaseDir, reason, { cause: error });
 }
 
+/** One attempt to reopen PGlite on `databaseDir`: only once the directory can take writes again. */
+async function reopenAttempt(databaseDir: string): Promise<ReopenAttempt> {
+  const problem = await storageProblem(databaseDir).catch(
+    (error: unknown) => describeWriteError(error) ?? String(error),
+  );
+  if (problem) return { problem, kind: 'storage' };
+  try {
+    return { db: await openPGlite(databaseDir) };
+  } catch (error) {
+    return { problem: (await openFailure(databaseDir, error)).reason, kind: 'open' };
+  }
+}
+
 /**
  * Runs Postgres in-process (PGlite, Postgres compiled to WASM) with its files under
  * `<dataDir>/postgres`, and serves the wire protocol on a Unix socket so that `pg` and TypeORM work
  * as against any Postgres (embedded-wire.server.ts: one session shared by every connection, each
  * connection's queries and transactions kept whole, LISTEN/NOTIFY across connections).
+ *
+ * A PGlite that fails while it serves (a PANIC: a WAL file that cannot be created on a full disk)
+ * is reopened on the same files without a restart: the server ends every connection and refuses
+ * new ones meanwhile (clients see Postgres unavailable, and retry), its files are released, and a
+ * new PGlite replays the WAL, tried with back-off until the directory can take writes again
+ * (embedded-pglite.ts). The data directory's lock is held throughout: no other process opens them.
  *
  * PGlite is single-process: the server holds the data directory's lock (data-dir-lock.ts) before
  * it touches a file there, and tells another process of the same user that asks the lock where
@@ -148,11 +177,14 @@ export async function startEmbeddedPostgres(
     maxConnections?: number;
     /** The data directory's lock when the caller holds it already (npm start); taken here otherwise. */
     lock?: DataDirLock;
+    /** Where a failure of PGlite and its reopening are logged; a pino logger of its own otherwise. */
+    logger?: EmbeddedPostgresLogger;
   } = {},
 ): Promise<EmbeddedPostgres> {
   if (options.lock && options.lock.dataDir !== path.resolve(dataDir)) {
     throw new Error(`the lock given is of ${options.lock.dataDir}, not of ${path.resolve(dataDir)}`);
   }
+  const logger = options.logger ?? pino({ name: 'embedded-postgres' });
   let ownLock: DataDirLock | undefined;
   if (!options.lock) await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const lock = options.lock ?? (ownLock = await lockDataDir(dataDir));
@@ -161,6 +193,13 @@ export async function startEmbeddedPostgres(
   let db: PGlite | undefined;
   let server: EmbeddedWireServer | undefined;
   const maxConnections = options.maxConnections ?? 8;
+  /** The PGlite served now (none while one that failed is being reopened), and the reopening. */
+  const recovery: {
+    current?: PGlite;
+    reopening?: Promise<void>;
+    lost: (loss: SessionLoss) => void;
+  } = { lost: () => undefined };
+  const stopping = new AbortController();
   try {
     // What an older version left; nothing reads it any more.
     await rm(path.join(lock.dataDir, LEGACY_LOCK_FILE), { force: true });
@@ -169,7 +208,7 @@ export async function startEmbeddedPostgres(
     await chmod(databaseDir, 0o700);
     socketDir = await prepareSocketDir(lock);
     try {
-      db = await PGlite.create({ dataDir: databaseDir });
+      db = await openPGlite(databaseDir);
     } catch (error) {
       throw await openFailure(databaseDir, error);
     }
@@ -177,7 +216,7 @@ export async function startEmbeddedPostgres(
     // copies the template files as 0666: the directory's 0700 is what keeps others out, and this
     // brings the files in line with it.
     await restrictToOwner(databaseDir);
-    server = new EmbeddedWireServer(db, maxConnections);
+    server = new EmbeddedWireServer(db, maxConnections, (loss) => recovery.lost(loss));
     await server.listen(socketPath(socketDir));
   } catch (error) {
     await server?.stop();
@@ -187,7 +226,29 @@ export async function startEmbeddedPostgres(
     throw error;
   }
   lock.announce({ postgresSocketDir: socketDir });
-  const [startedServer, startedDb, startedSocketDir] = [server, db, socketDir];
+  const [startedServer, startedSocketDir] = [server, socketDir];
+  recovery.current = db;
+  recovery.lost = ({ reason, db: failed }: SessionLoss) => {
+    // Never closed (that calls into its runtime); dropped, with the files it held.
+    releasePGliteFiles(failed);
+    if (recovery.current === failed) recovery.current = undefined;
+    recovery.reopening = reopenPGlite(databaseDir, reason, () => reopenAttempt(databaseDir), {
+      logger,
+      signal: stopping.signal,
+    })
+      .then(async (reopened) => {
+        if (!reopened) return;
+        recovery.current = reopened;
+        startedServer.resume(reopened);
+        await restrictToOwner(databaseDir);
+      })
+      .catch((error: unknown) => {
+        logger.warn(
+          { databaseDir, error: String(error) },
+          'reopening the embedded Postgres failed; it stays unavailable until a restart',
+        );
+      });
+  };
   return {
     url: connectionUrl(startedSocketDir),
     socketDir: startedSocketDir,
@@ -196,8 +257,10 @@ export async function startEmbeddedPostgres(
     async stop() {
       lock.announce({ postgresSocketDir: undefined });
       try {
+        stopping.abort();
         await startedServer.stop();
-        await startedDb.close();
+        await recovery.reopening;
+        await recovery.current?.close();
         await restrictToOwner(databaseDir); // What Postgres wrote with fopen() meanwhile is 0644.
         await removeSocketDir(startedSocketDir);
       } finally {

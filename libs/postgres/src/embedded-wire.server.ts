@@ -7,12 +7,28 @@ const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
 const PROTOCOL_3 = 196608;
+const QUERY = 0x51; // Q
+const SYNC = 0x53; // S
+const READY_FOR_QUERY = 0x5a; // Z
+const ERROR_RESPONSE = 0x45; // E
+const NOTIFICATION_RESPONSE = 0x41; // A
+const COPY_IN_RESPONSE = 0x47; // G
+const COPY_BOTH_RESPONSE = 0x57; // W
+
+/** A start-up packet begins with its length, which PGlite (as Postgres) keeps far below 2^24. */
+const isStartupPacket = (frontend: Uint8Array) => frontend[0] === 0;
 
 /**
  * Frontend messages after which a client waits for the server's answer: Sync, Query, Flush,
  * CopyDone, CopyFail. What a connection sends up to one of them runs as one unit.
  */
 const GROUP_ENDS = new Set(['S', 'Q', 'H', 'c', 'f']);
+
+/**
+ * The frontend messages Postgres takes once a session has started. Any other type ends a Postgres
+ * session with FATAL, and PGlite's proc_exit then never returns: the whole process would hang.
+ */
+const FRONTEND_TYPES = new Set(['B', 'C', 'D', 'E', 'F', 'H', 'P', 'Q', 'S', 'X', 'c', 'd', 'f']);
 
 /** A connection's named statements and portals get this prefix: PGlite has one session for all. */
 const namePrefix = (id: number) => `c${id}_`;
@@ -40,6 +56,20 @@ class Connection {
 interface Unit {
   connection: Connection;
   messages: Uint8Array[];
+}
+
+/** PGlite's session ended under the server (EmbeddedWireServer's `onLost`). */
+export interface SessionLoss {
+  /** What went wrong, in a line: PGlite's PANIC, its abort, or the answer that never came. */
+  reason: string;
+  /** The PGlite that failed. Never call into it again: its WASM runtime may spin forever. */
+  db: PGlite;
+}
+
+/** The parts of PGlite's Emscripten module (`PGlite.Module`) the server touches. */
+interface EmscriptenModule {
+  /** Called by Emscripten's abort() (a PANIC is one) before it throws; PGlite swallows the throw. */
+  onAbort?: (what: unknown) => void;
 }
 
 /** A frontend message: type byte, then its length (itself included), then the body. */
@@ -88,6 +118,12 @@ function fatal(code: string, text: string): Buffer {
  * - LISTEN works across connections: a NOTIFY's NotificationResponse appears in the answer of the
  *   connection whose commit sent it (the session listens for everyone), and is copied to every
  *   other connection that ran `LISTEN <channel>` (as a simple query, how `pg` sends it).
+ *
+ * A PGlite that failed (a PANIC such as a WAL file that cannot be created on a full disk, an abort,
+ * an answer without its ReadyForQuery) is never called again: after an abort its next call spins
+ * forever and holds the event loop. Every connection is ended as Postgres ends them after a crash
+ * (FATAL 57P02), `onLost` is told, and until `resume` hands over a new PGlite every new connection
+ * is refused with FATAL 57P03, as a server in crash recovery refuses them.
  */
 export class EmbeddedWireServer {
   private readonly server: Server;
@@ -101,12 +137,31 @@ export class EmbeddedWireServer {
   /** The connection whose transaction is open: only its units run until it ends. */
   private owner: Connection | null = null;
   private nextId = 1;
+  /** The session served now; null from a failure until `resume`. */
+  private db: PGlite | null = null;
+  /** Why there is no session, for the connections refused meanwhile. */
+  private lostReason = '';
+  /** What the current PGlite's abort() said, once it called it. */
+  private aborted: string | undefined;
 
   constructor(
-    private readonly db: PGlite,
+    db: PGlite,
     private readonly maxConnections: number,
+    private readonly onLost: (loss: SessionLoss) => void = () => undefined,
   ) {
     this.server = createServer((socket) => this.accept(socket));
+    this.resume(db);
+  }
+
+  /** Serves `db` from now on: the PGlite reopened after the last one failed. */
+  resume(db: PGlite): void {
+    if (this.stopped) return;
+    this.db = db;
+    this.aborted = undefined;
+    const module = db.Module as unknown as EmscriptenModule;
+    module.onAbort = (what: unknown) => {
+      if (this.db === db) this.aborted = String(what) || 'no reason given';
+    };
   }
 
   listen(path: string): Promise<void> {
@@ -152,6 +207,12 @@ export class EmbeddedWireServer {
     socket.on('close', () => this.sockets.delete(socket));
     // A client that goes away mid-write (EPIPE, ECONNRESET): 'close' follows, which is what counts.
     socket.on('error', () => undefined);
+    if (!this.db) {
+      socket.end(
+        fatal('57P03', `the embedded Postgres is being reopened after a failure (${this.lostReason})`),
+      );
+      return;
+    }
     if (this.connections.size >= this.maxConnections) {
       socket.end(fatal('53300', 'sorry, too many clients already'));
       return;
@@ -192,6 +253,11 @@ export class EmbeddedWireServer {
       const length = buffer.readInt32BE(1);
       if (buffer.length < length + 1) return;
       const type = String.fromCharCode(buffer[0]);
+      if (!FRONTEND_TYPES.has(type)) {
+        connection.socket.end(fatal('08P01', `invalid frontend message type ${buffer[0]}`));
+        this.close(connection);
+        return;
+      }
       // A copy: the connection's buffer is reused for what comes next.
       const raw = Buffer.from(buffer.subarray(0, length + 1));
       connection.buffer = buffer.subarray(length + 1);
@@ -261,7 +327,7 @@ export class EmbeddedWireServer {
     if (connection.closed) return;
     connection.closed = true;
     this.connections.delete(connection);
-    if (this.stopped) return;
+    if (this.stopped || !this.db) return;
     // What it queued has nobody to answer; its open transaction and statements must not linger.
     for (let index = this.queue.length - 1; index >= 0; index -= 1) {
       if (this.queue[index].connection === connection) this.queue.splice(index, 1);
@@ -276,7 +342,7 @@ export class EmbeddedWireServer {
   }
 
   private enqueue(unit: Unit): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.db) return;
     this.queue.push(unit);
     this.kick();
   }
@@ -289,7 +355,7 @@ export class EmbeddedWireServer {
 
   /** Starts the drain loop unless it runs, or nothing can run (the owner has sent nothing yet). */
   private kick(): void {
-    if (this.running || this.stopped || this.nextIndex() < 0) return;
+    if (this.running || this.stopped || !this.db || this.nextIndex() < 0) return;
     this.running = this.drain().finally(() => {
       this.running = null;
       // A unit queued after the loop's last look but before it ended.
@@ -298,43 +364,97 @@ export class EmbeddedWireServer {
   }
 
   private async drain(): Promise<void> {
-    for (let index = this.nextIndex(); index >= 0 && !this.stopped; index = this.nextIndex()) {
+    for (let index = this.nextIndex(); index >= 0 && !this.stopped && this.db; index = this.nextIndex()) {
       const [unit] = this.queue.splice(index, 1);
       await this.execute(unit);
     }
   }
 
   private async execute({ connection, messages }: Unit): Promise<void> {
+    const { db } = this;
+    if (!db) return;
     const listening = [...this.connections].some((other) => other.channels.size > 0);
-    const notifications = listening ? new NotificationScanner() : undefined;
+    const answers = new BackendScanner(listening);
     const { socket } = connection;
+    let failure: string | undefined;
     try {
-      await this.db.runExclusive(async () => {
+      failure = await db.runExclusive(async () => {
         for (const [index, frontend] of messages.entries()) {
-          await this.db.execProtocolRawStream(frontend, {
+          answers.expectReady();
+          await db.execProtocolRawStream(frontend, {
             // Once per unit: it ends where the client waits, so nothing it was told is unsynced.
             syncToFs: index === messages.length - 1,
             onRawData: (data: Uint8Array) => {
               // A copy: the bytes are a view of PGlite's memory, reused by the next message.
               const copy = Buffer.from(data);
               if (!connection.closed && socket.writable) socket.write(copy);
-              notifications?.scan(copy);
+              answers.scan(copy);
             },
           });
+          const failed = this.failureAfter(frontend, answers);
+          if (failed) return failed;
         }
+        return undefined;
       });
-    } catch {
-      // PGlite answers SQL errors on the wire; a throw means the session itself failed.
-      socket.destroy();
+    } catch (error) {
+      const thrown = error instanceof Error ? error.message : String(error);
+      // A start-up packet PGlite cannot take (garbage, an unknown role) throws and leaves the
+      // session as it was; anything else that throws is the session itself failing.
+      failure = this.aborted
+        ? this.failureAfter(messages[0], answers)
+        : messages.some(isStartupPacket)
+          ? undefined
+          : `PGlite threw: ${thrown.split('\n')[0]}`;
+      if (!failure) socket.destroy();
     }
-    this.owner = this.db.isInTransaction() ? connection : null;
+    if (failure) {
+      this.lose(failure);
+      return;
+    }
+    this.owner = db.isInTransaction() ? connection : null;
     // TRICKY: a connection whose close was handled while this unit awaited PGlite (its file sync
     // can wait on real I/O) got no ROLLBACK then, not being the owner yet: without one, a
     // transaction the unit left open would keep every other connection waiting for good.
     if (this.owner === connection && connection.closed) {
       this.queue.unshift({ connection, messages: [simpleQuery('ROLLBACK')] });
     }
-    for (const notification of notifications?.found ?? []) this.forward(connection, notification);
+    for (const notification of answers.notifications) this.forward(connection, notification);
+  }
+
+  /** Why the session cannot go on after PGlite ran `frontend`, or undefined when it can. */
+  private failureAfter(frontend: Uint8Array, answers: BackendScanner): string | undefined {
+    if (answers.panic) return answers.panic;
+    if (this.aborted) return `PGlite aborted (${this.aborted})`;
+    // Postgres ends its answer to a start-up packet, a simple query and a Sync with ReadyForQuery
+    // (unless a COPY now waits for the client's data): without one, the client would wait forever.
+    const waits = isStartupPacket(frontend) || frontend[0] === QUERY || frontend[0] === SYNC;
+    if (waits && !answers.ready && !answers.copying) {
+      return `PGlite left a ${isStartupPacket(frontend) ? 'start-up packet' : String.fromCharCode(frontend[0])} message without an answer`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Drops the failed session: every connection ends (FATAL 57P02, what a client of a crashed
+   * Postgres gets), what they queued is dropped, and new ones are refused until `resume`.
+   */
+  private lose(reason: string): void {
+    const { db } = this;
+    if (!db) return;
+    this.db = null;
+    this.lostReason = reason;
+    this.owner = null;
+    this.queue.length = 0;
+    const goodbye = fatal(
+      '57P02',
+      `terminating connection because the embedded Postgres failed (${reason}); it is being reopened`,
+    );
+    for (const connection of this.connections) {
+      connection.closed = true;
+      connection.socket.end(goodbye);
+    }
+    this.connections.clear();
+    this.onLost({ reason, db });
   }
 
   private forward(sender: Connection, notification: Buffer): void {
@@ -346,27 +466,53 @@ export class EmbeddedWireServer {
   }
 }
 
-/** Picks the NotificationResponse messages out of a backend byte stream that starts at a message. */
-class NotificationScanner {
-  readonly found: Buffer[] = [];
+/**
+ * Reads a backend byte stream that starts at a message, across the chunks it comes in: whether a
+ * ReadyForQuery came (since `expectReady`), whether a COPY waits for the client's data, a PANIC
+ * ErrorResponse, and the NotificationResponse messages when asked to keep them.
+ */
+class BackendScanner {
+  readonly notifications: Buffer[] = [];
+  ready = false;
+  copying = false;
+  /** `PANIC <code>: <message>`, from the first ErrorResponse whose severity is PANIC. */
+  panic: string | undefined;
   /** The bytes of the current message's header (type and length) read so far. */
   private header = Buffer.alloc(0);
+  private type = 0;
   /** Body bytes of the current message still to come. */
   private remaining = 0;
-  /** The current message's pieces, when it is a NotificationResponse. */
+  /** The current message's pieces, when it is one to keep. */
   private pieces: Buffer[] | null = null;
+
+  constructor(private readonly keepNotifications: boolean) {}
+
+  /** A frontend message goes to PGlite: its answer must bring a ReadyForQuery of its own. */
+  expectReady(): void {
+    this.ready = false;
+  }
 
   scan(data: Buffer): void {
     let offset = 0;
     while (offset < data.length) {
       if (this.remaining === 0) {
-        const take = Math.min(5 - this.header.length, data.length - offset);
-        this.header = Buffer.concat([this.header, data.subarray(offset, offset + take)]);
-        offset += take;
-        if (this.header.length < 5) return;
-        this.remaining = this.header.readInt32BE(1) - 4;
-        this.pieces = this.header[0] === 0x41 /* A */ ? [this.header] : null;
-        this.header = Buffer.alloc(0);
+        let header: Buffer;
+        if (this.header.length === 0 && data.length - offset >= 5) {
+          header = data.subarray(offset, offset + 5);
+          offset += 5;
+        } else {
+          const take = Math.min(5 - this.header.length, data.length - offset);
+          this.header = Buffer.concat([this.header, data.subarray(offset, offset + take)]);
+          offset += take;
+          if (this.header.length < 5) return;
+          header = this.header;
+          this.header = Buffer.alloc(0);
+        }
+        this.type = header[0];
+        this.remaining = header.readInt32BE(1) - 4;
+        const keep =
+          this.type === ERROR_RESPONSE || (this.keepNotifications && this.type === NOTIFICATION_RESPONSE);
+        this.pieces = keep ? [Buffer.from(header)] : null;
         if (this.remaining === 0) this.finish();
         continue;
       }
@@ -379,7 +525,37 @@ class NotificationScanner {
   }
 
   private finish(): void {
-    if (this.pieces) this.found.push(Buffer.concat(this.pieces));
+    switch (this.type) {
+      case READY_FOR_QUERY:
+        this.ready = true;
+        break;
+      case COPY_IN_RESPONSE:
+      case COPY_BOTH_RESPONSE:
+        this.copying = true;
+        break;
+      case NOTIFICATION_RESPONSE:
+        if (this.pieces) this.notifications.push(Buffer.concat(this.pieces));
+        break;
+      case ERROR_RESPONSE:
+        if (this.pieces && !this.panic) this.panic = panicOf(Buffer.concat(this.pieces));
+        break;
+    }
     this.pieces = null;
   }
+}
+
+/** `PANIC <code>: <message>` when the ErrorResponse `error` is a PANIC, else undefined. */
+function panicOf(error: Buffer): string | undefined {
+  const fields = new Map<string, string>();
+  // Fields after the header: a type byte and a NUL-terminated value each, up to a lone NUL.
+  for (let offset = 5; offset < error.length && error[offset] !== 0;) {
+    const type = String.fromCharCode(error[offset]);
+    const [value, next] = readCString(error, offset + 1);
+    if (next <= offset) break; // No NUL after the value: not a well-formed field.
+    fields.set(type, value);
+    offset = next;
+  }
+  // V is the severity never translated; S may be (lc_messages).
+  const severity = fields.get('V') ?? fields.get('S');
+  return severity === 'PANIC' ? `PANIC ${fields.get('C') ?? ''}: ${fields.get('M') ?? ''}` : undefined;
 }
