@@ -150,6 +150,7 @@ export interface StandalonePostgres {
 export async function openStandalonePostgres(
   config: StandaloneConfig,
   lock: DataDirLock,
+  logger: Logger,
 ): Promise<StandalonePostgres> {
   const { url } = config.management.database;
   if (url) return { url, stop: () => Promise.resolve() };
@@ -157,6 +158,7 @@ export async function openStandalonePostgres(
   const embedded = await startEmbeddedPostgres(dataDir, {
     maxConnections: embeddedPostgresConnections(config),
     lock,
+    logger: logger.child({ component: 'embedded-postgres' }),
   }).catch((error: unknown) => {
     throw error instanceof EmbeddedPostgresOpenError
       ? new ConfigError('DATA_DIR', dataDir, error.message)

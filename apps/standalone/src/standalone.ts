@@ -26,7 +26,7 @@ export async function startStandalone(
 ): Promise<{ stop(): Promise<void> }> {
   const { management, clickhouse } = config;
   const dataDirLock = await holdDataDirs(config); // Before anything opens a file under DATA_DIR.
-  const postgres = await openStandalonePostgres(config, dataDirLock);
+  const postgres = await openStandalonePostgres(config, dataDirLock, logger);
   const api = await startManagementService(
     management,
     { databaseUrl: postgres.url, clickhouse, logger },
