@@ -503,6 +503,59 @@ describe('batch exports (/api/organizations/:organization_id/batch_exports/ and 
     expect(unpaused.body).toMatchObject({ paused: false, last_paused_at: paused.body.last_paused_at });
   });
 
+  it('stores last_paused_at as the client sends it on create and PATCH (null clears it), and answers it', async () => {
+    const created = await createExport({ paused: true, last_paused_at: '2026-03-01T10:00:00+02:00' });
+    expect(created).toMatchObject({ paused: true, last_paused_at: '2026-03-01T08:00:00.000Z' });
+    expect((await api.get(orgPath(`${created.id}/`))).body.last_paused_at).toBe('2026-03-01T08:00:00.000Z');
+
+    // Without an offset the time is UTC, whatever the server's own time zone.
+    const patched = await api.patch(projectPath(`${created.id}/`), { last_paused_at: '2026-04-02T03:04:05' });
+    expect(patched.status).toBe(200);
+    expect(patched.body.last_paused_at).toBe('2026-04-02T03:04:05.000Z');
+    const row = await testApp.dataSource
+      .getRepository(BatchExport)
+      .findOneByOrFail({ id: created.id as string });
+    expect(row.lastPausedAt?.toISOString()).toBe('2026-04-02T03:04:05.000Z');
+
+    const cleared = await api.patch(orgPath(`${created.id}/`), { last_paused_at: null });
+    expect(cleared.body).toMatchObject({ paused: true, last_paused_at: null });
+    expect((await api.get(orgPath(`${created.id}/`))).body.last_paused_at).toBeNull();
+  });
+
+  it("takes the client's last_paused_at over the pause's own time when a PATCH pauses, and now without one", async () => {
+    const created = await createExport();
+    const given = await api.patch(orgPath(`${created.id}/`), {
+      paused: true,
+      last_paused_at: '2025-12-31T23:00:00Z',
+    });
+    expect(given.body).toMatchObject({ paused: true, last_paused_at: '2025-12-31T23:00:00.000Z' });
+
+    const other = await createExport();
+    const before = Date.now();
+    const pausedNow = await api.patch(orgPath(`${other.id}/`), { paused: true });
+    expect(pausedNow.body.paused).toBe(true);
+    expect(Date.parse(pausedNow.body.last_paused_at as string)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it.each([['not a date'], [12], [true], ['2026-13-01T00:00:00Z']])(
+    'refuses last_paused_at %j on create and on PATCH with a 400 naming the field, storing nothing',
+    async (value) => {
+      const created = await createExport();
+      for (const response of [
+        await api.post(orgPath(), {
+          name: 'bad',
+          interval: 'hour',
+          destination: { type: 'S3', config: S3_CONFIG },
+          last_paused_at: value,
+        }),
+        await api.patch(orgPath(`${created.id}/`), { last_paused_at: value }),
+      ]) {
+        expectInvalidInput(response, 'last_paused_at', expect.stringMatching(/^Datetime has wrong format/));
+      }
+      expect((await api.get(orgPath(`${created.id}/`))).body.last_paused_at).toBeNull();
+    },
+  );
+
   it('soft-deletes: 204, then 404, and gone from the lists', async () => {
     const created = await createExport();
     expect((await api.delete(orgPath(`${created.id}/`))).status).toBe(204);

@@ -51,6 +51,16 @@ class BatchExportFieldsDto {
   @IsBoolean({ message: messages.boolean })
   paused?: boolean;
 
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    description: 'When it was last paused: set by pausing, or stored as given (as PostHog)',
+  })
+  @IsOptional()
+  @ValidateIf((_dto, value) => value !== null)
+  @IsDateString({ strict: true }, { message: DATETIME })
+  last_paused_at?: string | null;
+
   @ApiPropertyOptional({ format: 'date-time', nullable: true })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)

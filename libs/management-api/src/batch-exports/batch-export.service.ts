@@ -26,6 +26,17 @@ import { presentBatchExport, type BatchExportResponse } from './batch-export.pre
 const LATEST_RUNS = 10;
 
 /**
+ * A validated ISO 8601 datetime (the DTOs check the format). One without an offset is UTC, as
+ * Django reads it with USE_TZ and UTC, not the server's local time as `new Date` would.
+ */
+function parseDatetime(value: string): Date;
+function parseDatetime(value: string | null): Date | null;
+function parseDatetime(value: string | null): Date | null {
+  if (value === null) return null;
+  return new Date(/T[\d:.]+$/.test(value) ? `${value}Z` : value);
+}
+
+/**
  * The projects a request may reach: the route's project, or every project of the route's
  * organization that the key is not scoped away from.
  */
@@ -118,7 +129,9 @@ export class BatchExportService {
       interval: dto.interval,
       paused,
       deleted: false,
-      lastPausedAt: paused ? now : null,
+      // A client's value is stored as given (PostHog's serializer); created paused, it is now.
+      lastPausedAt:
+        dto.last_paused_at !== undefined ? parseDatetime(dto.last_paused_at) : paused ? now : null,
       startAt,
       endAt,
       hogqlQuery: dto.hogql_query ?? null,
@@ -181,6 +194,9 @@ export class BatchExportService {
       );
       if (dto.paused !== undefined && dto.paused !== batchExport.paused)
         this.setPaused(batchExport, dto.paused, false);
+      // After the pause above: a value the client sends wins over the pause's own time, as in
+      // PostHog, where the serializer stores it and only the pause action sets it to now.
+      if (dto.last_paused_at !== undefined) batchExport.lastPausedAt = parseDatetime(dto.last_paused_at);
       batchExport.lastUpdatedAt = new Date();
       await manager.getRepository(BatchExport).save(batchExport);
       return presentBatchExport(
@@ -266,8 +282,8 @@ export class BatchExportService {
   }
 
   private range(start: string | null, end: string | null): { startAt: Date | null; endAt: Date | null } {
-    const startAt = start === null ? null : new Date(start);
-    const endAt = end === null ? null : new Date(end);
+    const startAt = parseDatetime(start);
+    const endAt = parseDatetime(end);
     if (startAt && endAt && startAt >= endAt) {
       throw validationError("The 'start_at' of a batch export must be before its 'end_at'.", 'end_at');
     }
