@@ -113,6 +113,51 @@ describe('capture over HTTP', () => {
     expect(receivedNames()).toEqual(['form', 'form']);
   });
 
+  it('answers 405 with Allow: POST to any other method on /capture/ and /batch/, storing nothing (POST-only in the spec)', async () => {
+    const data = Buffer.from(
+      JSON.stringify({ ...event('by get', 'user-405'), api_key: PROJECT_TOKEN }),
+    ).toString('base64');
+    for (const path of ['/capture/', '/batch/', '/capture', '/batch']) {
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
+        const response = await fetch(`${capture.baseUrl}${path}?data=${encodeURIComponent(data)}`, {
+          method,
+          headers: { Origin: 'https://shop.example' },
+          ...(method === 'GET' ? {} : { body: JSON.stringify({ api_key: PROJECT_TOKEN, batch: [] }) }),
+        });
+        expect([method, path, response.status, response.headers.get('allow')]).toEqual([
+          method,
+          path,
+          405,
+          'POST',
+        ]);
+        expect(await response.json()).toEqual({
+          type: 'invalid_request',
+          code: 'method_not_allowed',
+          detail: `Method "${method}" not allowed.`,
+          attr: null,
+        });
+        // A page can read why, as it reads any other capture answer.
+        expect(response.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+      }
+      const head = await fetch(`${capture.baseUrl}${path}?data=${encodeURIComponent(data)}`, {
+        method: 'HEAD',
+      });
+      expect([path, head.status, head.headers.get('allow')]).toEqual([path, 405, 'POST']);
+    }
+    expect(capture.received).toHaveLength(0);
+  });
+
+  it("keeps the SDKs' own paths on GET ?data= as well as POST", async () => {
+    for (const path of ['/e/', '/i/v0/e/', '/track/', '/engage/']) {
+      const data = Buffer.from(
+        JSON.stringify({ ...event(path, 'user-get'), api_key: PROJECT_TOKEN }),
+      ).toString('base64');
+      const response = await fetch(`${capture.baseUrl}${path}?data=${encodeURIComponent(data)}`);
+      expect([path, response.status]).toEqual([path, 200]);
+    }
+    expect(receivedNames()).toEqual(['/e/', '/i/v0/e/', '/track/', '/engage/']);
+  });
+
   it('answers 200 and stores the rest of the batch when events lack a name or a distinct id', async () => {
     const response = await post(
       '/batch/',

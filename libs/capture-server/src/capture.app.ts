@@ -65,9 +65,24 @@ export interface CaptureAppOptions {
   metricsToken?: string;
 }
 
-/** Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). */
-const EVENT_PATHS = ['/e', '/i/v0/e', '/capture', '/track', '/engage'];
-const BATCH_PATHS = ['/batch'];
+/**
+ * Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). The
+ * SDKs' own paths also take a legacy `GET ?data=`; the spec's two public endpoints, `/capture/` and
+ * `/batch/`, are POST-only (405 to any other method but a CORS preflight).
+ */
+const EVENT_PATHS: readonly CapturePath[] = [
+  { url: '/e', methods: ['GET', 'POST'] },
+  { url: '/i/v0/e', methods: ['GET', 'POST'] },
+  { url: '/capture', methods: ['POST'] },
+  { url: '/track', methods: ['GET', 'POST'] },
+  { url: '/engage', methods: ['GET', 'POST'] },
+];
+const BATCH_PATHS: readonly CapturePath[] = [{ url: '/batch', methods: ['POST'] }];
+
+interface CapturePath {
+  url: string;
+  methods: readonly ('GET' | 'POST')[];
+}
 
 /**
  * The capture service: decodes what SDKs send, resolves the project token, and answers 200 only
@@ -203,17 +218,31 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     [EVENT_PATHS, options.eventBodyLimit],
     [BATCH_PATHS, options.batchBodyLimit],
   ] as const) {
-    for (const path of paths) {
+    for (const { url, methods } of paths) {
       app.route({
-        method: ['GET', 'POST'],
-        url: path,
+        method: [...methods],
+        url,
         bodyLimit,
         config: BROWSER_ROUTE,
         handler: handle(bodyLimit),
       });
-      app.options(path, { config: BROWSER_ROUTE }, async (_request, reply) =>
+      app.options(url, { config: BROWSER_ROUTE }, async (_request, reply) =>
         reply.code(200).send({ status: 1 }),
       );
+      // Fastify answers HEAD itself where GET is taken (exposeHeadRoutes).
+      const taken = new Set<string>(['OPTIONS', ...methods, ...(methods.includes('GET') ? ['HEAD'] : [])]);
+      app.route({
+        method: app.supportedMethods.filter((method) => !taken.has(method)),
+        url,
+        config: BROWSER_ROUTE,
+        handler: async (request, reply) =>
+          reply
+            .code(405)
+            .header('allow', methods.join(', '))
+            .send(
+              errorBody('invalid_request', 'method_not_allowed', `Method "${request.method}" not allowed.`),
+            ),
+      });
     }
   }
 
