@@ -40,6 +40,11 @@ describe('split mode: capture, ingestion and management as separate processes ov
 
       const management = await split.start('management');
       await expectListedBack(management.url, credentials.personal_api_key, credentials.project_id, scenario);
+      // Ingestion set the project's ingested_event at its first event (issue 29, defect 6).
+      const project = await fetch(`${management.url}/api/projects/${credentials.project_id}/`, {
+        headers: { Authorization: `Bearer ${credentials.personal_api_key}` },
+      });
+      expect(((await project.json()) as { ingested_event?: unknown }).ingested_event).toBe(true);
 
       expect(await stopApp(capture)).toEqual({ code: 0, signal: null });
       expect(await stopApp(management.app)).toEqual({ code: 0, signal: null });

@@ -341,6 +341,13 @@ describe('npm start: the event pipeline', () => {
       await sendWithPosthogNode(captureUrl, credentials.project_api_key, scenario);
       // A 200 from capture means stored: listable at once, with no wait.
       await expectListedBack(managementUrl, credentials.personal_api_key, credentials.project_id, scenario);
+      // And the project says it has ingested events, as PostHog's does (issue 29, defect 6).
+      const project = await get(
+        managementUrl,
+        `/api/projects/${credentials.project_id}/`,
+        credentials.personal_api_key,
+      );
+      expect(project.body.ingested_event).toBe(true);
 
       // A 200 from capture means stored: the person is in Postgres as soon as the SDK has flushed.
       // The embedded Postgres is served on an owner-only Unix socket, found through the lock file.

@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { readEvents } from '@hogbase/clickhouse';
@@ -21,6 +21,7 @@ import {
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler, type EventBatchHandlerOptions } from './event-batch.handler';
+import { IngestedEventMarker } from './ingested-event.marker';
 import { TeamTokenCache } from './team-token.cache';
 
 describe('EventBatchHandler', () => {
@@ -68,6 +69,7 @@ describe('EventBatchHandler', () => {
       database: clickhouse.database,
       deadLetters: deadLetterBus,
       tokens: new TeamTokenCache(pool),
+      ingestedEvents: new IngestedEventMarker(pool, pino({ level: 'silent' })),
       logger: pino({ level: 'silent' }),
       registry: new Registry(),
       ...options,
@@ -389,6 +391,87 @@ describe('EventBatchHandler', () => {
         expect(copy.value.length).toBeLessThan(8 * 1024);
       } finally {
         await publisher.close();
+      }
+    });
+  });
+
+  describe('ingested_event', () => {
+    let projects = 0;
+
+    /** A new project with a token of its own, and what capture would queue for it. */
+    async function newProject(): Promise<{ id: number; event: (name: string) => CapturedEvent }> {
+      projects += 1;
+      const token = `phc_first_${projects}`;
+      const { rows } = await pool.query<{ id: number }>(
+        `INSERT INTO teams (uuid, organization_id, name, api_token)
+         VALUES ($1, '00000000-0000-4000-8000-0000000000aa', 'First', $2) RETURNING id`,
+        [crypto.randomUUID(), token],
+      );
+      const id = rows[0].id;
+      return { id, event: (name) => ({ ...captured(name, 'first-user'), team_id: id, token }) };
+    }
+
+    async function ingestedEvent(id: number): Promise<boolean> {
+      const { rows } = await pool.query<{ ingested_event: boolean }>(
+        'SELECT ingested_event FROM teams WHERE id = $1',
+        [id],
+      );
+      return rows[0].ingested_event;
+    }
+
+    it("sets a project's ingested_event at its first stored event, and not for events it did not store", async () => {
+      const project = await newProject();
+      const untouched = await newProject();
+      // Dead-lettered (not the project's token) and dropped (no distinct id): nothing stored.
+      await handler.handle(
+        batchOf([
+          { ...project.event('wrong token'), token: 'phc_t' },
+          { ...project.event('no distinct id'), distinct_id: '' },
+        ]),
+      );
+      expect(await ingestedEvent(project.id)).toBe(false);
+
+      await handler.handle(batchOf([project.event('first')]));
+      expect(await ingestedEvent(project.id)).toBe(true);
+      expect(await ingestedEvent(untouched.id)).toBe(false);
+    });
+
+    it('asks Postgres once per project and process, and tells capture of the change once, at the first event', async () => {
+      const project = await newProject();
+      const updates: string[] = [];
+      const counting: Pick<Pool, 'query'> = {
+        query: ((text: string, values?: unknown[]) => {
+          if (/^UPDATE teams/.test(text)) updates.push(text);
+          return pool.query(text, values);
+        }) as Pool['query'],
+      };
+      const listener = new Client({ connectionString: database.url });
+      await listener.connect();
+      const notified: string[] = [];
+      let ended: () => void = () => undefined;
+      const end = new Promise<void>((resolve) => (ended = resolve));
+      listener.on('notification', ({ payload }) => {
+        if (payload === 'end of test') ended();
+        else if (payload) notified.push(payload);
+      });
+      try {
+        await listener.query('LISTEN hogbase_project_changed');
+        const marker = new IngestedEventMarker(counting, pino({ level: 'silent' }));
+        const running = handlerWith({ ingestedEvents: marker });
+        await running.handle(batchOf([project.event('first')]));
+        await running.handle(batchOf([project.event('second'), project.event('third')]));
+        expect(updates).toHaveLength(1);
+
+        // Another process (or this one restarted) knows nothing: it asks, and changes nothing.
+        await handlerWith().handle(batchOf([project.event('after a restart')]));
+        expect(await ingestedEvent(project.id)).toBe(true);
+
+        // Notifications arrive in commit order: once this one is in, every earlier one is.
+        await pool.query("SELECT pg_notify('hogbase_project_changed', 'end of test')");
+        await end;
+        expect(notified.filter((payload) => payload === String(project.id))).toEqual([String(project.id)]);
+      } finally {
+        await listener.end();
       }
     });
   });

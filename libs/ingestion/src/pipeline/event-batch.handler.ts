@@ -18,6 +18,7 @@ import {
 import { CoalescedInsert } from './coalesced-insert';
 import { toEventRow } from './event-row.mapper';
 import { IngestionMetrics, timed } from './ingestion.metrics';
+import type { IngestedEventMarker } from './ingested-event.marker';
 import type { TeamTokenCache } from './team-token.cache';
 
 export interface EventBatchHandlerOptions {
@@ -28,6 +29,8 @@ export interface EventBatchHandlerOptions {
   deadLetters: EventPublisher;
   /** Whether a message's token is its project's (a message whose token is not is dead-lettered). */
   tokens: TeamTokenCache;
+  /** Sets `teams.ingested_event` at a project's first stored event. */
+  ingestedEvents: IngestedEventMarker;
   logger: Logger;
   /** Where the handler's metrics (IngestionMetrics) are registered. */
   registry: Registry;
@@ -326,12 +329,16 @@ export class EventBatchHandler {
     // What is left is the insert: its text is built at once, then chDB works on its own threads.
     batch.waiting?.();
     const written = rows.length > 0 ? await this.insertRows(rows, deadLetters) : 0;
-    const destinations = this.options.destinations;
-    if (destinations && written > 0) {
-      const teams = await destinations.destinationTeams();
+    if (written > 0) {
       const refused = new Set(deadLetters.map(({ message }) => message));
-      const wanted = rows.filter(({ message, event }) => teams.has(event.teamId) && !refused.has(message));
-      if (wanted.length > 0) await destinations.handOff(wanted.map(toDestinationEvent));
+      const stored = rows.filter(({ message }) => !refused.has(message));
+      await this.options.ingestedEvents.stored(stored.map(({ event }) => event.teamId));
+      const destinations = this.options.destinations;
+      if (destinations) {
+        const teams = await destinations.destinationTeams();
+        const wanted = stored.filter(({ event }) => teams.has(event.teamId));
+        if (wanted.length > 0) await destinations.handOff(wanted.map(toDestinationEvent));
+      }
     }
     const undeliverable =
       deadLetters.length > 0 ? await this.publishDeadLetters(batch, deadLetters) : NONE_REFUSED;

@@ -8,6 +8,7 @@ import { sleep, type BatchHandler, type EventConsumer, type EventPublisher } fro
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
+import { IngestedEventMarker } from '../pipeline/ingested-event.marker';
 import { TeamTokenCache } from '../pipeline/team-token.cache';
 import { prepareEventStores } from './event-stores';
 
@@ -99,6 +100,7 @@ export function startIngestionService(
     database: config.clickhouse.database,
     deadLetters,
     tokens: new TeamTokenCache(pool),
+    ingestedEvents: new IngestedEventMarker(pool, logger),
     logger,
     registry: metrics,
     transformations,
