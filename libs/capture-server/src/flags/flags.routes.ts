@@ -17,7 +17,7 @@ import { RemoteConfigUnavailableError, type RemoteConfigSource } from '../remote
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
 import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
 import { legacyBody, v2Body, v2Json } from './flag-response.util';
-import { PersonalKeyAuthorizer } from './personal-key.authorizer';
+import { PersonalKeyAuthorizer, SECRET_KEY_PREFIX } from './personal-key.authorizer';
 
 export interface FlagServices {
   store: FlagStore;
@@ -46,8 +46,29 @@ const INVALID_TOKEN = errorBody(
   'Project API key invalid. You can find your project API key in your project settings.',
 );
 
+const UNKNOWN_KEY = errorBody(
+  'authentication_error',
+  'authentication_failed',
+  'Personal API key found in request Authorization header is invalid.',
+);
+
 function first(value: string | readonly string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : value?.[0];
+}
+
+/** Where some official SDKs (posthog-rs) send the project API key when they ask for definitions. */
+const PROJECT_KEY_HEADER = 'x-posthog-project-api-key';
+
+/**
+ * The project API key a local-evaluation request names: `?token=`, then `?api_key=` (where
+ * PostHog's `get_token` looks on a GET), then the `X-PostHog-Project-Api-Key` header. NOTE: when
+ * the query and the header differ, the query decides, as in PostHog, which never reads the
+ * header; the key in `Authorization` must reach the project either way.
+ */
+function definitionsToken(request: FastifyRequest): string | undefined {
+  const query = request.query as QueryParams;
+  const candidates = [first(query.token), first(query.api_key), first(request.headers[PROJECT_KEY_HEADER])];
+  return candidates.map((value) => value?.trim()).find((value) => !!value);
 }
 
 /**
@@ -199,28 +220,32 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
           ),
         );
     }
-    const token = first(query.token);
-    if (!token)
+    const token = definitionsToken(request);
+    const secretKey = presented.startsWith(SECRET_KEY_PREFIX);
+    if (!token && !secretKey) {
       return reply
         .code(400)
-        .send(errorBody('validation_error', 'required', 'The token query parameter is required.'));
+        .send(
+          errorBody(
+            'validation_error',
+            'required',
+            'The project API key is required: the token query parameter or the X-PostHog-Project-Api-Key header.',
+            'token',
+          ),
+        );
+    }
     try {
-      const teamId = await tokens.resolve(token);
-      if (teamId === null) return await reply.code(401).send(INVALID_TOKEN);
+      // A project secret key names its project, as in PostHog: it needs no project API key.
+      const teamId = token
+        ? await tokens.resolve(token)
+        : await flags.keys.secretKeyTeam(presented).catch((failure: unknown) => {
+            throw new FlagDefinitionsUnavailableError(failure);
+          });
+      if (teamId === null) return await reply.code(401).send(token ? INVALID_TOKEN : UNKNOWN_KEY);
       const check = await flags.keys.check(presented, teamId).catch((failure: unknown) => {
         throw new FlagDefinitionsUnavailableError(failure);
       });
-      if (check === 'unknown_key') {
-        return await reply
-          .code(401)
-          .send(
-            errorBody(
-              'authentication_error',
-              'authentication_failed',
-              'Personal API key found in request Authorization header is invalid.',
-            ),
-          );
-      }
+      if (check === 'unknown_key') return await reply.code(401).send(UNKNOWN_KEY);
       if (check === 'missing_scope') {
         return await reply
           .code(403)

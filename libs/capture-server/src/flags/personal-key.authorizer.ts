@@ -9,7 +9,7 @@ const READ_SCOPES = ['*', 'feature_flag:read', 'feature_flag:write'];
 const SECRET_KEY_SCOPE = 'feature_flag:read';
 
 /** Project secret API keys are told from personal keys by their prefix, as PostHog does. */
-const SECRET_KEY_PREFIX = 'phs_';
+export const SECRET_KEY_PREFIX = 'phs_';
 
 /** How long an answer is reused: a revoked key or a removed member is refused within this. */
 const CHECK_TTL_MS = 10_000;
@@ -35,7 +35,7 @@ export class PersonalKeyAuthorizer {
   ) {}
 
   async check(presentedKey: string, teamId: number): Promise<KeyCheck> {
-    const secureValue = `sha256$${createHash('sha256').update(presentedKey).digest('hex')}`;
+    const secureValue = secureValueOf(presentedKey);
     const cached = this.answers.get(teamId)?.get(secureValue);
     if (cached && this.now() - cached.at < CHECK_TTL_MS) return cached.check;
     const check = presentedKey.startsWith(SECRET_KEY_PREFIX)
@@ -47,6 +47,18 @@ export class PersonalKeyAuthorizer {
     if (!team.has(secureValue)) this.cachedCount += 1;
     team.set(secureValue, { check, at: this.now() });
     return check;
+  }
+
+  /**
+   * The project a project secret key belongs to, or null for a key no project has: what names the
+   * project when a request carries no project API key. Whether the key may read it is check()'s.
+   */
+  async secretKeyTeam(presentedKey: string): Promise<number | null> {
+    const { rows } = await this.pool.query<{ team_id: number }>(
+      'SELECT team_id FROM project_secret_api_keys WHERE secure_value = $1',
+      [secureValueOf(presentedKey)],
+    );
+    return rows[0]?.team_id ?? null;
   }
 
   /**
@@ -114,4 +126,9 @@ export class PersonalKeyAuthorizer {
     if (!key.scopes.includes(SECRET_KEY_SCOPE)) return 'missing_scope';
     return 'ok';
   }
+}
+
+/** How keys are stored (personal and project secret alike): their SHA-256 only. */
+function secureValueOf(presentedKey: string): string {
+  return `sha256$${createHash('sha256').update(presentedKey).digest('hex')}`;
 }

@@ -227,6 +227,49 @@ describe('project secret API keys on the local-evaluation endpoints', () => {
     expect((await lastUsedAt(secrets.web))!.getTime()).toBeGreaterThan(old.getTime() + 60 * 60 * 1000);
   });
 
+  describe('without ?token=', () => {
+    async function definitionsWith(
+      key: string,
+      headers: Record<string, string> = {},
+    ): Promise<{ status: number; body: any }> {
+      const response = await fetch(`${baseUrl}/flags/definitions/?send_cohorts`, {
+        headers: { Authorization: `Bearer ${key}`, ...headers },
+      });
+      return { status: response.status, body: await response.json() };
+    }
+
+    it('takes the project API key in X-PostHog-Project-Api-Key, and refuses the key of another project there', async () => {
+      const own = await definitionsWith(secrets.web, { 'X-PostHog-Project-Api-Key': TOKENS.web });
+      expect(own.status).toBe(200);
+      expect(own.body.flags.map((flag: { key: string }) => flag.key)).toEqual(['web-flag']);
+      expect(await definitionsWith(secrets.shop, { 'X-PostHog-Project-Api-Key': TOKENS.web })).toMatchObject({
+        status: 403,
+        body: NO_ACCESS,
+      });
+    });
+
+    it("serves a secret key its own project when the request names none, as PostHog's local_evaluation", async () => {
+      const web = await definitionsWith(secrets.web);
+      const shop = await definitionsWith(secrets.shop);
+      expect([web.status, shop.status]).toEqual([200, 200]);
+      expect(web.body.flags.map((flag: { key: string }) => flag.key)).toEqual(['web-flag']);
+      expect(shop.body.flags.map((flag: { key: string }) => flag.key)).toEqual(['shop-flag']);
+      expect(await lastUsedAt(secrets.web)).toEqual(expect.any(Date));
+    });
+
+    it('refuses an unknown secret key naming no project with 401, and a key without the scope with 403', async () => {
+      expect(await definitionsWith(generateProjectSecretApiKey())).toMatchObject({
+        status: 401,
+        body: UNKNOWN_KEY,
+      });
+      const unscoped = await insertKey(teams.web, 'no flags', ['project:read']);
+      expect(await definitionsWith(unscoped)).toMatchObject({
+        status: 403,
+        body: { code: 'permission_denied' },
+      });
+    });
+  });
+
   it('is no project token: capture and remote evaluation refuse a secret key in its place', async () => {
     const batch = await fetch(`${baseUrl}/batch/`, {
       method: 'POST',
