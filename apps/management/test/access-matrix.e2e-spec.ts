@@ -94,7 +94,7 @@ describe('access matrix', () => {
       ? target.inviteId
       : route.path.includes('/domains/')
         ? target.domainId
-        : route.path.startsWith('/api/projects/')
+        : /^\/api\/(projects|environments)\//.test(route.path)
           ? String(target.projectId)
           : route.path.startsWith('/api/personal_api_keys/')
             ? '@current'
@@ -102,6 +102,7 @@ describe('access matrix', () => {
     return `${route.path
       .replace(':organization_id', target.organizationId)
       .replace(':project_id', String(target.projectId))
+      .replace(':environment_id', String(target.projectId))
       .replace(':user__uuid', target.memberUuid)
       .replace(':id', resourceId)}/`;
   }
@@ -228,7 +229,8 @@ describe('access matrix', () => {
       const response = await call(callers.outsider, route);
       const unknownPath = concretePath(route)
         .replace(target.organizationId, randomUUID())
-        .replace(`/api/projects/${target.projectId}/`, '/api/projects/999999/');
+        .replace(`/api/projects/${target.projectId}/`, '/api/projects/999999/')
+        .replace(`/api/environments/${target.projectId}/`, '/api/environments/999999/');
       const unknown = await callers.outsider.request(route.method, unknownPath, {
         body: route.method === 'GET' || route.method === 'DELETE' ? undefined : {},
       });

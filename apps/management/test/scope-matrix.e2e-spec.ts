@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { insertEvents } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
-import { routeTable, RouteEntry } from '@hogbase/management-api';
+import { projectPathOf, routeTable, RouteEntry } from '@hogbase/management-api';
 import {
   BatchExportBackfill,
   BatchExportRun,
@@ -146,6 +146,7 @@ describe('scope matrix', () => {
   const PARAMETER_COLLECTIONS: Record<string, string> = {
     organization_id: 'organizations',
     project_id: 'projects',
+    environment_id: 'projects',
     role_id: 'roles',
     feature_flag_id: 'feature_flags',
     backfill_id: 'backfills',
@@ -326,6 +327,7 @@ describe('scope matrix', () => {
       ids: {
         organizations: organizationId,
         projects: String(projectId),
+        environments: String(projectId),
         invites: invite.body.id,
         domains: domain.body.id,
         roles: role.body.id,
@@ -349,6 +351,8 @@ describe('scope matrix', () => {
   }
 
   const routeName = (route: RouteEntry) => `${route.method} ${route.path}`;
+  /** The tables below name a route by its /api/projects/ path: its environment twin shares its entry. */
+  const tableName = (route: RouteEntry) => `${route.method} ${projectPathOf(route.path)}`;
 
   function targetsOf(route: RouteEntry): TargetKind[] {
     return route.rule?.organizationParam || route.rule?.projectParam
@@ -376,7 +380,7 @@ describe('scope matrix', () => {
   }
 
   function probeFor(route: RouteEntry): Probe {
-    const listed = PROBES[routeName(route)];
+    const listed = PROBES[tableName(route)];
     if (listed) return listed;
     if (route.method === 'GET') return { status: 200 };
     if (route.method === 'DELETE') return { status: 204, consumes: true };
@@ -409,7 +413,7 @@ describe('scope matrix', () => {
           : `API key does not have access to the requested organization: ID ${world.organizationId}.`;
       return { cell, status: 403, detail };
     }
-    const refusal = REFUSED_TO_RESTRICTED_KEYS[routeName(route)];
+    const refusal = REFUSED_TO_RESTRICTED_KEYS[tableName(route)];
     if (refusal?.keys.includes(key)) return { cell, status: 403, detail: refusal.detail };
     const probe = probeFor(route);
     return { cell, status: probe.status, ...(probe.detail ? { detail: probe.detail } : {}) };

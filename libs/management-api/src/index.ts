@@ -8,4 +8,5 @@ export * from './invites/invite.service';
 export * from './auth/scopes';
 export * from './common/api-error';
 export * from './routes/route-table';
+export * from './routes/project-scoped-paths';
 export * from './auth/access.decorator';

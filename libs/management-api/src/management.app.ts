@@ -11,6 +11,7 @@ import { MetricsService } from './health/metrics.service';
 import { PinoNestLogger } from './logging/pino-nest.logger';
 import { ManagementModule } from './management.module';
 import { RouteMatcher } from './routes/route-matcher';
+import { documentProjectScopedPaths } from './routes/project-scoped-paths';
 import { assertEveryRouteDeclaresAccess, routeTable } from './routes/route-table';
 import { OpenApiDocument } from './schema/openapi-document';
 import { UnsupportedMediaTypeError } from './common/validation.pipe';
@@ -136,6 +137,7 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
       })
       .build(),
   );
+  documentProjectScopedPaths(document);
   app.get(OpenApiDocument).document = document;
   await app.init();
   return app;

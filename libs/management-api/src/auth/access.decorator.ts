@@ -17,7 +17,8 @@ export interface AccessRule {
   /**
    * Path parameter naming the project the route acts in (integer or `@current`). A route served
    * under both an organization and a project prefix names both parameters: the one its path has
-   * applies.
+   * applies. `project_id` also reads `environment_id`, the name of the same project on the
+   * `/api/environments/` twin of the path (routes/project-scoped-paths.ts).
    */
   projectParam?: string;
   /** Lowest membership level in that organization; any member when absent. */

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { Organization, OrganizationMembership, Team } from '@hogbase/postgres';
 import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
+import { projectIdFromParams } from '../routes/project-scoped-paths';
 import { ACCESS_RULE, AccessRule } from './access.decorator';
 import type { AccessContext } from './access-context';
 import { assertKeyNotRefused, assertKeyReachesOrganization } from './organization-access.util';
@@ -61,9 +62,11 @@ export class AccessGuard implements CanActivate {
       throw permissionDenied(`API key missing required scope '${rule.scope}'`);
     }
     const access: AccessContext = { user, apiKey };
-    // A controller serving both prefixes names both parameters: the one in the path applies.
-    if (rule.projectParam && request.params[rule.projectParam] !== undefined) {
-      const team = await this.resolveProject(request.params[rule.projectParam], access);
+    // A controller serving both prefixes names both parameters: the one in the path applies. A
+    // project is named `project_id` under /api/projects/ and `environment_id` under its twin.
+    const projectId = rule.projectParam ? projectIdFromParams(request.params, rule.projectParam) : undefined;
+    if (projectId !== undefined) {
+      const team = await this.resolveProject(projectId, access);
       // A project of an organization the user is not in answers exactly as a project that does not
       // exist, whatever the key's projects: membership is settled before any 403 names the id.
       await this.resolveOrganization(team.organizationId, access, 'Project not found.');

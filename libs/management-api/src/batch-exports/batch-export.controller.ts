@@ -5,6 +5,7 @@ import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
 import { publicRequestUrl } from '../common/public-url.util';
+import { projectScoped } from '../routes/project-scoped-paths';
 import { BatchExportRunsService } from './batch-export-runs.service';
 import { CreateBatchExportDto, UnpauseBatchExportDto, UpdateBatchExportDto } from './batch-export.dto';
 import { BatchExportService, projectScope, type BatchExportScope } from './batch-export.service';
@@ -17,7 +18,7 @@ const WRITE: AccessRule = { scope: 'batch_export:write', ...PARAMS };
 type BackfillBody = { start_at?: unknown; end_at?: unknown } | undefined;
 
 @ApiTags('batch exports')
-@Controller(['api/organizations/:organization_id/batch_exports', 'api/projects/:project_id/batch_exports'])
+@Controller(['api/organizations/:organization_id/batch_exports', ...projectScoped('batch_exports')])
 export class BatchExportController {
   constructor(
     private readonly exports: BatchExportService,

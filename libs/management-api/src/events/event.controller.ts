@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { publicRequestUrl } from '../common/public-url.util';
+import { projectScoped } from '../routes/project-scoped-paths';
 import { toCsv } from './csv.util';
 import { formatOf, parseEventListRequest, type QueryValues } from './event-list.request';
 import { EventService, type NextPage } from './event.service';
@@ -67,7 +68,7 @@ function send(response: Response, format: 'json' | 'csv', body: unknown, csvRows
  * the route, which the access guard has checked the key may reach.
  */
 @ApiTags('events')
-@Controller('api/projects/:project_id/events')
+@Controller(projectScoped('events'))
 export class EventController {
   constructor(private readonly events: EventService) {}
 
@@ -79,7 +80,6 @@ export class EventController {
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async list(
     @Caller() caller: AccessContext,
-    @Param('project_id') _projectId: string,
     @Query() query: QueryValues,
     @Headers('accept') accept: string | undefined,
     @Req() request: Request,
@@ -110,7 +110,6 @@ export class EventController {
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async values(
     @Caller() caller: AccessContext,
-    @Param('project_id') _projectId: string,
     @Query() query: QueryValues,
     @Headers('accept') accept: string | undefined,
     @Res() response: Response,
@@ -126,7 +125,6 @@ export class EventController {
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async retrieve(
     @Caller() caller: AccessContext,
-    @Param('project_id') _projectId: string,
     @Param('id') id: string,
     @Query() query: QueryValues,
     @Headers('accept') accept: string | undefined,

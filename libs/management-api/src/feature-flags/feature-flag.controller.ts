@@ -5,6 +5,7 @@ import { ActivityLogService } from '../activity/activity-log.service';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { projectScoped } from '../routes/project-scoped-paths';
 import { CreateFeatureFlagDto, UpdateFeatureFlagDto } from './feature-flag.dto';
 import { FEATURE_FLAG_SCOPE, FeatureFlagService, type FlagListQuery } from './feature-flag.service';
 import { FeatureFlagActionsService } from './feature-flag-actions.service';
@@ -18,7 +19,7 @@ function listQuery(query: Record<string, unknown>): FlagListQuery {
 }
 
 @ApiTags('feature flags')
-@Controller('api/projects/:project_id/feature_flags')
+@Controller(projectScoped('feature_flags'))
 export class FeatureFlagController {
   constructor(
     private readonly flags: FeatureFlagService,

@@ -17,6 +17,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { projectScoped } from '../routes/project-scoped-paths';
 import { AttachmentChangesOf, PluginConfigFormInterceptor } from './plugin-config-form.interceptor';
 import type { AttachmentChanges } from './plugin-config-values';
 import { PluginConfigService } from './plugin-config.service';
@@ -30,19 +31,19 @@ const READ: AccessRule = { scope: 'plugin:read', projectParam: 'project_id' };
  */
 const WRITE: AccessRule = { scope: 'plugin:write', projectParam: 'project_id', level: MembershipLevel.Admin };
 
-const PLUGIN_CONFIGS_PATH = 'api/projects/:project_id/plugin_configs';
+const PLUGIN_CONFIGS_PATHS = projectScoped('plugin_configs');
 
 /**
  * The routes that take PostHog's multipart form besides JSON: the app lets that content type
  * through to these only (any other route answers 415 to it).
  */
-export const MULTIPART_FORM_ROUTES = [
-  { method: 'POST', path: `/${PLUGIN_CONFIGS_PATH}` },
-  { method: 'PATCH', path: `/${PLUGIN_CONFIGS_PATH}/:id` },
-] as const;
+export const MULTIPART_FORM_ROUTES = PLUGIN_CONFIGS_PATHS.flatMap((path) => [
+  { method: 'POST', path: `/${path}` },
+  { method: 'PATCH', path: `/${path}/:id` },
+]);
 
 @ApiTags('pipeline apps')
-@Controller(PLUGIN_CONFIGS_PATH)
+@Controller(PLUGIN_CONFIGS_PATHS)
 export class PluginConfigController {
   constructor(private readonly configs: PluginConfigService) {}
 

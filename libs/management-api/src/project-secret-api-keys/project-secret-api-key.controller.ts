@@ -5,6 +5,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, type AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { projectScoped } from '../routes/project-scoped-paths';
 import { CreateProjectSecretApiKeyDto, UpdateProjectSecretApiKeyDto } from './project-secret-api-key.dto';
 import { ProjectSecretApiKeyService } from './project-secret-api-key.service';
 
@@ -15,7 +16,7 @@ const READ: AccessRule = { scope: 'project:read', projectParam: PROJECT, level: 
 const WRITE: AccessRule = { scope: 'project:write', projectParam: PROJECT, level: MembershipLevel.Admin };
 
 @ApiTags('project secret API keys')
-@Controller('api/projects/:project_id/project_secret_api_keys')
+@Controller(projectScoped('project_secret_api_keys'))
 export class ProjectSecretApiKeyController {
   constructor(private readonly keys: ProjectSecretApiKeyService) {}
 

@@ -5,6 +5,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { PROJECT_ROOTS } from '../routes/project-scoped-paths';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
 import { ProjectService } from './project.service';
 
@@ -15,7 +16,7 @@ const REFUSE_PROJECT_SCOPED_KEYS: AccessRule['refuseRestrictedKeys'] = {
 };
 
 @ApiTags('projects')
-@Controller('api/projects')
+@Controller(PROJECT_ROOTS)
 export class ProjectController {
   constructor(private readonly projects: ProjectService) {}
 

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { projectScoped } from '../routes/project-scoped-paths';
 import { CreateRoleAccessDto, CreateRoleDto, CreateRoleMembershipDto, UpdateRoleDto } from './roles.dto';
 import { RolesService } from './roles.service';
 
@@ -91,7 +92,7 @@ export class RolesController {
 
 /** The roles given access to one flag. */
 @ApiTags('feature flags')
-@Controller('api/projects/:project_id/feature_flags/:feature_flag_id/role_access')
+@Controller(projectScoped('feature_flags/:feature_flag_id/role_access'))
 export class FeatureFlagRoleAccessController {
   constructor(private readonly roles: RolesService) {}
 

@@ -1,6 +1,7 @@
 import { Controller, Get, Module, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Access } from '../auth/access.decorator';
+import { projectScoped } from './project-scoped-paths';
 import { assertEveryRouteDeclaresAccess, routeTable } from './route-table';
 
 @Controller('api/things')
@@ -17,8 +18,20 @@ class ThingController {
   }
 }
 
+@Controller(projectScoped('widgets'))
+class WidgetController {
+  @Get()
+  @Access({ scope: 'project:read', projectParam: 'project_id' })
+  list() {
+    return [];
+  }
+}
+
 @Module({ controllers: [ThingController] })
 class ThingModule {}
+
+@Module({ controllers: [WidgetController] })
+class WidgetModule {}
 
 describe('routeTable', () => {
   it('lists every route with its access rule, and refuses a route without one', async () => {
@@ -32,5 +45,15 @@ describe('routeTable', () => {
     expect(() => assertEveryRouteDeclaresAccess(moduleRef)).toThrow(
       'POST /api/things (ThingController.create)',
     );
+  });
+
+  it('lists a project-scoped route under both prefixes, with the rule naming the parameter of each', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [WidgetModule] }).compile();
+    expect(
+      routeTable(moduleRef).map(({ path, rule }) => ({ path, projectParam: rule?.projectParam })),
+    ).toEqual([
+      { path: '/api/environments/:environment_id/widgets', projectParam: 'environment_id' },
+      { path: '/api/projects/:project_id/widgets', projectParam: 'project_id' },
+    ]);
   });
 });

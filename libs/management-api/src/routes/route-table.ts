@@ -2,6 +2,7 @@ import { RequestMethod, type INestApplicationContext } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ACCESS_RULE, AccessRule } from '../auth/access.decorator';
+import { accessRuleForPath } from './project-scoped-paths';
 
 export interface RouteEntry {
   method: string;
@@ -36,11 +37,12 @@ export function routeTable(app: INestApplicationContext): RouteEntry[] {
         const rule = Reflect.getMetadata(ACCESS_RULE, handler) as AccessRule | undefined;
         for (const controllerPath of controllerPaths) {
           for (const path of [methodPath].flat()) {
+            const fullPath = joinPath(controllerPath, path);
             routes.push({
               method,
-              path: joinPath(controllerPath, path),
+              path: fullPath,
               handler: `${controller.name}.${name}`,
-              rule,
+              rule: rule && accessRuleForPath(rule, fullPath),
             });
           }
         }
