@@ -13,7 +13,8 @@ import { ManagementModule } from './management.module';
 import { RouteMatcher } from './routes/route-matcher';
 import { documentProjectScopedPaths } from './routes/project-scoped-paths';
 import { assertEveryRouteDeclaresAccess, routeTable } from './routes/route-table';
-import { OpenApiDocument } from './schema/openapi-document';
+import { completeOpenApiDocument } from './schema/openapi-completion.util';
+import { OpenApiDocument, OPENAPI_DOCUMENT_OPTIONS } from './schema/openapi-document';
 import { UnsupportedMediaTypeError } from './common/validation.pipe';
 import { refuseDeepBodies, securityHeaders } from './common/request-hardening.middleware';
 import { publicOriginMiddleware } from './common/public-url.util';
@@ -136,9 +137,10 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
         description: 'personal API key phx_…',
       })
       .build(),
+    OPENAPI_DOCUMENT_OPTIONS,
   );
   documentProjectScopedPaths(document);
-  app.get(OpenApiDocument).document = document;
+  app.get(OpenApiDocument).document = completeOpenApiDocument(document);
   await app.init();
   return app;
 }

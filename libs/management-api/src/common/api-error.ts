@@ -39,7 +39,8 @@ export type ErrorCode =
 export type ErrorType =
   'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
 
-const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = {
+/** Exported for the OpenAPI document, which lists the codes each status can carry. */
+export const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = {
   not_authenticated: { status: HttpStatus.UNAUTHORIZED, type: 'authentication_error' },
   authentication_failed: { status: HttpStatus.UNAUTHORIZED, type: 'authentication_error' },
   // PostHog reports permission failures with the authentication_error type.

@@ -1,6 +1,10 @@
-import type { OpenAPIObject } from '@nestjs/swagger';
+import type { OpenAPIObject, SwaggerDocumentOptions } from '@nestjs/swagger';
+import { ErrorResponse } from './error-response.dto';
 
 /** Holds the OpenAPI document built at start-up, served at /api/schema/. */
 export class OpenApiDocument {
   document: OpenAPIObject | undefined;
 }
+
+/** The models no handler names but every error answer uses (openapi-completion.util.ts). */
+export const OPENAPI_DOCUMENT_OPTIONS: SwaggerDocumentOptions = { extraModels: [ErrorResponse] };

@@ -1,0 +1,192 @@
+import { applyDecorators, HttpStatus, type Type } from '@nestjs/common';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiQuery,
+  ApiResponse,
+  ApiSchema,
+  DECORATORS,
+  getSchemaPath,
+  type ReferenceObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
+import { DEFAULT_PAGE_SIZE } from '../common/pagination.util';
+
+/**
+ * The class behind a response body, named in the document as PostHog names it (`Organization`,
+ * not `OrganizationResponse`). Its presenter returns an object literal typed as the class, so
+ * TypeScript keeps the two in step; the document then closes the schema
+ * (`additionalProperties: false`, openapi-completion.util.ts) so a field the class does not
+ * declare fails the schema checks instead of drifting.
+ */
+export const ApiModel = (name: string, description?: string): ClassDecorator =>
+  ApiSchema({ name, description });
+
+/** A JSON object whose keys are not fixed (PostHog's free-form fields): spread into @ApiProperty. */
+export const FREE_FORM_OBJECT = { type: 'object', additionalProperties: true } as const;
+
+/** An array of any JSON values. */
+export const FREE_FORM_ARRAY = { type: 'array', items: {} } as const;
+
+/** ISO 8601 timestamps as `iso()` writes them. */
+export const DATE_TIME = { type: String, format: 'date-time' } as const;
+
+function modelName(model: Type<unknown>): string {
+  const schemas = Reflect.getOwnMetadata(DECORATORS.API_SCHEMA, model) as { name?: string }[] | undefined;
+  return schemas?.at(-1)?.name ?? model.name;
+}
+
+/** One class per model and envelope, so each page schema is one named component. */
+const envelopes = new Map<string, Type<unknown>>();
+
+function envelope(name: string, build: () => Type<unknown>): Type<unknown> {
+  let page = envelopes.get(name);
+  if (!page) {
+    page = build();
+    ApiSchema({ name })(page);
+    envelopes.set(name, page);
+  }
+  return page;
+}
+
+const LINK = { type: String, format: 'uri', nullable: true } as const;
+
+/** PostHog's LimitOffsetPagination envelope (pagination.util.ts' Page). */
+export function pageOf(model: Type<unknown>): Type<unknown> {
+  return envelope(`Paginated${modelName(model)}List`, () => {
+    class LimitOffsetPage {
+      @ApiProperty({ type: 'integer', minimum: 0, description: 'Total number of results' })
+      count!: number;
+
+      @ApiProperty({ ...LINK, description: 'The next page, or null on the last one' })
+      next!: string | null;
+
+      @ApiProperty({ ...LINK, description: 'The previous page, or null on the first one' })
+      previous!: string | null;
+
+      @ApiProperty({ type: () => model, isArray: true })
+      results!: unknown[];
+    }
+    return LimitOffsetPage;
+  });
+}
+
+/**
+ * A page reached by following `next` (an opaque cursor): PostHog's CursorPagination
+ * `{next, previous, results}`, or `{next, results}` as the deprecated event list answers.
+ */
+export function cursorPageOf(model: Type<unknown>, { previous }: { previous: boolean }): Type<unknown> {
+  const name = `${previous ? 'Cursor' : 'Next'}Paginated${modelName(model)}List`;
+  return envelope(name, () => {
+    class CursorPage {
+      @ApiProperty({ ...LINK, description: 'The next page, or null on the last one' })
+      next!: string | null;
+
+      @ApiProperty({ type: () => model, isArray: true })
+      results!: unknown[];
+    }
+    if (previous) {
+      ApiProperty({ ...LINK, description: 'Always null: pages are followed forwards' })(
+        CursorPage.prototype,
+        'previous',
+      );
+    }
+    return CursorPage;
+  });
+}
+
+/** A list in PostHog's limit/offset pages: the envelope and its two query parameters. */
+export function ApiPage(model: Type<unknown>, description = 'One page of results'): MethodDecorator {
+  return applyDecorators(
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      type: 'integer',
+      minimum: 1,
+      description: `Number of results per page (${DEFAULT_PAGE_SIZE} by default; a value that is not a positive integer means the default)`,
+    }),
+    ApiQuery({
+      name: 'offset',
+      required: false,
+      type: 'integer',
+      minimum: 0,
+      description: 'Index of the first result (0 by default)',
+    }),
+    ApiResponse({ status: HttpStatus.OK, description, type: pageOf(model) }),
+  );
+}
+
+/** A list followed by `next` links: the envelope and the `cursor` query parameter they carry. */
+export function ApiCursorPage(
+  model: Type<unknown>,
+  { previous, description = 'One page of results' }: { previous: boolean; description?: string },
+): MethodDecorator {
+  return applyDecorators(
+    ApiQuery({
+      name: 'cursor',
+      required: false,
+      type: String,
+      description: "Where the page starts: copied from the previous page's `next` link",
+    }),
+    ApiResponse({ status: HttpStatus.OK, description, type: cursorPageOf(model, { previous }) }),
+  );
+}
+
+export interface ModelResponseOptions {
+  description?: string;
+  /** A JSON array of the model. */
+  isArray?: boolean;
+  /** Also answered as `text/csv` (a string of rows), when the request asks for it. */
+  csv?: boolean;
+}
+
+/** The answer is `model` (or an array of it) with `status`: 200, or 201 for a create. */
+export function ApiModelResponse(
+  model: Type<unknown>,
+  status: HttpStatus = HttpStatus.OK,
+  { description, isArray = false, csv = false }: ModelResponseOptions = {},
+): MethodDecorator {
+  description ??= status === HttpStatus.CREATED ? 'Created' : 'OK';
+  if (!csv) return ApiResponse({ status, description, type: model, isArray });
+  const json: SchemaObject | ReferenceObject = isArray
+    ? { type: 'array', items: { $ref: getSchemaPath(model) } }
+    : { $ref: getSchemaPath(model) };
+  return applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({
+      status,
+      description,
+      content: { 'application/json': { schema: json }, 'text/csv': { schema: { type: 'string' } } },
+    }),
+  );
+}
+
+/** The answer is `model` itself or an array of it, as the request sent one or many. */
+export function ApiModelOrListResponse(
+  model: Type<unknown>,
+  status: HttpStatus,
+  description: string,
+): MethodDecorator {
+  const ref = { $ref: getSchemaPath(model) };
+  return applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({ status, description, schema: { oneOf: [ref, { type: 'array', items: ref }] } }),
+  );
+}
+
+/** A JSON answer without a model class of its own (free-form, or produced by another library). */
+export function ApiJsonResponse(
+  schema: SchemaObject,
+  status: HttpStatus = HttpStatus.OK,
+  description = 'OK',
+) {
+  return ApiResponse({ status, description, schema });
+}
+
+/** 204 with no body: a delete. */
+export const ApiNoContent = (description = 'Deleted'): MethodDecorator =>
+  ApiResponse({ status: HttpStatus.NO_CONTENT, description });
+
+/** A status answered with no body at all, such as the flag DELETE's 405. */
+export const ApiEmptyResponse = (status: HttpStatus, description: string): MethodDecorator =>
+  ApiResponse({ status, description });
