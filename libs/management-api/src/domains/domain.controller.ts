@@ -4,8 +4,10 @@ import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateDomainDto, UpdateDomainDto } from './domain.dto';
+import { DomainResponse } from './domain.presenter';
 import { DomainService } from './domain.service';
 
 const ORGANIZATION = 'organization_id';
@@ -16,37 +18,50 @@ export class DomainController {
   constructor(private readonly domains: DomainService) {}
 
   @Get()
+  @ApiOperation({ summary: "The organization's domains" })
+  @ApiPage(DomainResponse)
   @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<DomainResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.domains.list(requireOrganization(caller), page);
     return toPage(request, page, count, results);
   }
 
   @Post()
+  @ApiOperation({ summary: 'Add a domain (admin), to verify with a DNS TXT record' })
+  @ApiModelResponse(DomainResponse, 201)
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
-  create(@Caller() caller: AccessContext, @Body() dto: CreateDomainDto) {
+  create(@Caller() caller: AccessContext, @Body() dto: CreateDomainDto): Promise<DomainResponse> {
     return this.domains.create(requireOrganization(caller), dto);
   }
 
   @Get(':id')
+  @ApiModelResponse(DomainResponse)
   @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
-  retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
+  retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<DomainResponse> {
     return this.domains.retrieve(requireOrganization(caller), id);
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: 'Update a domain (admin); a new name must be verified again' })
+  @ApiModelResponse(DomainResponse)
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
-  update(@Caller() caller: AccessContext, @Param('id') id: string, @Body() dto: UpdateDomainDto) {
+  update(
+    @Caller() caller: AccessContext,
+    @Param('id') id: string,
+    @Body() dto: UpdateDomainDto,
+  ): Promise<DomainResponse> {
     return this.domains.update(requireOrganization(caller), id, dto);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a domain (admin)' })
+  @ApiNoContent()
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
   async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
     await this.domains.remove(requireOrganization(caller), id);
@@ -57,8 +72,9 @@ export class DomainController {
   @ApiOperation({
     summary: 'Look up the TXT record _posthog-challenge.<domain> and mark the domain verified',
   })
+  @ApiModelResponse(DomainResponse, 200, { description: 'The domain, verified or not' })
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
-  verify(@Caller() caller: AccessContext, @Param('id') id: string) {
+  verify(@Caller() caller: AccessContext, @Param('id') id: string): Promise<DomainResponse> {
     return this.domains.verify(requireOrganization(caller), id);
   }
 }

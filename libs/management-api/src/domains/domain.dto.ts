@@ -27,19 +27,19 @@ class DomainFieldsDto {
   @IsIn(SSO_ENFORCEMENT_CHOICES, { message: (args) => messages.choice(args.value) })
   sso_enforcement?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 512 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 512 })
   @ValidateIf((_dto, value) => value !== undefined && value !== null)
   @IsString({ message: messages.string })
   @MaxLength(512, { message: messages.maxLength(512) })
   saml_entity_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 512 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 512 })
   @ValidateIf((_dto, value) => value !== undefined && value !== null)
   @IsString({ message: messages.string })
   @MaxLength(512, { message: messages.maxLength(512) })
   saml_acs_url?: string | null;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 65_536 })
   @ValidateIf((_dto, value) => value !== undefined && value !== null)
   @IsString({ message: messages.string })
   @MaxLength(65_536, { message: messages.maxLength(65_536) })
@@ -47,7 +47,7 @@ class DomainFieldsDto {
 }
 
 export class CreateDomainDto extends DomainFieldsDto {
-  @ApiProperty({ example: 'example.com', maxLength: 128 })
+  @ApiProperty({ example: 'example.com', maxLength: 128, pattern: DOMAIN_PATTERN.source })
   @IsDefined({ message: messages.required })
   @IsString({ message: messages.string })
   @MaxLength(128, { message: messages.maxLength(128) })
@@ -56,7 +56,7 @@ export class CreateDomainDto extends DomainFieldsDto {
 }
 
 export class UpdateDomainDto extends DomainFieldsDto {
-  @ApiPropertyOptional({ example: 'example.com', maxLength: 128 })
+  @ApiPropertyOptional({ example: 'example.com', maxLength: 128, pattern: DOMAIN_PATTERN.source })
   @ValidateIf((_dto, value) => value !== undefined)
   @IsString({ message: messages.string })
   @MaxLength(128, { message: messages.maxLength(128) })

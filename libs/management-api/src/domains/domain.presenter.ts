@@ -1,18 +1,43 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { OrganizationDomain } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
+import { ApiModel, DATE_TIME } from '../schema/api-responses.decorator';
+import { SSO_ENFORCEMENT_CHOICES } from './domain.dto';
 
-export interface DomainResponse {
-  id: string;
-  domain: string;
-  is_verified: boolean;
-  verified_at: string | null;
-  verification_challenge: string;
-  jit_provisioning_enabled: boolean;
-  sso_enforcement: string;
-  has_saml: boolean;
-  saml_entity_id: string | null;
-  saml_acs_url: string | null;
-  saml_x509_cert: string | null;
+@ApiModel('OrganizationDomain')
+export class DomainResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty()
+  domain!: string;
+
+  @ApiProperty()
+  is_verified!: boolean;
+
+  @ApiProperty({ ...DATE_TIME, nullable: true })
+  verified_at!: string | null;
+
+  @ApiProperty({ description: 'The value of the TXT record _posthog-challenge.<domain> that verifies it' })
+  verification_challenge!: string;
+
+  @ApiProperty()
+  jit_provisioning_enabled!: boolean;
+
+  @ApiProperty({ enum: SSO_ENFORCEMENT_CHOICES })
+  sso_enforcement!: string;
+
+  @ApiProperty({ description: 'Whether the entity id, ACS URL and certificate are all set' })
+  has_saml!: boolean;
+
+  @ApiProperty({ type: String, nullable: true })
+  saml_entity_id!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  saml_acs_url!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  saml_x509_cert!: string | null;
 }
 
 export function presentDomain(domain: OrganizationDomain): DomainResponse {

@@ -3,8 +3,15 @@ import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import {
+  ApiModelOrListResponse,
+  ApiModelResponse,
+  ApiNoContent,
+  ApiPage,
+} from '../schema/api-responses.decorator';
 import { CreateInviteDto } from './invite.dto';
+import { InviteResponse } from './invite.presenter';
 import { InviteService } from './invite.service';
 
 @ApiTags('invites')
@@ -13,20 +20,24 @@ export class InviteController {
   constructor(private readonly invites: InviteService) {}
 
   @Get()
+  @ApiOperation({ summary: "The organization's invites, newest first" })
+  @ApiPage(InviteResponse)
   @Access({ scope: 'organization_member:read', organizationParam: 'organization_id' })
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<InviteResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.invites.list(requireOrganization(caller), page);
     return toPage(request, page, count, results);
   }
 
   @Post()
+  @ApiOperation({ summary: 'Invite someone by e-mail (sent when SMTP is configured)' })
+  @ApiModelResponse(InviteResponse, 201)
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
-  create(@Caller() caller: AccessContext, @Body() dto: CreateInviteDto) {
+  create(@Caller() caller: AccessContext, @Body() dto: CreateInviteDto): Promise<InviteResponse> {
     return this.invites.create(caller, requireOrganization(caller), dto);
   }
 
@@ -41,13 +52,16 @@ export class InviteController {
       ],
     },
   })
+  @ApiModelOrListResponse(InviteResponse, 200, 'The invite, or the invites in the order sent')
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
-  bulk(@Caller() caller: AccessContext, @Body() body: unknown) {
+  bulk(@Caller() caller: AccessContext, @Body() body: unknown): Promise<InviteResponse | InviteResponse[]> {
     return this.invites.bulk(caller, requireOrganization(caller), body);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete an invite (an admin any, a member those they sent)' })
+  @ApiNoContent()
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
   async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
     await this.invites.remove(caller.user, requireOrganization(caller), id);

@@ -13,7 +13,7 @@ import { MEMBERSHIP_LEVELS, MembershipLevel } from '@hogbase/postgres';
 import { messages } from '../common/messages';
 
 export class CreateInviteDto {
-  @ApiProperty({ format: 'email' })
+  @ApiProperty({ format: 'email', maxLength: 254 })
   @IsDefined({ message: messages.required })
   @IsString({ message: messages.string })
   @MaxLength(254, { message: messages.maxLength(254) })
@@ -26,12 +26,12 @@ export class CreateInviteDto {
   @MaxLength(30, { message: messages.maxLength(30) })
   first_name?: string;
 
-  @ApiPropertyOptional({ enum: MEMBERSHIP_LEVELS, default: MembershipLevel.Member })
+  @ApiPropertyOptional({ type: 'integer', enum: MEMBERSHIP_LEVELS, default: MembershipLevel.Member })
   @IsOptional()
   @IsIn(MEMBERSHIP_LEVELS, { message: (args) => messages.choice(args.value) })
   level?: MembershipLevel;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10_000 })
   @ValidateIf((_dto, value) => value !== undefined && value !== null)
   @IsString({ message: messages.string })
   @MaxLength(10_000, { message: messages.maxLength(10_000) })

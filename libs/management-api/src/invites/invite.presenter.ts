@@ -1,22 +1,47 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { MEMBERSHIP_LEVELS } from '@hogbase/postgres';
 import type { MembershipLevel, OrganizationInvite } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
+import { ApiModel, DATE_TIME, FREE_FORM_ARRAY } from '../schema/api-responses.decorator';
 import { presentUserBasic, UserBasicResponse } from '../users/user.presenter';
 
 export const INVITE_VALIDITY_DAYS = 3;
 const INVITE_VALIDITY_MS = INVITE_VALIDITY_DAYS * 24 * 60 * 60 * 1000;
 
-export interface InviteResponse {
-  id: string;
-  target_email: string;
-  first_name: string;
-  emailing_attempt_made: boolean;
-  level: MembershipLevel;
-  is_expired: boolean;
-  created_by: UserBasicResponse | null;
-  created_at: string;
-  updated_at: string;
-  message: string | null;
-  private_project_access: unknown[];
+@ApiModel('OrganizationInvite')
+export class InviteResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty()
+  target_email!: string;
+
+  @ApiProperty()
+  first_name!: string;
+
+  @ApiProperty()
+  emailing_attempt_made!: boolean;
+
+  @ApiProperty({ type: 'integer', enum: MEMBERSHIP_LEVELS, description: '1 member, 8 admin, 15 owner' })
+  level!: MembershipLevel;
+
+  @ApiProperty({ description: `Whether it is older than ${INVITE_VALIDITY_DAYS} days` })
+  is_expired!: boolean;
+
+  @ApiProperty({ type: () => UserBasicResponse, nullable: true })
+  created_by!: UserBasicResponse | null;
+
+  @ApiProperty(DATE_TIME)
+  created_at!: string;
+
+  @ApiProperty(DATE_TIME)
+  updated_at!: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  message!: string | null;
+
+  @ApiProperty({ ...FREE_FORM_ARRAY, description: 'Always empty: projects have no access control here' })
+  private_project_access!: unknown[];
 }
 
 export function isInviteExpired(invite: OrganizationInvite, now = Date.now()): boolean {

@@ -1,11 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Query, Req } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { UpdateMemberDto } from './member.dto';
+import { MemberResponse } from './member.presenter';
 import { MemberService } from './member.service';
+
+const UserUuid = () => ApiParam({ name: 'user__uuid', description: "The member's user UUID" });
 
 @ApiTags('members')
 @Controller('api/organizations/:organization_id/members')
@@ -13,12 +17,15 @@ export class MemberController {
   constructor(private readonly members: MemberService) {}
 
   @Get()
+  @ApiOperation({ summary: "The organization's members, newest first" })
+  @ApiPage(MemberResponse)
+  @ApiQuery({ name: 'email', required: false, type: String, description: 'Only the member with this e-mail' })
   @Access({ scope: 'organization_member:read', organizationParam: 'organization_id' })
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<MemberResponse>> {
     const page = pageRequestFrom(query);
     const email = typeof query.email === 'string' ? query.email : undefined;
     const { count, results } = await this.members.list(requireOrganization(caller), page, { email });
@@ -27,17 +34,23 @@ export class MemberController {
 
   /** The level rules are PostHog's validate_update, applied by the service. */
   @Patch(':user__uuid')
+  @UserUuid()
+  @ApiOperation({ summary: "Change a member's level" })
+  @ApiModelResponse(MemberResponse)
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
   update(
     @Caller() caller: AccessContext,
     @Param('user__uuid') userUuid: string,
     @Body() dto: UpdateMemberDto,
-  ) {
+  ): Promise<MemberResponse> {
     return this.members.update(caller, requireOrganization(caller), userUuid, dto.level);
   }
 
   @Delete(':user__uuid')
   @HttpCode(204)
+  @UserUuid()
+  @ApiOperation({ summary: 'Remove a member (or leave, with your own UUID)' })
+  @ApiNoContent()
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
   async remove(@Caller() caller: AccessContext, @Param('user__uuid') userUuid: string): Promise<void> {
     await this.members.remove(caller, requireOrganization(caller), userUuid);

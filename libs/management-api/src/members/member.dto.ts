@@ -11,7 +11,11 @@ const levelFromString = ({ value }: { value: unknown }) =>
 
 /** A PATCH is partial, as in PostHog: without `level` nothing changes. */
 export class UpdateMemberDto {
-  @ApiPropertyOptional({ enum: MEMBERSHIP_LEVELS, description: '1 member, 8 admin, 15 owner' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    enum: MEMBERSHIP_LEVELS,
+    description: '1 member, 8 admin, 15 owner',
+  })
   @Transform(levelFromString)
   @RejectNull()
   @IsOptional()

@@ -4,8 +4,10 @@ import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
+import { OrganizationResponse } from './organization.presenter';
 import { OrganizationService } from './organization.service';
 
 @ApiTags('organizations')
@@ -15,12 +17,13 @@ export class OrganizationController {
 
   @Get()
   @ApiOperation({ summary: 'List the organizations the caller belongs to' })
+  @ApiPage(OrganizationResponse)
   @Access({ scope: 'organization:read' })
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<OrganizationResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.organizations.list(caller, page);
     return toPage(request, page, count, results);
@@ -28,6 +31,7 @@ export class OrganizationController {
 
   @Post()
   @ApiOperation({ summary: 'Create an organization, its first project and an owner membership' })
+  @ApiModelResponse(OrganizationResponse, 201)
   @Access({
     scope: 'organization:write',
     refuseRestrictedKeys: {
@@ -35,24 +39,33 @@ export class OrganizationController {
       detail: 'API keys scoped to organizations or projects cannot create organizations.',
     },
   })
-  create(@Caller() caller: AccessContext, @Body() dto: CreateOrganizationDto) {
+  create(@Caller() caller: AccessContext, @Body() dto: CreateOrganizationDto): Promise<OrganizationResponse> {
     return this.organizations.create(caller, dto);
   }
 
   @Get(':id')
+  @ApiModelResponse(OrganizationResponse)
   @Access({ scope: 'organization:read', organizationParam: 'id' })
-  retrieve(@Caller() caller: AccessContext, @Param('id') _id: string) {
+  retrieve(@Caller() caller: AccessContext, @Param('id') _id: string): Promise<OrganizationResponse> {
     return this.organizations.retrieve(caller, requireOrganization(caller));
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: 'Update an organization (admin)' })
+  @ApiModelResponse(OrganizationResponse)
   @Access({ scope: 'organization:write', organizationParam: 'id', level: MembershipLevel.Admin })
-  update(@Caller() caller: AccessContext, @Param('id') _id: string, @Body() dto: UpdateOrganizationDto) {
+  update(
+    @Caller() caller: AccessContext,
+    @Param('id') _id: string,
+    @Body() dto: UpdateOrganizationDto,
+  ): Promise<OrganizationResponse> {
     return this.organizations.update(caller, requireOrganization(caller), dto);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete an organization with all its projects (owner)' })
+  @ApiNoContent()
   @Access({
     scope: 'organization:write',
     organizationParam: 'id',

@@ -12,7 +12,7 @@ import { messages } from '../common/messages';
 import { DrfBooleanField, DrfCharField } from '../common/drf-fields.util';
 
 export class CreateOrganizationDto {
-  @ApiProperty({ maxLength: 64 })
+  @ApiProperty({ minLength: 1, maxLength: 64 })
   @DrfCharField()
   @IsDefined({ message: messages.required })
   @IsString({ message: messages.string })
@@ -34,7 +34,7 @@ export class CreateOrganizationDto {
 }
 
 export class UpdateOrganizationDto {
-  @ApiPropertyOptional({ maxLength: 64 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 64 })
   @DrfCharField()
   @ValidateIf((_dto, value) => value !== undefined)
   @IsString({ message: messages.string })

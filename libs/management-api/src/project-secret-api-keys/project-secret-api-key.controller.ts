@@ -4,9 +4,11 @@ import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, type AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
 import { projectScoped } from '../routes/project-scoped-paths';
+import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectSecretApiKeyDto, UpdateProjectSecretApiKeyDto } from './project-secret-api-key.dto';
+import { ProjectSecretApiKeyResponse } from './project-secret-api-key.presenter';
 import { ProjectSecretApiKeyService } from './project-secret-api-key.service';
 
 const PROJECT = 'project_id';
@@ -22,12 +24,13 @@ export class ProjectSecretApiKeyController {
 
   @Get()
   @ApiOperation({ summary: "List the project's secret API keys (phs_), newest first, without their values" })
+  @ApiPage(ProjectSecretApiKeyResponse)
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<ProjectSecretApiKeyResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.keys.list(requireProject(caller).team, page);
     return toPage(request, page, count, results);
@@ -35,34 +38,43 @@ export class ProjectSecretApiKeyController {
 
   @Post()
   @ApiOperation({ summary: 'Create a key: its value is in this answer only' })
+  @ApiModelResponse(ProjectSecretApiKeyResponse, 201)
   @Access(WRITE)
-  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectSecretApiKeyDto) {
+  create(
+    @Caller() caller: AccessContext,
+    @Body() dto: CreateProjectSecretApiKeyDto,
+  ): Promise<ProjectSecretApiKeyResponse> {
     return this.keys.create(caller, requireProject(caller).team, dto);
   }
 
   @Get(':id')
+  @ApiModelResponse(ProjectSecretApiKeyResponse)
   @Access(READ)
-  retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
+  retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<ProjectSecretApiKeyResponse> {
     return this.keys.retrieve(requireProject(caller).team, id);
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: "Change a key's label or scopes" })
+  @ApiModelResponse(ProjectSecretApiKeyResponse)
   @Access(WRITE)
   update(
     @Caller() caller: AccessContext,
     @Param('id') id: string,
     @Body() dto: UpdateProjectSecretApiKeyDto,
-  ) {
+  ): Promise<ProjectSecretApiKeyResponse> {
     return this.keys.update(requireProject(caller).team, id, dto);
   }
 
   @Put(':id')
+  @ApiOperation({ summary: "Replace a key's label and scopes" })
+  @ApiModelResponse(ProjectSecretApiKeyResponse)
   @Access(WRITE)
   replace(
     @Caller() caller: AccessContext,
     @Param('id') id: string,
     @Body() dto: CreateProjectSecretApiKeyDto,
-  ) {
+  ): Promise<ProjectSecretApiKeyResponse> {
     return this.keys.update(requireProject(caller).team, id, dto);
   }
 
@@ -71,13 +83,16 @@ export class ProjectSecretApiKeyController {
   @ApiOperation({
     summary: 'Replace the value: the old one stops working; the new one is in this answer only',
   })
+  @ApiModelResponse(ProjectSecretApiKeyResponse)
   @Access(WRITE)
-  roll(@Caller() caller: AccessContext, @Param('id') id: string) {
+  roll(@Caller() caller: AccessContext, @Param('id') id: string): Promise<ProjectSecretApiKeyResponse> {
     return this.keys.roll(requireProject(caller).team, id);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a key: it stops working at once' })
+  @ApiNoContent()
   @Access(WRITE)
   async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
     await this.keys.remove(requireProject(caller).team, id);

@@ -1,12 +1,21 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { IsArray, IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { DrfCharField, RejectNull } from '../common/drf-fields.util';
 import { messages } from '../common/messages';
+import { PROJECT_SECRET_API_KEY_SCOPES } from './project-secret-api-key.service';
 
 export const LABEL_MAX_LENGTH = 40;
 
+/** What the service accepts (assertAssignableScopes): a non-empty list of the assignable scopes. */
+const SCOPES: ApiPropertyOptions = {
+  type: [String],
+  enum: [...PROJECT_SECRET_API_KEY_SCOPES],
+  minItems: 1,
+  example: ['feature_flag:read'],
+};
+
 export class CreateProjectSecretApiKeyDto {
-  @ApiProperty({ maxLength: LABEL_MAX_LENGTH })
+  @ApiProperty({ minLength: 1, maxLength: LABEL_MAX_LENGTH })
   @IsDefined({ message: messages.required })
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -14,7 +23,7 @@ export class CreateProjectSecretApiKeyDto {
   @MaxLength(LABEL_MAX_LENGTH, { message: messages.maxLength(LABEL_MAX_LENGTH) })
   label!: string;
 
-  @ApiProperty({ type: [String], example: ['feature_flag:read'] })
+  @ApiProperty(SCOPES)
   @IsDefined({ message: messages.required })
   @RejectNull()
   @IsArray({ message: 'Expected a list of items.' })
@@ -23,7 +32,7 @@ export class CreateProjectSecretApiKeyDto {
 }
 
 export class UpdateProjectSecretApiKeyDto {
-  @ApiPropertyOptional({ maxLength: LABEL_MAX_LENGTH })
+  @ApiPropertyOptional({ minLength: 1, maxLength: LABEL_MAX_LENGTH })
   @IsOptional()
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -31,7 +40,7 @@ export class UpdateProjectSecretApiKeyDto {
   @MaxLength(LABEL_MAX_LENGTH, { message: messages.maxLength(LABEL_MAX_LENGTH) })
   label?: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['feature_flag:read'] })
+  @ApiPropertyOptional(SCOPES)
   @IsOptional()
   @RejectNull()
   @IsArray({ message: 'Expected a list of items.' })

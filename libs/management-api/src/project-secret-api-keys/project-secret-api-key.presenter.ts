@@ -1,19 +1,42 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { ProjectSecretApiKey } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
-import { presentUserBasic, type UserBasicResponse } from '../users/user.presenter';
+import { ApiModel, DATE_TIME } from '../schema/api-responses.decorator';
+import { presentUserBasic, UserBasicResponse } from '../users/user.presenter';
 
 /** PostHog's ProjectSecretAPIKeySerializer, field for field. */
-export interface ProjectSecretApiKeyResponse {
-  id: string;
-  label: string;
-  /** The key itself: only in the answers to create and roll, null everywhere else. */
-  value: string | null;
-  mask_value: string;
-  created_at: string;
-  created_by: UserBasicResponse | null;
-  last_used_at: string | null;
-  last_rolled_at: string | null;
-  scopes: string[];
+@ApiModel('ProjectSecretAPIKey')
+export class ProjectSecretApiKeyResponse {
+  @ApiProperty()
+  id!: string;
+
+  @ApiProperty()
+  label!: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The key itself (phs_): only in the answers to create and roll, null everywhere else',
+  })
+  value!: string | null;
+
+  @ApiProperty()
+  mask_value!: string;
+
+  @ApiProperty(DATE_TIME)
+  created_at!: string;
+
+  @ApiProperty({ type: () => UserBasicResponse, nullable: true })
+  created_by!: UserBasicResponse | null;
+
+  @ApiProperty({ ...DATE_TIME, nullable: true })
+  last_used_at!: string | null;
+
+  @ApiProperty({ ...DATE_TIME, nullable: true })
+  last_rolled_at!: string | null;
+
+  @ApiProperty({ type: [String], example: ['feature_flag:read'] })
+  scopes!: string[];
 }
 
 export function presentProjectSecretApiKey(

@@ -1,18 +1,40 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { MembershipLevel, Team } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
+import { ApiModel } from '../schema/api-responses.decorator';
 
 /** PostHog's TeamBasicSerializer: what organizations embed in `teams` and the project list returns. */
-export interface ProjectBasicResponse {
-  id: number;
-  uuid: string;
-  organization: string;
-  api_token: string;
-  name: string;
-  completed_snippet_onboarding: boolean;
-  ingested_event: boolean;
-  is_demo: boolean;
-  timezone: string;
-  access_control: boolean;
+@ApiModel('TeamBasic')
+export class ProjectBasicResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ format: 'uuid' })
+  uuid!: string;
+
+  @ApiProperty({ format: 'uuid', description: 'The id of its organization' })
+  organization!: string;
+
+  @ApiProperty({ description: 'The project API key (phc_), which capture takes' })
+  api_token!: string;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty()
+  completed_snippet_onboarding!: boolean;
+
+  @ApiProperty()
+  ingested_event!: boolean;
+
+  @ApiProperty()
+  is_demo!: boolean;
+
+  @ApiProperty()
+  timezone!: string;
+
+  @ApiProperty()
+  access_control!: boolean;
 }
 
 export interface ProjectResponse extends ProjectBasicResponse {

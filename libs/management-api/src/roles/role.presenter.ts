@@ -1,24 +1,91 @@
-import type { Role, RoleMembership, User } from '@hogbase/postgres';
+import { ApiProperty } from '@nestjs/swagger';
+import { ResourceAccessLevel } from '@hogbase/postgres';
+import type { FeatureFlagRoleAccess, Role, RoleMembership, User } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
-import { presentUserBasic, type UserBasicResponse } from '../users/user.presenter';
+import type { FeatureFlagResponse } from '../feature-flags/feature-flag.presenter';
+import { ApiModel, DATE_TIME, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
+import { presentUserBasic, UserBasicResponse } from '../users/user.presenter';
 
-export interface RoleMembershipResponse {
-  id: string;
-  role_id: string;
-  user: UserBasicResponse | null;
-  joined_at: string;
-  updated_at: string;
+const ACCESS_LEVELS = [ResourceAccessLevel.CanOnlyView, ResourceAccessLevel.CanAlwaysEdit];
+
+@ApiModel('RoleMembership')
+export class RoleMembershipResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  role_id!: string;
+
+  @ApiProperty({ type: () => UserBasicResponse, nullable: true })
+  user!: UserBasicResponse | null;
+
+  @ApiProperty(DATE_TIME)
+  joined_at!: string;
+
+  @ApiProperty(DATE_TIME)
+  updated_at!: string;
+}
+
+@ApiModel('RoleAssociatedFlag')
+export class AssociatedFlagResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty()
+  key!: string;
 }
 
 /** The spec's Role (embedded in role access), with PostHog's members and associated flags. */
-export interface RoleResponse {
-  id: string;
-  name: string;
-  feature_flags_access_level: number;
-  created_at: string;
-  created_by: UserBasicResponse | null;
-  members: RoleMembershipResponse[];
-  associated_flags: { id: number; key: string }[];
+@ApiModel('Role')
+export class RoleResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({
+    type: 'integer',
+    enum: ACCESS_LEVELS,
+    description: '21: can only view flags; 37: can always edit them',
+  })
+  feature_flags_access_level!: ResourceAccessLevel;
+
+  @ApiProperty(DATE_TIME)
+  created_at!: string;
+
+  @ApiProperty({ type: () => UserBasicResponse, nullable: true })
+  created_by!: UserBasicResponse | null;
+
+  // NOTE: the spec types `members` and `associated_flags` as strings (PostHog's schema, from
+  // method fields without a type); PostHog answers arrays, and so does this server.
+  @ApiProperty({ type: () => RoleMembershipResponse, isArray: true })
+  members!: RoleMembershipResponse[];
+
+  @ApiProperty({ type: () => AssociatedFlagResponse, isArray: true })
+  associated_flags!: AssociatedFlagResponse[];
+}
+
+@ApiModel('FeatureFlagRoleAccess')
+export class RoleAccessResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  // TODO(issue 29, second half): the FeatureFlag model once the flag presenter is a class.
+  @ApiProperty({ ...FREE_FORM_OBJECT, description: 'The feature flag, as its retrieve answers it' })
+  feature_flag!: FeatureFlagResponse;
+
+  @ApiProperty({ type: () => RoleResponse })
+  role!: RoleResponse;
+
+  @ApiProperty({ format: 'uuid' })
+  role_id!: string;
+
+  @ApiProperty(DATE_TIME)
+  added_at!: string;
+
+  @ApiProperty(DATE_TIME)
+  updated_at!: string;
 }
 
 export function presentMembership(membership: RoleMembership & { user?: User }): RoleMembershipResponse {
@@ -44,5 +111,20 @@ export function presentRole(
     created_by: role.createdBy ? presentUserBasic(role.createdBy) : null,
     members: members.map(presentMembership),
     associated_flags: flags.map(({ id, key }) => ({ id, key })),
+  };
+}
+
+export function presentRoleAccess(
+  access: FeatureFlagRoleAccess,
+  flag: FeatureFlagResponse,
+  role: RoleResponse,
+): RoleAccessResponse {
+  return {
+    id: access.id,
+    feature_flag: flag,
+    role,
+    role_id: access.roleId,
+    added_at: iso(access.addedAt),
+    updated_at: iso(access.updatedAt),
   };
 }

@@ -7,7 +7,7 @@ import { messages } from '../common/messages';
 const LEVELS = [ResourceAccessLevel.CanOnlyView, ResourceAccessLevel.CanAlwaysEdit];
 
 export class CreateRoleDto {
-  @ApiProperty({ maxLength: 200 })
+  @ApiProperty({ minLength: 1, maxLength: 200 })
   @IsDefined({ message: messages.required })
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -15,7 +15,11 @@ export class CreateRoleDto {
   @MaxLength(200, { message: messages.maxLength(200) })
   name!: string;
 
-  @ApiPropertyOptional({ enum: LEVELS, description: '21: can only view flags; 37: can always edit them' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    enum: LEVELS,
+    description: '21: can only view flags; 37: can always edit them',
+  })
   @IsOptional()
   @RejectNull()
   @IsIn(LEVELS, { message: (args) => messages.choice(args.value) })
@@ -23,7 +27,7 @@ export class CreateRoleDto {
 }
 
 export class UpdateRoleDto {
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @IsOptional()
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -31,7 +35,7 @@ export class UpdateRoleDto {
   @MaxLength(200, { message: messages.maxLength(200) })
   name?: string;
 
-  @ApiPropertyOptional({ enum: LEVELS })
+  @ApiPropertyOptional({ type: 'integer', enum: LEVELS })
   @IsOptional()
   @RejectNull()
   @IsIn(LEVELS, { message: (args) => messages.choice(args.value) })

@@ -17,12 +17,14 @@ import type { ResolvedOrganization, ResolvedProject } from '../auth/access-conte
 import { ApiError, notFound, permissionDenied } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
-import { presentFeatureFlag, type FeatureFlagResponse } from '../feature-flags/feature-flag.presenter';
+import { presentFeatureFlag } from '../feature-flags/feature-flag.presenter';
 import { FEATURE_FLAGS_RESOURCE, FlagPermissionsService } from '../feature-flags/flag-permissions.service';
 import type { CreateRoleAccessDto, CreateRoleDto, CreateRoleMembershipDto, UpdateRoleDto } from './roles.dto';
 import {
   presentMembership,
   presentRole,
+  presentRoleAccess,
+  type RoleAccessResponse,
   type RoleMembershipResponse,
   type RoleResponse,
 } from './role.presenter';
@@ -34,14 +36,6 @@ function isUniqueViolation(error: unknown): boolean {
   return (
     error instanceof QueryFailedError && (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
   );
-}
-
-export interface RoleAccessResponse {
-  id: number;
-  feature_flag: FeatureFlagResponse;
-  role: RoleResponse;
-  added_at: string;
-  updated_at: string;
 }
 
 /**
@@ -315,14 +309,7 @@ export class RolesService {
       .getRepository(Role)
       .find({ where: { id: In(rows.map((row) => row.roleId)) }, relations: { createdBy: true } });
     const presentedRoles = new Map((await this.presentAll(roles)).map((role) => [role.id, role]));
-    return rows.map((row) => ({
-      id: row.id,
-      feature_flag: presentedFlag,
-      role: presentedRoles.get(row.roleId)!,
-      role_id: row.roleId,
-      added_at: row.addedAt.toISOString(),
-      updated_at: row.updatedAt.toISOString(),
-    }));
+    return rows.map((row) => presentRoleAccess(row, presentedFlag, presentedRoles.get(row.roleId)!));
   }
 }
 
