@@ -1,0 +1,192 @@
+import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
+import { routeTable, type RouteEntry } from '@hogbase/management-api';
+import { ManagementTestApp, startManagementTestApp } from './management-test-app';
+
+interface Schema {
+  $ref?: string;
+  type?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+}
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema?: Schema;
+}
+interface Operation {
+  operationId?: string;
+  parameters?: Parameter[];
+  requestBody?: unknown;
+  responses: Record<
+    string,
+    { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: Schema }> }
+  >;
+  'x-access'?: { scope: string };
+}
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+}
+
+/**
+ * Operations the second half of issue 29's document has yet to describe (their handlers still
+ * answer without a response model): remove each pattern as its module is done, until none is left.
+ */
+const PENDING = [
+  /\/plugin_configs(\/|$)/,
+  /\/pipeline_[a-z_]+(\/|$)/,
+  /\/batch_exports(\/|$)/,
+  /\/events(\/|$)/,
+  /\/feature_flags(?!\/\{feature_flag_id\}\/role_access)(\/|$)/,
+  /^\/api\/(projects|environments)(\/\{id\}(\/reset_token)?)?$/,
+  /^\/api\/organizations\/\{organization_id\}\/projects$/,
+];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+/**
+ * The management API's OpenAPI document, as /api/schema/ serves it, holds what a client generator
+ * and Schemathesis rely on: every operation named once, every reference resolvable, every path
+ * parameter and error answer described, and (module by module) a response schema for every
+ * success, pages with their limit and offset.
+ */
+describe('OpenAPI document', () => {
+  let testApp: ManagementTestApp;
+  let document: Document;
+  let operations: { path: string; method: string; operation: Operation }[];
+
+  beforeAll(async () => {
+    testApp = await startManagementTestApp();
+    const response = await testApp.client().get<Document>('/api/schema/');
+    expect(response.status).toBe(200);
+    document = response.body;
+    operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      METHODS.filter((method) => item[method]).map((method) => ({ path, method, operation: item[method] })),
+    );
+  });
+
+  afterAll(async () => {
+    await testApp?.close();
+  });
+
+  const described = () => operations.filter(({ path }) => !PENDING.some((pattern) => pattern.test(path)));
+  const label = ({ path, method }: { path: string; method: string }) => `${method.toUpperCase()} ${path}`;
+  const resolve = (schema: Schema | undefined): Schema | undefined =>
+    schema?.$ref ? document.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema;
+
+  it('names every operation once', () => {
+    const ids = operations.map(({ operation }) => operation.operationId);
+    expect(ids.filter((id) => !id || !/^[a-z0-9_]+$/.test(id))).toEqual([]);
+    expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([]);
+  });
+
+  it('resolves every $ref', () => {
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]);
+    expect(refs.length).toBeGreaterThan(100);
+    const dangling = refs.filter(
+      (ref) =>
+        !ref.startsWith('#/components/schemas/') || !document.components.schemas[ref.split('/').pop()!],
+    );
+    expect(dangling).toEqual([]);
+  });
+
+  it('describes each parameter of each path, and no other path parameter', () => {
+    const wrong = operations.flatMap((entry) => {
+      const inPath = [...entry.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+      const declared = (entry.operation.parameters ?? []).filter((parameter) => parameter.in === 'path');
+      const names = declared.map((parameter) => parameter.name);
+      const problems = [
+        ...inPath.filter((name) => !names.includes(name)).map((name) => `${name} undocumented`),
+        ...declared
+          .filter((p) => !inPath.includes(p.name) || !p.required)
+          .map((p) => `${p.name} not in path`),
+      ];
+      return problems.map((problem) => `${label(entry)}: ${problem}`);
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it('describes the errors every operation can answer: 401 and 403 unless public, 404 with an id, 503 always', () => {
+    const missing = operations.flatMap((entry) => {
+      const { operation, path } = entry;
+      const expected = ['503'];
+      if (operation['x-access']?.scope !== 'public') expected.push('401', '403');
+      if (path.includes('{')) expected.push('404');
+      if (operation.requestBody) expected.push('400', '413', '415');
+      return expected
+        .filter((status) => !operation.responses[status]?.content?.['application/json']?.schema)
+        .map((status) => `${label(entry)}: ${status}`);
+    });
+    expect(missing).toEqual([]);
+    const unavailable = operations[0].operation.responses['503'];
+    expect(unavailable.headers).toHaveProperty('Retry-After');
+  });
+
+  it("documents the success status each handler answers (its @HttpCode, else Nest's 201 for POST and 200 otherwise)", () => {
+    const controllers = new Map<string, Record<string, unknown>>();
+    for (const module of testApp.app.get(ModulesContainer).values()) {
+      for (const wrapper of module.controllers.values()) {
+        const controller = wrapper.metatype as { name: string; prototype: Record<string, unknown> } | null;
+        if (controller) controllers.set(controller.name, controller.prototype);
+      }
+    }
+    const openApiPath = (route: RouteEntry) => route.path.replace(/:(\w+)/g, '{$1}');
+    const wrong = routeTable(testApp.app).flatMap((route) => {
+      const operation = document.paths[openApiPath(route)]?.[route.method.toLowerCase()];
+      if (!operation) return [];
+      const [controller, method] = route.handler.split('.');
+      const handler = controllers.get(controller)?.[method] as object;
+      const status =
+        (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ??
+        (route.method === 'POST' ? 201 : 200);
+      const documented = Object.keys(operation.responses).filter((code) => /^[23]/.test(code));
+      return documented.length === 1 && documented[0] === String(status)
+        ? []
+        : [`${route.method} ${route.path}: answers ${status}, documents ${documented.join(', ') || 'none'}`];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it('documents a response schema for every success but a 204 (modules done so far)', () => {
+    expect(described().length).toBeGreaterThan(40);
+    const undocumented = described().flatMap((entry) =>
+      Object.entries(entry.operation.responses)
+        .filter(([status]) => status.startsWith('2') && status !== '204')
+        .filter(([, response]) => !response.content?.['application/json']?.schema)
+        .map(([status]) => `${label(entry)}: ${status}`),
+    );
+    expect(undocumented).toEqual([]);
+  });
+
+  it('gives every page its limit and offset, and names its envelope (modules done so far)', () => {
+    const pages = described().filter(({ operation }) => {
+      const success = resolve(operation.responses['200']?.content?.['application/json']?.schema);
+      return success?.properties?.count !== undefined && success.properties.results !== undefined;
+    });
+    expect(pages.length).toBeGreaterThanOrEqual(10);
+    const wrong = pages.flatMap((entry) => {
+      const query = (entry.operation.parameters ?? []).filter((parameter) => parameter.in === 'query');
+      const integer = (name: string) =>
+        query.find((parameter) => parameter.name === name)?.schema?.type === 'integer';
+      const ref = entry.operation.responses['200'].content!['application/json'].schema!.$ref ?? '';
+      return integer('limit') && integer('offset') && /\/Paginated\w+List$/.test(ref) ? [] : [label(entry)];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it('closes every model only answered, so a field no class declares fails the schema', () => {
+    const answered = described().flatMap(({ operation }) =>
+      Object.values(operation.responses).map((response) =>
+        resolve(response.content?.['application/json']?.schema),
+      ),
+    );
+    const open = answered.filter((schema) => schema?.properties && schema.additionalProperties !== false);
+    expect(open).toEqual([]);
+  });
+
+  it.todo(
+    'documents plugins, feature flags, batch exports, events and projects (the second half of issue 29): empty PENDING',
+  );
+});
