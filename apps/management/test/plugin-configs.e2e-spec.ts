@@ -260,6 +260,68 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
     expect([badType.status, badType.body.attr]).toEqual([400, 'type_filter']);
   });
 
+  it('pages log lines with limit and offset: the count of lines, absolute next and previous links that keep the filters (issue 29, defect 5)', async () => {
+    const base = Date.parse('2026-02-01T00:00:00Z');
+    await testApp.dataSource.getRepository(PluginLogEntry).insert(
+      Array.from({ length: 7 }, (_, index) => ({
+        pluginConfigId: configId,
+        pluginId,
+        teamId: projectId,
+        timestamp: new Date(base + index * 1000),
+        source: 'PLUGIN' as const,
+        type: 'INFO' as const,
+        message: `paged line ${index}`,
+        instanceId: 'instance-1',
+      })),
+    );
+    const logs = `${configs(`${configId}/logs/`)}`;
+    const url = (query: string) => `${testApp.baseUrl}${logs}?${query}`;
+    const messages = (body: { results: { message: string }[] }) => body.results.map((entry) => entry.message);
+
+    const everything = await api.get(`${logs}?limit=5`);
+    expect(everything.body.results).toHaveLength(5);
+    expect(everything.body).toMatchObject({ next: url('limit=5&offset=5'), previous: null });
+    expect(everything.body.count).toBeGreaterThan(5);
+
+    const first = await api.get(`${logs}?search=paged&limit=3`);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      count: 7,
+      next: url('limit=3&offset=3&search=paged'),
+      previous: null,
+    });
+    expect(messages(first.body)).toEqual(['paged line 6', 'paged line 5', 'paged line 4']);
+    const second = await api.get(first.body.next.slice(testApp.baseUrl.length));
+    expect(second.body).toMatchObject({
+      count: 7,
+      next: url('limit=3&offset=6&search=paged'),
+      previous: url('limit=3&search=paged'),
+    });
+    expect(messages(second.body)).toEqual(['paged line 3', 'paged line 2', 'paged line 1']);
+    const last = await api.get(second.body.next.slice(testApp.baseUrl.length));
+    expect(last.body).toMatchObject({ count: 7, next: null, previous: url('limit=3&offset=3&search=paged') });
+    expect(messages(last.body)).toEqual(['paged line 0']);
+
+    const repeatedType = await api.get(`${logs}?search=paged&type_filter=INFO&type_filter=ERROR&limit=1`);
+    expect([repeatedType.status, repeatedType.body.count]).toEqual([200, 7]);
+
+    for (const [query, attr] of [
+      ['limit=abc', 'limit'],
+      ['limit=0', 'limit'],
+      ['limit=-5', 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=two', 'offset'],
+      ['limit=1&limit=2', 'limit'],
+    ]) {
+      const response = await api.get(`${logs}?${query}`);
+      expect({ query, status: response.status, attr: response.body.attr }).toEqual({
+        query,
+        status: 400,
+        attr,
+      });
+    }
+  });
+
   it('records config activity under the organization', async () => {
     const activity = await api.get(
       `/api/organizations/${organizationId}/pipeline_destinations/activity/?limit=50`,

@@ -11,7 +11,7 @@ import {
   Req,
   UseInterceptors,
 } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConsumes, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
@@ -125,13 +125,31 @@ export class PluginConfigController {
   }
 
   @Get(':id/logs')
-  @ApiOperation({ summary: 'Log lines, newest first (?limit=, ?type_filter=, ?search=, ?after=, ?before=)' })
+  @ApiOperation({ summary: 'Log lines, newest first, a page at a time' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1 },
+    description: 'Page size: 50 by default, at most 500',
+  })
+  @ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0 } })
+  @ApiQuery({
+    name: 'type_filter',
+    required: false,
+    type: String,
+    description: 'DEBUG, LOG, INFO, WARN or ERROR, repeated or as a comma list',
+  })
+  @ApiQuery({ name: 'search', required: false, type: String, description: 'Text the message contains' })
+  @ApiQuery({ name: 'after', required: false, schema: { type: 'string', format: 'date-time' } })
+  @ApiQuery({ name: 'before', required: false, schema: { type: 'string', format: 'date-time' } })
   @Access(READ)
   async logs(
     @Caller() caller: AccessContext,
+    @Req() request: Request,
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    return this.configs.logs(requireProject(caller), id, query);
+    const { page, count, results } = await this.configs.logs(requireProject(caller), id, query);
+    return toPage(request, page, count, results);
   }
 }

@@ -229,7 +229,7 @@ export class PluginConfigService {
     });
   }
 
-  /** Log lines of a config, newest first: `limit`, `type_filter` (comma list), `search`, `after`, `before`. */
+  /** A page of a config's log lines, newest first (see logPage for the parameters). */
   async logs(project: ResolvedProject, id: string, query: Record<string, unknown>): Promise<LogPage> {
     assertPluginAccess(project.organization, false);
     const config = await this.find(this.dataSource.manager, project, id);
