@@ -285,7 +285,7 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
       expect((await api.get(frontendApps(`${id}/source/`))).body).toEqual({});
     });
 
-    it('shows a compile error in the file, keeps serving the files, and becomes a destination once fixed', async () => {
+    it('shows a compile error in the file, keeps serving the files, and is a destination too once fixed', async () => {
       const broken = await api.patch(frontendApps(`${id}/update_source/`), {
         'plugin.json': JSON.stringify({ name: 'Edited webhook', config: [{ key: 'url', type: 'string' }] }),
         'index.ts': 'export function composeWebhook( {',
@@ -308,7 +308,8 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
           'export function composeWebhook(event: { event: string }) { return { url: "https://example.com", body: event.event }; }',
       });
       expect(fixed.status).toBe(200);
-      expect((await api.get(frontendApps(`${id}/`))).status).toBe(404);
+      // Created through the frontend apps, it stays there, and its code makes it a destination too.
+      expect((await api.get(frontendApps(`${id}/`))).status).toBe(200);
       const destination = await api.get(destinations(`${id}/`));
       expect(destination.body.capabilities).toEqual({
         methods: ['composeWebhook'],
@@ -331,6 +332,200 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
       ]);
       const traversal = await api.patch(destinations(`${id}/update_source/`), { '../escape.ts': 'x' });
       expect(traversal.status).toBe(400);
+    });
+  });
+
+  describe('an app created through a collection (issue 29, defect 1)', () => {
+    const DECLARED = {
+      capabilities: { methods: ['onEvent'] },
+      metrics: { delivered: 'sum' },
+      public_jobs: { resend: { payload: { since: { type: 'date', title: 'Since' } } } },
+      config_schema: [{ key: 'url', name: 'Webhook URL', type: 'string', required: true }],
+    };
+
+    it('keeps what its body declares (capabilities, metrics, public jobs, config schema) and answers every route there', async () => {
+      const created = await api.post(destinations(), {
+        plugin_type: 'source',
+        name: 'Declared',
+        ...DECLARED,
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ plugin_type: 'source', name: 'Declared', ...DECLARED });
+      const id = created.body.id as number;
+      const calls: [string, string, unknown][] = [
+        ['GET', '', undefined],
+        ['PATCH', '', { description: 'Sends to a webhook' }],
+        ['GET', 'source/', undefined],
+        ['PATCH', 'update_source/', { 'README.md': 'Notes, no code yet' }],
+        ['GET', 'check_for_updates/', undefined],
+        ['POST', 'upgrade/', {}],
+      ];
+      for (const [method, suffix, body] of calls) {
+        const response = await api.request(method, destinations(`${id}/${suffix}`), { body });
+        expect({ call: `${method} ${suffix}`, status: response.status }).toEqual({
+          call: `${method} ${suffix}`,
+          status: 200,
+        });
+      }
+      expect((await api.get(destinations(`${id}/`))).body).toMatchObject({
+        description: 'Sends to a webhook',
+        ...DECLARED,
+      });
+      const listed = await api.get(destinations('?limit=100'));
+      expect(listed.body.results.map((plugin: { id: number }) => plugin.id)).toContain(id);
+      expect((await api.delete(destinations(`${id}/`))).status).toBe(204);
+    });
+
+    it('answers an app created through import apps there, whatever its capabilities', async () => {
+      const created = await api.post(importApps(), { plugin_type: 'source', name: 'Importer' });
+      expect(created.status).toBe(201);
+      const id = created.body.id as number;
+      expect((await api.get(importApps(`${id}/`))).status).toBe(200);
+      const renamed = await api.patch(importApps(`${id}/`), { name: 'Importer 2' });
+      expect([renamed.status, renamed.body.name]).toEqual([200, 'Importer 2']);
+      const listed = await api.get(importApps());
+      expect(listed.body.results.map((plugin: { id: number }) => plugin.id)).toContain(id);
+      expect((await api.delete(importApps(`${id}/`))).status).toBe(204);
+    });
+
+    it('never lets a declaration reach the columns the apps runtime reads; code that loads replaces it', async () => {
+      const created = await api.post(destinations(), {
+        plugin_type: 'source',
+        name: 'Declares more than it does',
+        capabilities: { methods: ['onEvent', 'processEvent'], scheduled_tasks: ['runEveryMinute'] },
+        metrics: { sent: 'sum' },
+      });
+      const id = created.body.id as number;
+      const runtimeColumns = async () => {
+        const plugin = await testApp.dataSource.getRepository(Plugin).findOneByOrFail({ id });
+        return { capabilities: plugin.capabilities, metrics: plugin.metrics };
+      };
+      expect(await runtimeColumns()).toEqual({ capabilities: {}, metrics: {} });
+      const patched = await api.patch(destinations(`${id}/`), {
+        capabilities: { methods: ['processEvent'] },
+      });
+      expect(patched.body.capabilities).toEqual({ methods: ['processEvent'] });
+      expect(await runtimeColumns()).toEqual({ capabilities: {}, metrics: {} });
+
+      const built = await api.patch(destinations(`${id}/update_source/`), {
+        'index.js': 'exports.composeWebhook = () => null;',
+      });
+      expect(built.status).toBe(200);
+      const code = { methods: ['composeWebhook'], jobs: [], scheduled_tasks: [] };
+      expect(await runtimeColumns()).toEqual({ capabilities: code, metrics: {} });
+      expect((await api.get(destinations(`${id}/`))).body).toMatchObject({ capabilities: code, metrics: {} });
+      // Still in the collection it was created through, and no longer a transformation.
+      expect((await api.get(transformations(`${id}/`))).status).toBe(404);
+    });
+
+    it('refuses capabilities, metrics, public jobs and config schemas of the wrong shape, naming the field', async () => {
+      const existing = await api.post(destinations(), { plugin_type: 'source', name: 'Shapes' });
+      const before = await testApp.dataSource.getRepository(Plugin).count();
+      const bad: [string, unknown][] = [
+        ['capabilities', 'onEvent'],
+        ['capabilities', { methods: 'onEvent' }],
+        ['capabilities', { methods: ['deleteEverything'] }],
+        ['capabilities', { scheduled_tasks: ['onEvent'] }],
+        ['capabilities', { jobs: [42] }],
+        ['capabilities', { powers: ['all'] }],
+        ['metrics', { delivered: 'average' }],
+        ['metrics', ['delivered']],
+        ['public_jobs', { resend: 'now' }],
+        ['config_schema', { url: { type: 'string' } }],
+        ['config_schema', [{ name: 'No key' }]],
+        ['config_schema', [{ key: 'url', type: 'number' }]],
+      ];
+      for (const [field, value] of bad) {
+        for (const [method, path] of [
+          ['POST', destinations()],
+          ['PATCH', destinations(`${existing.body.id}/`)],
+        ] as const) {
+          const body = { plugin_type: 'source', name: 'Bad shape', [field]: value };
+          const response = await api.request(method, path, { body });
+          expect({
+            method,
+            value,
+            status: response.status,
+            type: response.body.type,
+            attr: response.body.attr,
+          }).toEqual({
+            method,
+            value,
+            status: 400,
+            type: 'validation_error',
+            attr: field,
+          });
+        }
+      }
+      const refusedNull = await api.post(destinations(), {
+        plugin_type: 'source',
+        name: 'Null',
+        capabilities: null,
+      });
+      expect([refusedNull.status, refusedNull.body.code, refusedNull.body.attr]).toEqual([
+        400,
+        'null',
+        'capabilities',
+      ]);
+      expect(await testApp.dataSource.getRepository(Plugin).count()).toBe(before);
+      expect((await api.get(destinations(`${existing.body.id}/`))).body).toMatchObject({
+        name: 'Shapes',
+        capabilities: {},
+        metrics: {},
+        public_jobs: {},
+        config_schema: [],
+      });
+    });
+
+    it('changes plugin_type on PATCH under the rules of create', async () => {
+      const other = await testApp.createOwner('plugin-type@pipeline-apps.test', 'Plugin types');
+      const app = await installDestination(other.api, other.organizationId);
+      const path = destinations(`${app.id}/`, other.organizationId);
+      const refusals: [string, string, string][] = [
+        [
+          'inline',
+          'plugin_type',
+          'Inline apps ship with the server and cannot be installed through the API.',
+        ],
+        ['local', 'url', 'Local apps are installed from a file: URL.'],
+        ['repository', 'url', 'This app is not in the apps repository.'],
+        ['remote', 'plugin_type', '"remote" is not a valid choice.'],
+      ];
+      for (const [pluginType, attr, detail] of refusals) {
+        const response = await other.api.patch(path, { plugin_type: pluginType });
+        expect({
+          pluginType,
+          status: response.status,
+          attr: response.body.attr,
+          detail: response.body.detail,
+        }).toEqual({
+          pluginType,
+          status: 400,
+          attr,
+          detail,
+        });
+      }
+      const source = await other.api.patch(path, { plugin_type: 'source' });
+      expect([source.status, source.body.plugin_type]).toEqual([200, 'source']);
+      // A source app is edited here, not downloaded again.
+      const downloads = server.requests.length;
+      expect(
+        (await other.api.post(destinations(`${app.id}/upgrade/`, other.organizationId), {})).status,
+      ).toBe(200);
+      expect(server.requests.length).toBe(downloads);
+      const back = await other.api.patch(path, { plugin_type: 'custom', name: 'Custom again' });
+      expect([back.status, back.body.plugin_type, back.body.name]).toEqual([200, 'custom', 'Custom again']);
+      const unchanged = await other.api.patch(path, { plugin_type: null });
+      expect([unchanged.status, unchanged.body.plugin_type]).toEqual([200, 'custom']);
+
+      const bare = await other.api.post(destinations('', other.organizationId), {
+        plugin_type: 'source',
+        name: 'Bare',
+      });
+      const noUrl = await other.api.patch(destinations(`${bare.body.id}/`, other.organizationId), {
+        plugin_type: 'custom',
+      });
+      expect([noUrl.status, noUrl.body.attr, noUrl.body.code]).toEqual([400, 'url', 'required']);
     });
   });
 

@@ -734,6 +734,64 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
     });
   });
 
+  describe('capabilities a body declares (issue 29, defect 1)', () => {
+    let pool: Pool;
+    let runtime: AppsRuntime;
+
+    beforeAll(() => {
+      const url = (testApp.dataSource.options as { url?: string }).url;
+      pool = new Pool({ connectionString: url, max: 2 });
+      runtime = createAppsRuntime(
+        pool,
+        {
+          ...loadAppsRuntimeConfig({ DATA_DIR: '/tmp/hogbase-test-unused' }),
+          encryptionKeys: [encryptionKey],
+        },
+        pino({ level: 'silent' }),
+      );
+    });
+
+    afterAll(async () => {
+      await runtime?.close();
+      await pool?.end();
+    });
+
+    it('never decide what ingestion calls: the runtime goes by what the code exports', async () => {
+      const owner = await testApp.createOwner('declared@plugin-configs.test', 'Declared capabilities');
+      const app = await sourceApp(
+        'Declares processEvent',
+        {
+          'plugin.json': JSON.stringify({ name: 'Declares processEvent' }),
+          'index.ts': 'export function composeWebhook() { return null; }',
+        },
+        owner.api,
+        owner.organizationId,
+      );
+      const enabled = await owner.api.post(configs('', owner.projectId), { plugin: app, enabled: true });
+      expect(enabled.status).toBe(201);
+      const declared = await owner.api.patch(
+        `/api/organizations/${owner.organizationId}/pipeline_destinations/${app}/`,
+        {
+          capabilities: { methods: ['processEvent', 'composeWebhook'], scheduled_tasks: ['runEveryMinute'] },
+          metrics: { transformed: 'sum' },
+        },
+      );
+      expect([declared.status, declared.body.capabilities.methods]).toEqual([
+        200,
+        ['processEvent', 'composeWebhook'],
+      ]);
+      const transformationTeams = await new AppTransformations(
+        pool,
+        runtime.apps,
+        pino({ level: 'silent' }),
+        new Registry(),
+      ).transformationTeams();
+      expect(transformationTeams.has(owner.projectId)).toBe(false);
+      const instance = await runtime.apps.forConfig(enabled.body.id);
+      expect(await instance?.exports()).toEqual({ methods: ['composeWebhook'], jobs: [] });
+    });
+  });
+
   describe("a config of another organization's global app", () => {
     const PUBLISHED_SCHEMA = [
       { key: 'url', name: 'Webhook URL', type: 'string', required: true },

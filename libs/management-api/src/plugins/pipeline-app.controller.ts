@@ -143,7 +143,7 @@ export class PipelineAppActionController {
 
 /**
  * The five routes of every collection: one app resource, each collection showing the apps its
- * capabilities filter keeps (an app of another kind is 404 there; create accepts any app).
+ * capabilities filter keeps and those created through it (another app is 404 there; create accepts any app).
  */
 @ApiTags('pipeline apps')
 @Controller(Object.values(COLLECTION_PATHS))
@@ -171,8 +171,8 @@ export class PipelineAppController {
     summary: 'Install: plugin_type source (name only), or a url (file:, archive, GitHub, GitLab, npm)',
   })
   @Access(WRITE)
-  async create(@Caller() caller: AccessContext, @Body() dto: CreatePipelineAppDto) {
-    return this.plugins.create(organizationOf(caller), caller.user, dto);
+  async create(@Caller() caller: AccessContext, @Req() request: Request, @Body() dto: CreatePipelineAppDto) {
+    return this.plugins.create(organizationOf(caller), collectionOfPath(request.path), caller.user, dto);
   }
 
   @Get(':id')

@@ -37,8 +37,12 @@ export interface PreparedApp {
    * loads), site.ts and frontend.tsx (PostHog's served forms). Other files only matter to the build.
    */
   files: SourceFileState[];
-  /** Null when the entry did not build or load (its file's `error` says why). */
+  /**
+   * Null when the entry did not build or load (its file's `error` says why); `{}` without an entry.
+   * `entryLoaded`: an entry built and loaded, so these are what the code says.
+   */
   capabilities: Record<string, unknown> | null;
+  entryLoaded: boolean;
   metrics: Record<string, unknown> | null;
   /** The first build or load error, for installs that refuse a broken app. */
   firstError: string | null;
@@ -61,6 +65,9 @@ export function downloadedAppFields(app: DownloadedApp) {
     tag: app.tag,
     capabilities: app.capabilities ?? {},
     metrics: app.metrics ?? {},
+    // A download is the whole app: what its files say replaces what a body declared.
+    declaredCapabilities: null,
+    declaredMetrics: null,
   } satisfies Partial<Plugin>;
 }
 
@@ -189,6 +196,7 @@ export class PluginInstaller implements OnApplicationShutdown {
       isStateless: pluginJson.isStateless,
       files: stored,
       capabilities: entryFailed ? null : (capabilities as Record<string, unknown>),
+      entryLoaded: built.index?.status === 'TRANSPILED',
       metrics: entryFailed ? null : metrics,
       firstError,
     };

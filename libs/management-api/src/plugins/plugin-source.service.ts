@@ -97,6 +97,11 @@ export class PluginSourceService {
       // Code that does not build or load keeps the capabilities of the last code that did.
       if (prepared.capabilities !== null) plugin.capabilities = prepared.capabilities;
       if (prepared.metrics !== null) plugin.metrics = prepared.metrics;
+      // An entry that loads says what the app does: a body's declarations give way to it.
+      if (prepared.entryLoaded) {
+        plugin.declaredCapabilities = null;
+        plugin.declaredMetrics = null;
+      }
       plugin.updatedAt = new Date();
       await manager.getRepository(Plugin).save(plugin);
       const built = new Map(prepared.files.map((file) => [file.filename, file]));

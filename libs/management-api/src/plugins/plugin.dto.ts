@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  IsArray,
   IsBoolean,
   IsDefined,
   IsIn,
@@ -17,6 +16,13 @@ import {
 import { PLUGIN_TYPES, type PluginType } from '@hogbase/postgres';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
 import { messages } from '../common/messages';
+import {
+  capabilitiesProblem,
+  configSchemaProblem,
+  metricsProblem,
+  publicJobsProblem,
+  ValidShape,
+} from './plugin-fields.validator';
 
 const MAX_TEXT = 65_536;
 /** `plugin_configs.order` is a Postgres integer. */
@@ -52,11 +58,14 @@ class PipelineAppFieldsDto {
   @MaxLength(800, { message: messages.maxLength(800) })
   icon?: string | null;
 
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: "plugin.json's `config`: fields with key, name, type (string, attachment, choice, json), …",
+  })
   @IsOptional()
   @RejectNull()
-  @IsArray({ message: 'Expected a list of items.' })
-  @IsObject({ each: true, message: 'Expected a dictionary of items.' })
+  @ValidShape('configSchema', configSchemaProblem)
   config_schema?: Record<string, unknown>[];
 
   @ApiPropertyOptional({ nullable: true })
@@ -72,22 +81,40 @@ class PipelineAppFieldsDto {
   @IsBoolean({ message: messages.boolean })
   is_global?: boolean;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  /** SECURITY: descriptive only: shown until the code is inspected, never what the runtime calls. */
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: {
+      methods: { type: 'array', items: { type: 'string' } },
+      jobs: { type: 'array', items: { type: 'string' } },
+      scheduled_tasks: { type: 'array', items: { type: 'string' } },
+    },
+    additionalProperties: false,
+    description: "What the app does, shown until its code is inspected (then the code's)",
+  })
   @IsOptional()
   @RejectNull()
-  @IsObject({ message: 'Expected a dictionary of items.' })
+  @ValidShape('capabilities', capabilitiesProblem)
   capabilities?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: ['sum', 'max', 'min'] },
+    description: "The app's metrics, shown until its code is inspected (then the code's `metrics` export)",
+  })
   @IsOptional()
   @RejectNull()
-  @IsObject({ message: 'Expected a dictionary of items.' })
+  @ValidShape('metrics', metricsProblem)
   metrics?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: true },
+    description: "plugin.json's `publicJobs`: job name → its payload's fields",
+  })
   @IsOptional()
   @RejectNull()
-  @IsObject({ message: 'Expected a dictionary of items.' })
+  @ValidShape('publicJobs', publicJobsProblem)
   public_jobs?: Record<string, unknown>;
 }
 

@@ -85,8 +85,9 @@ export function presentPlugin(
     organization_id: plugin.organizationId,
     // PostHog's name for apps without an organization (inline apps).
     organization_name: organizationName ?? 'posthog-inline',
-    capabilities: plugin.capabilities,
-    metrics: plugin.metrics,
+    // What the body declared until the code is inspected; the runtime only ever reads the code's.
+    capabilities: plugin.declaredCapabilities ?? plugin.capabilities,
+    metrics: plugin.declaredMetrics ?? plugin.metrics,
     public_jobs: plugin.publicJobs,
   };
 }

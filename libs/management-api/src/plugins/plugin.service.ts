@@ -20,6 +20,7 @@ import { presentPlugin, type PipelineAppResponse } from './plugin.presenter';
 
 /** The fields whose changes the activity log records. */
 const TRACKED_FIELDS = [
+  'plugin_type',
   'name',
   'description',
   'icon',
@@ -72,7 +73,7 @@ export class PluginService {
           WHERE config.plugin_id = plugin.id AND NOT config.deleted AND team.organization_id = :organizationId))`,
         { organizationId: organization.id },
       );
-    if (collection) query.andWhere(collectionCondition(collection, 'plugin'));
+    if (collection) query.andWhere(collectionCondition(collection, 'plugin'), { createdThrough: collection });
     return query;
   }
 
@@ -136,8 +137,14 @@ export class PluginService {
     return this.present(await this.find(this.dataSource.manager, organization, collection, id));
   }
 
+  /**
+   * Installs an app. A source app takes the body's fields, its declared capabilities and metrics
+   * included (shown until its code is inspected); any other is downloaded and inspected, and what
+   * its files say wins over the body.
+   */
   async create(
     organization: Organization,
+    collection: PipelineCollection,
     user: User,
     dto: CreatePipelineAppDto,
   ): Promise<PipelineAppResponse> {
@@ -154,50 +161,32 @@ export class PluginService {
       capabilities: {},
       metrics: {},
       publicJobs: {},
+      declaredCapabilities: null,
+      declaredMetrics: null,
+      createdThrough: collection,
     });
     let files: SourceFileState[] = [];
-    switch (type) {
-      case 'inline':
-        throw validationError(
-          'Inline apps ship with the server and cannot be installed through the API.',
-          'plugin_type',
-        );
-      case 'source':
-        if (dto.name === undefined) throw validationError('This field is required.', 'name', 'required');
-        plugin.name = dto.name;
-        plugin.description = dto.description ?? '';
-        plugin.icon = dto.icon ?? null;
-        plugin.configSchema = dto.config_schema ?? [];
-        plugin.tag = dto.tag ?? null;
-        plugin.publicJobs = dto.public_jobs ?? {};
-        break;
-      case null:
-        throw validationError('This field is required.', 'url', 'required');
-      case 'local':
-      case 'custom':
-      case 'repository': {
-        if (dto.url === undefined) throw validationError('This field is required.', 'url', 'required');
-        if ((type === 'local') !== dto.url.startsWith('file:')) {
-          throw validationError(
-            type === 'local'
-              ? 'Local apps are installed from a file: URL.'
-              : 'Must be a GitHub/GitLab repository or a npm package URL!',
-            'url',
-          );
-        }
-        const url = urlWithoutQuery(dto.url);
-        if (type === 'repository' && !(await this.catalog.lists(url))) {
-          throw validationError('This app is not in the apps repository.', 'url');
-        }
-        await this.refuseDuplicate(organization, url);
-        const app = await this.installer.download(dto.url);
-        Object.assign(plugin, downloadedAppFields(app), {
-          url: app.urlWithoutSecrets,
-          urlWithSecrets: dto.url,
-        });
-        files = app.files;
-        break;
-      }
+    if (type === null) throw validationError('This field is required.', 'url', 'required');
+    await this.checkTypeAndUrl(type, dto.url ?? null);
+    if (type === 'source') {
+      if (dto.name === undefined) throw validationError('This field is required.', 'name', 'required');
+      plugin.name = dto.name;
+      plugin.description = dto.description ?? '';
+      plugin.icon = dto.icon ?? null;
+      plugin.configSchema = dto.config_schema ?? [];
+      plugin.tag = dto.tag ?? null;
+      plugin.publicJobs = dto.public_jobs ?? {};
+      plugin.declaredCapabilities = dto.capabilities ?? null;
+      plugin.declaredMetrics = dto.metrics ?? null;
+    } else if (dto.url !== undefined) {
+      // local, custom or repository: checkTypeAndUrl refused inline apps and a missing url.
+      await this.refuseDuplicate(organization, urlWithoutQuery(dto.url));
+      const app = await this.installer.download(dto.url);
+      Object.assign(plugin, downloadedAppFields(app), {
+        url: app.urlWithoutSecrets,
+        urlWithSecrets: dto.url,
+      });
+      files = app.files;
     }
     try {
       return await this.dataSource.transaction(async (manager) => {
@@ -226,15 +215,22 @@ export class PluginService {
       assertOwnsPlugin(organization, plugin);
       if (dto.is_global !== undefined && dto.is_global !== plugin.isGlobal)
         assertManagesGlobalApps(organization);
+      // A null plugin_type means what it means on create, "not given": the type stays.
+      const type = dto.plugin_type ?? plugin.pluginType;
+      if (type !== null && type !== plugin.pluginType) {
+        await this.checkTypeAndUrl(type, plugin.urlWithSecrets ?? plugin.url);
+      }
       const before = await this.present(plugin, manager);
+      plugin.pluginType = type;
       if (dto.name !== undefined) plugin.name = dto.name;
       if (dto.description !== undefined) plugin.description = dto.description ?? '';
       if (dto.icon !== undefined) plugin.icon = dto.icon;
       if (dto.config_schema !== undefined) plugin.configSchema = dto.config_schema;
       if (dto.tag !== undefined) plugin.tag = dto.tag;
       if (dto.is_global !== undefined) plugin.isGlobal = dto.is_global;
-      if (dto.capabilities !== undefined) plugin.capabilities = dto.capabilities;
-      if (dto.metrics !== undefined) plugin.metrics = dto.metrics;
+      // SECURITY: declared, never the inspected `capabilities` and `metrics` the apps runtime reads.
+      if (dto.capabilities !== undefined) plugin.declaredCapabilities = dto.capabilities;
+      if (dto.metrics !== undefined) plugin.declaredMetrics = dto.metrics;
       if (dto.public_jobs !== undefined) plugin.publicJobs = dto.public_jobs;
       plugin.updatedAt = new Date();
       await manager.getRepository(Plugin).save(plugin);
@@ -313,6 +309,38 @@ export class PluginService {
         updatedAt: now,
       })),
     );
+  }
+
+  /**
+   * Create's rules for a plugin_type and the address the app comes from, on create and on a PATCH
+   * that changes the type: inline apps ship with the server, local apps come from a file: folder,
+   * custom and repository apps from an archive, GitHub, GitLab or npm, repository apps from the catalog.
+   */
+  private async checkTypeAndUrl(type: PluginType, url: string | null): Promise<void> {
+    switch (type) {
+      case 'inline':
+        throw validationError(
+          'Inline apps ship with the server and cannot be installed through the API.',
+          'plugin_type',
+        );
+      case 'source':
+        return;
+      case 'local':
+      case 'custom':
+      case 'repository':
+        if (url === null) throw validationError('This field is required.', 'url', 'required');
+        if ((type === 'local') !== url.startsWith('file:')) {
+          throw validationError(
+            type === 'local'
+              ? 'Local apps are installed from a file: URL.'
+              : 'Must be a GitHub/GitLab repository or a npm package URL!',
+            'url',
+          );
+        }
+        if (type === 'repository' && !(await this.catalog.lists(urlWithoutQuery(url)))) {
+          throw validationError('This app is not in the apps repository.', 'url');
+        }
+    }
   }
 
   private async refuseDuplicate(organization: Organization, url: string): Promise<void> {

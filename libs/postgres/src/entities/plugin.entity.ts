@@ -57,11 +57,32 @@ export class Plugin {
   @Column('boolean', { name: 'is_stateless', default: false })
   isStateless!: boolean;
 
+  /**
+   * SECURITY: what the installer's inspection found the app's code to export, the only capabilities
+   * the apps runtime reads (which projects it runs apps for, which tasks it schedules). Never
+   * written from an API body: see `declaredCapabilities`.
+   */
   @Column('jsonb', { default: () => "'{}'" })
   capabilities!: Record<string, unknown>;
 
+  /** The `metrics` export the inspection found: the `meta.metrics` the runtime gives the app. */
   @Column('jsonb', { default: () => "'{}'" })
   metrics!: Record<string, unknown>;
+
+  /**
+   * The capabilities an API body declared, shown in their place (and deciding the app's collections)
+   * until the app's code is inspected again. Descriptive only: nothing runs by them.
+   */
+  @Column('jsonb', { name: 'declared_capabilities', nullable: true })
+  declaredCapabilities!: Record<string, unknown> | null;
+
+  /** The metrics an API body declared, shown until the app's code is inspected again. */
+  @Column('jsonb', { name: 'declared_metrics', nullable: true })
+  declaredMetrics!: Record<string, unknown> | null;
+
+  /** The pipeline collection the app was created through (`pipeline_destinations`, …): it stays there. */
+  @Column('varchar', { name: 'created_through', length: 32, nullable: true })
+  createdThrough!: string | null;
 
   @Column('jsonb', { name: 'public_jobs', default: () => "'{}'" })
   publicJobs!: Record<string, unknown>;

@@ -8,6 +8,7 @@ import { AddRemoteConfigAndSecretKeys1764300000000 } from './1764300000000-AddRe
 import { RestrictGlobalApps1764400000000 } from './1764400000000-RestrictGlobalApps';
 import { AddPluginStorageUsage1764470000000 } from './1764470000000-AddPluginStorageUsage';
 import { AddPinnedCapabilities1764480000000 } from './1764480000000-AddPinnedCapabilities';
+import { AddDeclaredPluginFields1764490000000 } from './1764490000000-AddDeclaredPluginFields';
 
 /** Every migration, in order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   RestrictGlobalApps1764400000000,
   AddPluginStorageUsage1764470000000,
   AddPinnedCapabilities1764480000000,
+  AddDeclaredPluginFields1764490000000,
 ];
