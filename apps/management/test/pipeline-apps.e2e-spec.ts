@@ -529,6 +529,78 @@ describe('pipeline apps (/api/organizations/:organization_id/pipeline_*/)', () =
     });
   });
 
+  describe('update_source with the writable body (issue 29, defect 2)', () => {
+    let id: number;
+
+    beforeAll(async () => {
+      const created = await api.post(frontendApps(), { plugin_type: 'source', name: 'Fields or files' });
+      id = created.body.id as number;
+      const built = await api.patch(frontendApps(`${id}/update_source/`), {
+        'plugin.json': JSON.stringify({ name: 'Fields or files' }),
+        'index.js': 'exports.onEvent = async function () {};',
+      });
+      expect(built.status).toBe(200);
+    });
+
+    const files = async () => Object.keys((await api.get(destinations(`${id}/source/`))).body).sort();
+
+    it("updates the app's fields from them, answering the app, and writes no file", async () => {
+      const response = await api.patch(destinations(`${id}/update_source/`), {
+        name: 'R',
+        description: 'd',
+        tag: 'v9',
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        id,
+        name: 'R',
+        description: 'd',
+        tag: 'v9',
+        plugin_type: 'source',
+      });
+      expect(await files()).toEqual(['index.js', 'plugin.json']);
+    });
+
+    it('refuses a body mixing fields and files, or with keys that are neither, naming them, and changes nothing', async () => {
+      const mixed = await api.patch(destinations(`${id}/update_source/`), {
+        name: 'Mixed',
+        'index.js': 'exports.onEvent = () => {};',
+      });
+      expect([mixed.status, mixed.body.type]).toEqual([400, 'validation_error']);
+      expect(mixed.body.detail).toContain('"name"');
+      expect(mixed.body.detail).toContain('"index.js"');
+      const neither = await api.patch(destinations(`${id}/update_source/`), { tag: 'v10', Makefile: 'all:' });
+      expect([neither.status, neither.body.attr]).toEqual([400, 'Makefile']);
+      expect(neither.body.detail).toContain('"Makefile"');
+      expect(await files()).toEqual(['index.js', 'plugin.json']);
+      expect((await api.get(destinations(`${id}/`))).body).toMatchObject({ name: 'R', tag: 'v9' });
+    });
+
+    it("applies PATCH :id/'s rules to the fields: validation, global apps for the operator only, admins only", async () => {
+      const refusals: [Record<string, unknown>, number, string | null][] = [
+        [{ capabilities: { methods: ['everything'] } }, 400, 'capabilities'],
+        [{ plugin_type: 'inline' }, 400, 'plugin_type'],
+        [{ name: '' }, 400, 'name'],
+        [{ is_global: true }, 403, null],
+      ];
+      for (const [body, status, attr] of refusals) {
+        const response = await api.patch(destinations(`${id}/update_source/`), body);
+        expect({ body, status: response.status, attr: response.body.attr }).toEqual({ body, status, attr });
+      }
+      const member = await testApp.createMember(
+        'update-source-member@pipeline-apps.test',
+        organizationId,
+        MembershipLevel.Member,
+      );
+      const byMember = await member.api.patch(destinations(`${id}/update_source/`), { name: 'By a member' });
+      expect([byMember.status, byMember.body.detail]).toEqual([
+        403,
+        'Your organization access level is insufficient.',
+      ]);
+      expect((await api.get(destinations(`${id}/`))).body).toMatchObject({ name: 'R', is_global: false });
+    });
+  });
+
   describe('access levels and other organizations', () => {
     let outsider: Awaited<ReturnType<ManagementTestApp['createOwner']>>;
     let foreignApp: Record<string, any>;

@@ -1,16 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { ApiValidationPipe } from '../common/validation.pipe';
 import { collectionOfPath } from './pipeline-collections';
 import { assertPluginAccess } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
 import { PluginCatalogService } from './plugin-catalog.service';
 import { PluginConfigService } from './plugin-config.service';
-import { PluginSourceService } from './plugin-source.service';
+import { PluginSourceService, updateSourceBody } from './plugin-source.service';
 import { CreatePipelineAppDto, UpdatePipelineAppDto, UpgradePipelineAppDto } from './plugin.dto';
 import { PluginService } from './plugin.service';
 
@@ -33,6 +34,9 @@ const COLLECTION_PATHS = {
   pipeline_frontend_apps: 'api/organizations/:organization_id/pipeline_frontend_apps',
   pipeline_import_apps: 'api/organizations/:organization_id/pipeline_import_apps',
 } as const;
+
+/** update_source's fields are checked as PATCH :id/'s body is, by the global pipe's rules. */
+const BODY_VALIDATION = new ApiValidationPipe();
 
 function organizationOf(caller: AccessContext) {
   return requireOrganization(caller).organization;
@@ -110,7 +114,20 @@ export class PipelineAppActionController {
   }
 
   @Patch(':id/update_source')
-  @ApiOperation({ summary: 'Writes files ({filename: source | null}; null deletes), builds the app again' })
+  @ApiOperation({
+    summary:
+      "The app's writable fields (as PATCH :id/, answering the app), or files ({filename: source | null}; " +
+      'null deletes; a file name has an extension), written and built again (answering the files)',
+  })
+  @ApiExtraModels(UpdatePipelineAppDto)
+  @ApiBody({
+    schema: {
+      anyOf: [
+        { $ref: getSchemaPath(UpdatePipelineAppDto) },
+        { type: 'object', additionalProperties: { type: 'string', nullable: true } },
+      ],
+    },
+  })
   @Access(WRITE)
   async updateSource(
     @Caller() caller: AccessContext,
@@ -118,13 +135,16 @@ export class PipelineAppActionController {
     @Param('id') id: string,
     @Body() body: unknown,
   ) {
-    return this.sources.updateSource(
-      organizationOf(caller),
-      collectionOfPath(request.path),
-      id,
-      caller.user,
-      body,
-    );
+    const collection = collectionOfPath(request.path);
+    const parsed = updateSourceBody(body);
+    if (parsed.kind === 'fields') {
+      const dto = (await BODY_VALIDATION.transform(body, {
+        type: 'body',
+        metatype: UpdatePipelineAppDto,
+      })) as UpdatePipelineAppDto;
+      return this.plugins.update(organizationOf(caller), collection, id, caller.user, dto);
+    }
+    return this.sources.updateSource(organizationOf(caller), collection, id, caller.user, parsed.changes);
   }
 
   @Post(':id/upgrade')

@@ -6,14 +6,45 @@ import { ApiError, validationError } from '../common/api-error';
 import type { PipelineCollection } from './pipeline-collections';
 import { assertActionAllowed, assertPluginAccess } from './plugin-access.util';
 import { downloadedAppFields, PluginInstaller } from './plugin-installer.service';
+import { PIPELINE_APP_FIELDS } from './plugin.dto';
 import type { PipelineAppResponse } from './plugin.presenter';
 import { PluginService } from './plugin.service';
 
 const MAX_FILENAME = 200;
 const MAX_SOURCE_BYTES = 1024 * 1024;
 
-/** `{filename: source | null}`: the body of update_source, checked by hand (its keys are free). */
-export function sourceChanges(body: unknown): Map<string, string | null> {
+/** update_source's body: the app's writable fields (as PATCH :id/ takes them), or files to write. */
+export type UpdateSourceBody = { kind: 'fields' } | { kind: 'files'; changes: Map<string, string | null> };
+
+function quoted(names: string[]): string {
+  return names.map((name) => `"${name}"`).join(', ');
+}
+
+/**
+ * Tells the spec's writable body from PostHog's `{filename: source | null}` by its keys: a file name
+ * has an extension (plugin.json, index.ts, site.ts, …), a field name never has a dot. A body mixing
+ * both, or with a key that is neither, is refused rather than guessed at.
+ */
+export function updateSourceBody(body: unknown): UpdateSourceBody {
+  const entries = Object.entries(objectBody(body));
+  const fields = entries.filter(([key]) => PIPELINE_APP_FIELDS.includes(key)).map(([key]) => key);
+  const neither = entries.filter(([key]) => !fields.includes(key) && !key.includes('.')).map(([key]) => key);
+  if (neither.length > 0) {
+    throw validationError(
+      `${quoted(neither)}: neither a field of the app (${PIPELINE_APP_FIELDS.join(', ')}) nor a file name (a file name has an extension, as index.ts).`,
+      neither[0],
+    );
+  }
+  if (fields.length > 0 && fields.length < entries.length) {
+    const files = entries.filter(([key]) => !fields.includes(key)).map(([key]) => key);
+    throw validationError(
+      `Send either the app's fields or its files, not both: got the fields ${quoted(fields)} and the files ${quoted(files)}.`,
+    );
+  }
+  return fields.length > 0 ? { kind: 'fields' } : { kind: 'files', changes: sourceChanges(body) };
+}
+
+function objectBody(body: unknown): Record<string, unknown> {
   if (body === null || body === undefined || typeof body !== 'object' || Array.isArray(body)) {
     const type = Array.isArray(body)
       ? 'list'
@@ -22,8 +53,13 @@ export function sourceChanges(body: unknown): Map<string, string | null> {
         : typeof body;
     throw new ApiError('invalid_input', `Invalid data. Expected a dictionary, but got ${type}.`);
   }
+  return body as Record<string, unknown>;
+}
+
+/** `{filename: source | null}`: files to write (null deletes one), checked by hand (its keys are free). */
+export function sourceChanges(body: unknown): Map<string, string | null> {
   const changes = new Map<string, string | null>();
-  for (const [filename, source] of Object.entries(body as Record<string, unknown>)) {
+  for (const [filename, source] of Object.entries(objectBody(body))) {
     // File names are keys of a flat map, never paths: nothing here may name a folder.
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(filename) || filename.length > MAX_FILENAME) {
       throw validationError(`"${filename}" is not a valid file name.`, filename);
@@ -67,10 +103,9 @@ export class PluginSourceService {
     collection: PipelineCollection,
     id: string,
     user: User,
-    body: unknown,
+    changes: Map<string, string | null>,
   ): Promise<Record<string, string | null>> {
     assertPluginAccess(organization, true);
-    const changes = sourceChanges(body);
     return this.dataSource.transaction(async (manager) => {
       const plugin = await this.plugins.find(manager, organization, collection, id, true);
       assertActionAllowed(organization, plugin, 'source editing');

@@ -118,6 +118,20 @@ class PipelineAppFieldsDto {
   public_jobs?: Record<string, unknown>;
 }
 
+/** The spec's writable fields of an app: update_source takes them as well as a map of files. */
+export const PIPELINE_APP_FIELDS: readonly string[] = [
+  'plugin_type',
+  'name',
+  'description',
+  'icon',
+  'config_schema',
+  'tag',
+  'is_global',
+  'capabilities',
+  'metrics',
+  'public_jobs',
+];
+
 export class CreatePipelineAppDto extends PipelineAppFieldsDto {
   @ApiPropertyOptional({
     description:
