@@ -119,7 +119,11 @@ export function ApiPage(model: Type<unknown>, description = 'One page of results
 /** A list followed by `next` links: the envelope and the `cursor` query parameter they carry. */
 export function ApiCursorPage(
   model: Type<unknown>,
-  { previous, description = 'One page of results' }: { previous: boolean; description?: string },
+  {
+    previous,
+    description = 'One page of results',
+    csv = false,
+  }: { previous: boolean; description?: string; csv?: boolean },
 ): MethodDecorator {
   return applyDecorators(
     ApiQuery({
@@ -128,7 +132,7 @@ export function ApiCursorPage(
       type: String,
       description: "Where the page starts: copied from the previous page's `next` link",
     }),
-    ApiResponse({ status: HttpStatus.OK, description, type: cursorPageOf(model, { previous }) }),
+    ApiModelResponse(cursorPageOf(model, { previous }), HttpStatus.OK, { description, csv }),
   );
 }
 

@@ -1,0 +1,111 @@
+import { Controller, Delete, Get, HttpStatus, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ApiProperty, DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import {
+  ApiCursorPage,
+  ApiEmptyResponse,
+  ApiModel,
+  ApiModelResponse,
+  ApiNoContent,
+  ApiPage,
+} from './api-responses.decorator';
+
+@ApiModel('Thing')
+class ThingResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+}
+
+@Controller('things')
+class ThingController {
+  @Get()
+  @ApiPage(ThingResponse)
+  list() {}
+
+  @Get('runs')
+  @ApiCursorPage(ThingResponse, { previous: true })
+  runs() {}
+
+  @Get('events')
+  @ApiCursorPage(ThingResponse, { previous: false, csv: true })
+  events() {}
+
+  @Get('all')
+  @ApiModelResponse(ThingResponse, HttpStatus.OK, { isArray: true })
+  all() {}
+
+  @Delete(':id')
+  @ApiNoContent()
+  remove() {}
+
+  @Delete('flags/:id')
+  @ApiEmptyResponse(HttpStatus.METHOD_NOT_ALLOWED, 'Refused')
+  refuse() {}
+}
+
+describe('response decorators', () => {
+  let app: INestApplication;
+  let document: OpenAPIObject;
+
+  beforeAll(async () => {
+    const module = await Test.createTestingModule({ controllers: [ThingController] }).compile();
+    app = module.createNestApplication({ logger: false });
+    document = SwaggerModule.createDocument(app, new DocumentBuilder().build());
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const schemas = () => document.components!.schemas!;
+
+  it('documents a limit/offset page as a named envelope with its two query parameters', () => {
+    const list = document.paths['/things'].get!;
+    expect(list.responses[200]).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/PaginatedThingList' } } },
+    });
+    expect(list.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 } }),
+        expect.objectContaining({ name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0 } }),
+      ]),
+    );
+    expect(schemas().PaginatedThingList).toMatchObject({
+      required: ['count', 'next', 'previous', 'results'],
+      properties: {
+        next: { type: 'string', nullable: true },
+        results: { type: 'array', items: { $ref: '#/components/schemas/Thing' } },
+      },
+    });
+  });
+
+  it('documents cursor pages with or without previous, the event list also as CSV', () => {
+    expect(Object.keys(schemas().CursorPaginatedThingList.properties as object)).toEqual([
+      'next',
+      'results',
+      'previous',
+    ]);
+    expect(Object.keys(schemas().NextPaginatedThingList.properties as object)).toEqual(['next', 'results']);
+    expect(document.paths['/things/events'].get!.responses[200]).toMatchObject({
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/NextPaginatedThingList' } },
+        'text/csv': { schema: { type: 'string' } },
+      },
+    });
+    expect(document.paths['/things/runs'].get!.parameters).toEqual([
+      expect.objectContaining({ name: 'cursor', in: 'query' }),
+    ]);
+  });
+
+  it('documents a plain array, and answers without a body', () => {
+    expect(document.paths['/things/all'].get!.responses[200]).toMatchObject({
+      content: {
+        'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Thing' } } },
+      },
+    });
+    expect(document.paths['/things/{id}'].delete!.responses).toEqual({ 204: { description: 'Deleted' } });
+    expect(document.paths['/things/flags/{id}'].delete!.responses).toEqual({
+      405: { description: 'Refused' },
+    });
+  });
+});
