@@ -2,4 +2,6 @@ module.exports = {
   ...require('../../jest.preset.js'),
   displayName: 'standalone',
   rootDir: __dirname,
+  // Every answer an e2e suite receives is checked against the OpenAPI document of the host (issue 29).
+  setupFilesAfterEnv: ['<rootDir>/../../libs/test-support/src/openapi-response-check.setup.ts'],
 };

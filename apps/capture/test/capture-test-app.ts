@@ -6,7 +6,11 @@ import pino from 'pino';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import { InProcessBus, type ConsumedBatch, type EventPublisher } from '@hogbase/queue';
-import { createTestDatabase } from '@hogbase/test-support';
+import {
+  createTestDatabase,
+  registerOpenApiDocumentFrom,
+  unregisterOpenApiDocument,
+} from '@hogbase/test-support';
 import {
   ProjectTokenCache,
   buildCaptureApp,
@@ -92,12 +96,16 @@ export async function startCaptureOnTestDatabase(
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  // Every answer the suite receives is checked against the document capture serves (issue 29).
+  await registerOpenApiDocumentFrom(baseUrl);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     teamId,
     pool,
     app,
     async close() {
+      unregisterOpenApiDocument(baseUrl);
       await app.close();
       await bus.stop();
       await pool.end();

@@ -8,7 +8,12 @@ import { testClickHouseDataPath } from '@hogbase/clickhouse/testing';
 import { loadManagementConfig, ManagementConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import { MembershipLevel, OrganizationMembership, User } from '@hogbase/postgres';
-import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
+import {
+  createTestDatabase,
+  registerOpenApiDocumentFrom,
+  TestDatabase,
+  unregisterOpenApiDocument,
+} from '@hogbase/test-support';
 import { v7 as uuidv7 } from 'uuid';
 
 export interface ApiResponse<T = any> {
@@ -169,6 +174,9 @@ export async function startManagementTestApp(
     throw error;
   }
   const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  // Every answer the suite receives from this app is checked against the document it serves
+  // (libs/test-support/src/openapi-response-check.setup.ts).
+  await registerOpenApiDocumentFrom(baseUrl);
   const dataSource = app.get(DataSource);
   const bootstrap = app.get(BootstrapService);
 
@@ -214,6 +222,7 @@ export async function startManagementTestApp(
       return { user, key, api: apiClient(baseUrl, `Bearer ${key}`) };
     },
     async close() {
+      unregisterOpenApiDocument(baseUrl);
       await app.close();
       await database.drop();
     },

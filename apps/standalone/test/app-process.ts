@@ -6,9 +6,10 @@ import {
   BIN_DIR,
   freePort,
   killApps,
+  registerOpenApiDocumentFrom,
   startApp,
   stopApp,
-  waitForReady,
+  waitForReady as waitForProbe,
   type AppProcess,
   type ExitStatus,
 } from '@hogbase/test-support';
@@ -23,10 +24,22 @@ export {
   stopApp,
   STOP_TIMEOUT_MS,
   waitFor,
-  waitForReady,
   type AppProcess,
   type ExitStatus,
 } from '@hogbase/test-support';
+
+/** The apps whose hosts serve an OpenAPI document at /api/schema/ (ingestion and workers serve probes only). */
+const DOCUMENTED_APPS = new Set(['standalone', 'management', 'capture']);
+
+/**
+ * Waits for `probe` to answer 200 (as test-support's waitForReady); from then on every answer the
+ * suite receives from that host is checked against the document it serves
+ * (libs/test-support/src/openapi-response-check.setup.ts).
+ */
+export async function waitForReady(app: AppProcess, baseUrl: string, probe?: string): Promise<void> {
+  await waitForProbe(app, baseUrl, probe);
+  if (DOCUMENTED_APPS.has(app.name)) await registerOpenApiDocumentFrom(baseUrl);
+}
 
 export const CREDENTIALS_FILE = 'initial-credentials.json';
 

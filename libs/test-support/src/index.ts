@@ -11,3 +11,9 @@ export * from './split-env.util';
 export * from './s3-test.util';
 export * from './app-archive-server.util';
 export * from './pipeline-app-rows.util';
+export * from './openapi-response-check.util';
+export {
+  registerOpenApiDocument,
+  registerOpenApiDocumentFrom,
+  unregisterOpenApiDocument,
+} from './openapi-response-registry.util';

@@ -1,0 +1,33 @@
+// Jest setup (setupFilesAfterEnv) of the e2e projects: every answer a suite receives from a host
+// whose document the test app starters registered is checked against that document, and a suite
+// that received one that does not match fails, listing them. The default is to fail, as `npm test`
+// runs it; OPENAPI_RESPONSE_CHECK=report is for local triage only (prints, or appends JSON lines to
+// OPENAPI_RESPONSE_CHECK_FILE, instead of failing).
+import {
+  appendResponseMismatches,
+  formatResponseMismatches,
+  installOpenApiResponseCheck,
+  settleOpenApiResponseChecks,
+} from './openapi-response-registry.util';
+
+const mode = process.env.OPENAPI_RESPONSE_CHECK ?? 'fail';
+if (mode !== 'fail' && mode !== 'report') {
+  throw new Error(`OPENAPI_RESPONSE_CHECK=${mode}: expected fail (the default) or report`);
+}
+
+installOpenApiResponseCheck({ currentTestName: () => expect.getState().currentTestName });
+
+afterAll(async () => {
+  const { mismatches } = await settleOpenApiResponseChecks();
+  if (mismatches.length === 0) return;
+  const summary =
+    `${mismatches.length} answer(s) do not match the OpenAPI document of the host that gave them:\n` +
+    formatResponseMismatches(mismatches);
+  if (mode === 'report') {
+    const file = process.env.OPENAPI_RESPONSE_CHECK_FILE;
+    if (file) appendResponseMismatches(file, expect.getState().testPath ?? '', mismatches);
+    else process.stderr.write(`OpenAPI response check (report mode): ${summary}\n`);
+    return;
+  }
+  throw new Error(summary);
+});

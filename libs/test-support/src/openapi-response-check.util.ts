@@ -1,0 +1,379 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+/** One answer a test received, as the response check sees it. */
+export interface CheckedResponse {
+  method: string;
+  /** The absolute URL asked (its path and query are what the report names). */
+  url: string;
+  status: number;
+  /** The Content-Type header, or null when the answer has none. */
+  contentType: string | null;
+  /**
+   * The body's text when it was read (JSON answers), '' for an empty one, undefined when it was not
+   * read (a streamed CSV or script is checked for its status and content type only).
+   */
+  bodyText: string | undefined;
+}
+
+/** Why an answer does not match the document, with what a reader needs to find it. */
+export interface ResponseMismatch {
+  method: string;
+  /** The path and query asked. */
+  path: string;
+  status: number;
+  /** `GET /api/projects/{project_id}/feature_flags`, or undefined when no operation matches. */
+  operation: string | undefined;
+  problem: string;
+  /** The first few schema errors (`/results/0/id must be integer`). */
+  errors: string[];
+}
+
+/**
+ * Paths of a host that are not operations of its API: the probes and the document itself. They are
+ * checked when the document describes them and skipped otherwise.
+ */
+export const NON_API_PATHS: readonly string[] = ['/_health', '/_ready', '/metrics', '/api/schema'];
+
+/** The statuses a server answers for a route it does not have (see `check` for the rule). */
+const UNKNOWN_ROUTE_STATUSES = new Set([404, 405]);
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+const MAX_ERRORS = 5;
+/** The id the document's components are registered under, so that every `$ref` resolves in it. */
+const DOCUMENT_ID = 'https://openapi-response-check.invalid/document.json';
+
+type JsonObject = Record<string, unknown>;
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A request path or a path template without its trailing slash: servers answer both spellings. */
+const withoutTrailingSlash = (path: string) =>
+  path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `application/json; charset=utf-8` → `application/json`. */
+const mediaTypeOf = (contentType: string) => contentType.split(';')[0].trim().toLowerCase();
+
+const isJsonMediaType = (mediaType: string) =>
+  mediaType === 'application/json' || mediaType.endsWith('+json');
+
+interface PathTemplate {
+  template: string;
+  pattern: RegExp;
+  /** Segments without a parameter: the more, the more specific (`/flags/my_flags` before `/flags/{id}`). */
+  literalSegments: number;
+  literalLength: number;
+  item: JsonObject;
+}
+
+interface MatchedOperation {
+  /** `GET /api/projects/{project_id}/feature_flags` */
+  name: string;
+  operation: JsonObject;
+}
+
+/** Keywords whose value is one schema, a list of schemas, or a map of name → schema. */
+const SCHEMA_KEYWORDS = [
+  'not',
+  'additionalProperties',
+  'items',
+  'contains',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+];
+const SCHEMA_LIST_KEYWORDS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+const SCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas'];
+
+/**
+ * A copy of an OpenAPI schema as JSON Schema Ajv validates: every local `$ref` points into the
+ * registered document, and for OpenAPI 3.0 `nullable: true` admits null and a boolean
+ * `exclusiveMinimum`/`exclusiveMaximum` becomes the bound itself.
+ */
+function toJsonSchema(schema: unknown, openApi30: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((entry) => toJsonSchema(entry, openApi30));
+  if (!isObject(schema)) return schema;
+  const converted: JsonObject = { ...schema };
+  if (typeof converted.$ref === 'string' && converted.$ref.startsWith('#/')) {
+    converted.$ref = `${DOCUMENT_ID}${converted.$ref}`;
+  }
+  for (const keyword of SCHEMA_KEYWORDS) {
+    if (keyword in converted) converted[keyword] = toJsonSchema(converted[keyword], openApi30);
+  }
+  for (const keyword of SCHEMA_LIST_KEYWORDS) {
+    if (Array.isArray(converted[keyword])) converted[keyword] = toJsonSchema(converted[keyword], openApi30);
+  }
+  for (const keyword of SCHEMA_MAP_KEYWORDS) {
+    const map = converted[keyword];
+    if (isObject(map)) {
+      converted[keyword] = Object.fromEntries(
+        Object.entries(map).map(([name, entry]) => [name, toJsonSchema(entry, openApi30)]),
+      );
+    }
+  }
+  if (!openApi30) return converted;
+  for (const [exclusive, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    if (typeof converted[exclusive] === 'boolean') {
+      if (converted[exclusive] && typeof converted[bound] === 'number') {
+        converted[exclusive] = converted[bound];
+        delete converted[bound];
+      } else {
+        delete converted[exclusive];
+      }
+    }
+  }
+  if ('nullable' in converted) {
+    const nullable = converted.nullable === true;
+    delete converted.nullable;
+    if (nullable) {
+      if (typeof converted.type === 'string' && !('$ref' in converted)) {
+        converted.type = [converted.type, 'null'];
+        if (Array.isArray(converted.enum) && !converted.enum.includes(null))
+          converted.enum = [...(converted.enum as unknown[]), null];
+        return converted;
+      }
+      // A `$ref`, an `allOf` or an untyped schema: null, or whatever the rest admits.
+      return { anyOf: [converted, { type: 'null' }] };
+    }
+  }
+  return converted;
+}
+
+function describeError(error: ErrorObject): string {
+  const where = error.instancePath || '(body)';
+  const params = error.params as JsonObject;
+  const detail =
+    error.keyword === 'enum' && Array.isArray(params.allowedValues)
+      ? `: ${JSON.stringify(params.allowedValues)}`
+      : error.keyword === 'additionalProperties'
+        ? `: ${String(params.additionalProperty)}`
+        : '';
+  return `${where} ${error.message ?? error.keyword}${detail}`;
+}
+
+/**
+ * Checks answers against one OpenAPI 3 document: the operation they belong to, whether it documents
+ * their status, and whether a JSON body matches that status's schema.
+ *
+ * The rule for a path or method the document lacks: the server must answer 404 or 405 (a route it
+ * does not have), and when any operation of the document describes that status's body, the answer
+ * must match it (the host's one error shape). Anything else is an undocumented operation. The host's
+ * probes and the document itself (`NON_API_PATHS`) are not operations and are skipped unless the
+ * document describes them; an OPTIONS request (a CORS preflight) is skipped unless the document has an
+ * `options` operation; a HEAD is checked as its GET, for its status only.
+ */
+export class OpenApiResponseChecker {
+  private readonly templates: PathTemplate[];
+  private readonly basePath: string;
+  private readonly ajv: Ajv;
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly openApi30: boolean;
+  private readonly nonApiPaths: Set<string>;
+
+  constructor(
+    private readonly document: object,
+    options: { nonApiPaths?: readonly string[] } = {},
+  ) {
+    const root = document as JsonObject;
+    const version = typeof root.openapi === 'string' ? root.openapi : '';
+    if (!version.startsWith('3.'))
+      throw new Error(`not an OpenAPI 3 document (openapi: ${JSON.stringify(version)})`);
+    this.openApi30 = version.startsWith('3.0');
+    this.nonApiPaths = new Set((options.nonApiPaths ?? NON_API_PATHS).map(withoutTrailingSlash));
+    const servers = Array.isArray(root.servers) ? root.servers.filter(isObject) : [];
+    const serverUrl = typeof servers[0]?.url === 'string' ? servers[0].url : '/';
+    this.basePath = withoutTrailingSlash(new URL(serverUrl, 'http://server.invalid').pathname).replace(
+      /^\/$/,
+      '',
+    );
+    this.templates = Object.entries(isObject(root.paths) ? root.paths : {})
+      .filter((entry): entry is [string, JsonObject] => isObject(entry[1]))
+      .map(([template, item]) => {
+        const full = withoutTrailingSlash(`${this.basePath}${template}`);
+        const segments = full.split('/').filter(Boolean);
+        const literals = segments.filter((segment) => !segment.includes('{'));
+        const source = full
+          .split(/(\{[^}]+\})/)
+          .map((part) => (part.startsWith('{') && part.endsWith('}') ? '[^/]+' : escapeRegExp(part)))
+          .join('');
+        return {
+          template,
+          pattern: new RegExp(`^${source}$`),
+          literalSegments: literals.length,
+          literalLength: literals.join('').length,
+          item,
+        };
+      })
+      .sort((a, b) => b.literalSegments - a.literalSegments || b.literalLength - a.literalLength);
+
+    const AjvClass = this.openApi30 ? Ajv : Ajv2020;
+    // Not strict: OpenAPI keywords (`example`, `discriminator`, `xml`) are annotations here.
+    this.ajv = new AjvClass({ strict: false, allErrors: true });
+    addFormats(this.ajv);
+    const components = isObject(root.components) ? root.components : {};
+    const schemas = isObject(components.schemas) ? components.schemas : {};
+    this.ajv.addSchema({
+      $id: DOCUMENT_ID,
+      components: {
+        schemas: Object.fromEntries(
+          Object.entries(schemas).map(([name, schema]) => [name, toJsonSchema(schema, this.openApi30)]),
+        ),
+      },
+    });
+  }
+
+  /** The operation a server would route `method path` to, or undefined when the document has none. */
+  operationFor(method: string, pathname: string): MatchedOperation | undefined {
+    const path = withoutTrailingSlash(pathname);
+    const lower = method.toLowerCase();
+    for (const candidate of this.templates) {
+      if (!candidate.pattern.test(path)) continue;
+      const operation = candidate.item[lower];
+      if (isObject(operation)) return { name: `${method.toUpperCase()} ${candidate.template}`, operation };
+    }
+    return undefined;
+  }
+
+  /** The mismatch, or undefined when the answer is what the document says. */
+  check(response: CheckedResponse): ResponseMismatch | undefined {
+    const url = new URL(response.url);
+    const method = response.method.toUpperCase();
+    const mismatch = (
+      operation: string | undefined,
+      problem: string,
+      errors: string[] = [],
+    ): ResponseMismatch => ({
+      method,
+      path: `${url.pathname}${url.search}`,
+      status: response.status,
+      operation,
+      problem,
+      errors,
+    });
+
+    let matched = this.operationFor(method, url.pathname);
+    let bodyChecked = true;
+    if (!matched && method === 'HEAD') {
+      matched = this.operationFor('GET', url.pathname);
+      bodyChecked = false;
+    }
+    if (!matched) {
+      if (method === 'OPTIONS') return undefined;
+      if (this.nonApiPaths.has(withoutTrailingSlash(url.pathname))) return undefined;
+      if (!UNKNOWN_ROUTE_STATUSES.has(response.status)) {
+        return mismatch(undefined, `undocumented operation answered ${response.status}`);
+      }
+      const shape = this.unknownRouteShape(response.status);
+      if (!shape || response.bodyText === undefined || response.bodyText === '') return undefined;
+      const errors = this.validateBody(shape.key, shape.schema, response.bodyText);
+      return errors
+        ? mismatch(undefined, `unknown route answered ${response.status} ${errors.problem}`, errors.errors)
+        : undefined;
+    }
+
+    const responses = isObject(matched.operation.responses) ? matched.operation.responses : {};
+    const statusKey = [String(response.status), `${String(response.status)[0]}XX`, 'default'].find(
+      (key) => key in responses || key.toLowerCase() in responses,
+    );
+    if (!statusKey) {
+      return mismatch(
+        matched.name,
+        `status ${response.status} is not documented (documented: ${Object.keys(responses).join(', ') || 'none'})`,
+      );
+    }
+    const documented = this.resolve(responses[statusKey] ?? responses[statusKey.toLowerCase()]);
+    if (!bodyChecked) return undefined;
+    const content = isObject(documented?.content) ? documented.content : undefined;
+    const hasBody = response.bodyText !== '';
+    if (!content || Object.keys(content).length === 0) {
+      return hasBody
+        ? mismatch(
+            matched.name,
+            `answered a body (${response.contentType ? mediaTypeOf(response.contentType) : 'no content type'}); the document describes none for ${statusKey}`,
+          )
+        : undefined;
+    }
+    if (!hasBody)
+      return mismatch(matched.name, `answered no body; the document describes one for ${statusKey}`);
+    if (!response.contentType) return mismatch(matched.name, 'answered a body without a Content-Type');
+    const mediaType = mediaTypeOf(response.contentType);
+    const mediaKey = [mediaType, `${mediaType.split('/')[0]}/*`, '*/*'].find((key) => key in content);
+    if (!mediaKey) {
+      return mismatch(
+        matched.name,
+        `content type ${mediaType} is not documented for ${statusKey} (documented: ${Object.keys(content).join(', ')})`,
+      );
+    }
+    const media = content[mediaKey];
+    // A streamed answer (CSV, a script) is checked for its status and content type only.
+    if (!isJsonMediaType(mediaType) || response.bodyText === undefined) return undefined;
+    if (!isObject(media) || media.schema === undefined) return undefined;
+    const errors = this.validateBody(
+      `${matched.name} ${statusKey} ${mediaKey}`,
+      media.schema,
+      response.bodyText,
+    );
+    return errors ? mismatch(matched.name, `${statusKey} body ${errors.problem}`, errors.errors) : undefined;
+  }
+
+  private validateBody(
+    key: string,
+    schema: unknown,
+    bodyText: string,
+  ): { problem: string; errors: string[] } | undefined {
+    let body: unknown;
+    try {
+      body = JSON.parse(bodyText);
+    } catch {
+      return { problem: 'is not JSON', errors: [bodyText.slice(0, 120)] };
+    }
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(toJsonSchema(schema, this.openApi30) as object);
+      this.validators.set(key, validate);
+    }
+    if (validate(body)) return undefined;
+    return {
+      problem: 'does not match its schema',
+      errors: (validate.errors ?? []).slice(0, MAX_ERRORS).map(describeError),
+    };
+  }
+
+  /** The body schema the document gives `status` wherever it documents it: the host's error shape. */
+  private unknownRouteShape(status: number): { key: string; schema: unknown } | undefined {
+    for (const { item } of this.templates) {
+      for (const method of HTTP_METHODS) {
+        const operation = item[method];
+        if (!isObject(operation) || !isObject(operation.responses)) continue;
+        const documented = this.resolve(operation.responses[String(status)]);
+        const content = isObject(documented?.content) ? documented.content : {};
+        const media = Object.entries(content).find(([mediaType]) => isJsonMediaType(mediaType))?.[1];
+        if (isObject(media) && media.schema !== undefined)
+          return { key: `unknown route ${status}`, schema: media.schema };
+      }
+    }
+    return undefined;
+  }
+
+  /** A response object, following a `$ref` into the document's components. */
+  private resolve(value: unknown): JsonObject | undefined {
+    let current = value;
+    for (let depth = 0; isObject(current) && typeof current.$ref === 'string' && depth < 10; depth += 1) {
+      const ref: string = current.$ref;
+      if (!ref.startsWith('#/')) return undefined;
+      current = ref
+        .slice(2)
+        .split('/')
+        .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .reduce<unknown>((node, part) => (isObject(node) ? node[part] : undefined), this.document);
+    }
+    return isObject(current) ? current : undefined;
+  }
+}
