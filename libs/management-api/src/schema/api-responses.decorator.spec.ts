@@ -1,6 +1,12 @@
 import { Controller, Delete, Get, HttpStatus, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ApiProperty, DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import {
+  ApiProperty,
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import {
   ApiCursorPage,
   ApiEmptyResponse,
@@ -57,7 +63,7 @@ describe('response decorators', () => {
     await app.close();
   });
 
-  const schemas = () => document.components!.schemas!;
+  const schemas = () => document.components!.schemas! as Record<string, SchemaObject>;
 
   it('documents a limit/offset page as a named envelope with its two query parameters', () => {
     const list = document.paths['/things'].get!;
@@ -80,12 +86,12 @@ describe('response decorators', () => {
   });
 
   it('documents cursor pages with or without previous, the event list also as CSV', () => {
-    expect(Object.keys(schemas().CursorPaginatedThingList.properties as object)).toEqual([
+    expect(Object.keys(schemas().CursorPaginatedThingList.properties!)).toEqual([
       'next',
       'results',
       'previous',
     ]);
-    expect(Object.keys(schemas().NextPaginatedThingList.properties as object)).toEqual(['next', 'results']);
+    expect(Object.keys(schemas().NextPaginatedThingList.properties!)).toEqual(['next', 'results']);
     expect(document.paths['/things/events'].get!.responses[200]).toMatchObject({
       content: {
         'application/json': { schema: { $ref: '#/components/schemas/NextPaginatedThingList' } },
