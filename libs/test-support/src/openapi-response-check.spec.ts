@@ -92,7 +92,7 @@ const document = {
           key: { type: 'string', example: 'beta' },
           created_at: { type: 'string', format: 'date-time' },
           // Nest's spelling of a nullable reference.
-          created_by: { allOf: [{ $ref: '#/components/schemas/User' }], nullable: true },
+          created_by: { nullable: true, type: 'object', allOf: [{ $ref: '#/components/schemas/User' }] },
           rollout_percentage: { type: 'number', nullable: true, minimum: 0, maximum: 100 },
           kind: { type: 'string', enum: ['boolean', 'multivariate'], nullable: true },
         },

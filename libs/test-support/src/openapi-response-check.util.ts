@@ -133,7 +133,10 @@ function toJsonSchema(schema: unknown, openApi30: boolean): unknown {
     const nullable = converted.nullable === true;
     delete converted.nullable;
     if (nullable) {
-      if (typeof converted.type === 'string' && !('$ref' in converted)) {
+      // Nest writes a nullable model as {nullable, type: 'object', allOf: [$ref]}: widening the
+      // type there would still leave null to fail the allOf, so a combinator takes the anyOf below.
+      const combined = ['$ref', 'allOf', 'anyOf', 'oneOf'].some((keyword) => keyword in converted);
+      if (typeof converted.type === 'string' && !combined) {
         converted.type = [converted.type, 'null'];
         if (Array.isArray(converted.enum) && !converted.enum.includes(null))
           converted.enum = [...(converted.enum as unknown[]), null];
