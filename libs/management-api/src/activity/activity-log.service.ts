@@ -7,6 +7,14 @@ import { ActivityLog, type User } from '@hogbase/postgres';
 import { ApiError } from '../common/api-error';
 import { iso } from '../common/iso.util';
 import { publicRequestUrl } from '../common/public-url.util';
+import {
+  ACTIVITY_PAGE_SIZE,
+  type ActivityPage,
+  MAX_ACTIVITY_PAGE,
+  MAX_ACTIVITY_PAGE_SIZE,
+} from './activity-log.presenter';
+
+export type { ActivityPage } from './activity-log.presenter';
 
 /** One field's change, as PostHog's activity log describes it. */
 export interface ActivityChange {
@@ -30,25 +38,6 @@ export interface ActivityEntry {
   changes: ActivityChange[] | null;
 }
 
-export interface ActivityItemResponse {
-  user: { first_name: string; email: string | null; is_system?: boolean };
-  activity: string;
-  scope: string;
-  item_id: string | null;
-  detail: Record<string, unknown>;
-  created_at: string;
-}
-
-export interface ActivityPage {
-  results: ActivityItemResponse[];
-  next: string | null;
-  previous: string | null;
-  total_count: number;
-}
-
-const DEFAULT_PAGE_SIZE = 10;
-const MAX_PAGE_SIZE = 1_000;
-
 /** The changes between two snapshots of an item's presented fields, in field order. */
 export function changesBetween(
   type: string,
@@ -70,12 +59,6 @@ export function changesBetween(
   }
   return changes;
 }
-
-/**
- * The last page anyone may ask for: its offset, (page - 1) * limit, stays within a Postgres integer
- * even at the largest page size, where a larger page used to fail in SQL (`bigint out of range`).
- */
-export const MAX_ACTIVITY_PAGE = 2_000_000;
 
 function positive(value: unknown, fallback: number): number {
   return typeof value === 'string' && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : fallback;
@@ -139,7 +122,7 @@ export class ActivityLogService {
     where: FindOptionsWhere<ActivityLog>,
   ): Promise<ActivityPage> {
     // A limit that is not a positive integer is the default, as DRF reads one; a larger one is capped.
-    const limit = Math.min(positive(query.limit, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
+    const limit = Math.min(positive(query.limit, ACTIVITY_PAGE_SIZE), MAX_ACTIVITY_PAGE_SIZE);
     const page = activityPageNumber(query.page);
     const [entries, total] = await this.dataSource.getRepository(ActivityLog).findAndCount({
       where,

@@ -16,7 +16,8 @@ import type { ResolvedProject } from '../auth/access-context';
 import { ApiError } from '../common/api-error';
 import { iso } from '../common/iso.util';
 import { EventStore } from '../events/event-store.service';
-import { presentMinimalFlag, type MinimalFeatureFlag } from './feature-flag.presenter';
+import type { MyFlagResponse, StaticCohortResponse } from './feature-flag-actions.presenter';
+import { presentMinimalFlag } from './feature-flag.presenter';
 import { FeatureFlagService } from './feature-flag.service';
 import { FlagPermissionsService } from './flag-permissions.service';
 import { UsageDashboardService } from './usage-dashboard.service';
@@ -121,7 +122,7 @@ export class FeatureFlagActionsService {
     user: User,
     project: ResolvedProject,
     query: Record<string, unknown>,
-  ): Promise<{ feature_flag: MinimalFeatureFlag; value: string | boolean }[]> {
+  ): Promise<MyFlagResponse[]> {
     const definitions = await this.store.teamFlags(project.team.id);
     if (definitions.flags.length === 0) return [];
     const context = await this.store.contextFor(definitions, {
@@ -186,11 +187,7 @@ export class FeatureFlagActionsService {
    * A static cohort of the persons the flag matches now. PostHog fills it in the background; here
    * it is filled before answering, so the cohort is usable in flag filters at once.
    */
-  async createStaticCohort(
-    user: User,
-    project: ResolvedProject,
-    id: string,
-  ): Promise<{ cohort: Record<string, unknown> }> {
+  async createStaticCohort(user: User, project: ResolvedProject, id: string): Promise<StaticCohortResponse> {
     const entity = await this.flags.find(project, id);
     const definitions = await this.store.teamFlags(project.team.id);
     const flag = definitions.flags.find((candidate) => candidate.id === entity.id) ?? {

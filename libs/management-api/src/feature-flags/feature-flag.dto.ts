@@ -14,6 +14,7 @@ import {
 } from 'class-validator';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
 import { messages } from '../common/messages';
+import { ANY_JSON, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
 
 /** PostHog 2025's key rule (checked by the service: its code is `invalid_key`). */
 export const FLAG_KEY_PATTERN = /^[a-zA-Z0-9_-]+$/;
@@ -26,7 +27,11 @@ class FeatureFlagFieldsDto {
   @IsString({ message: messages.string })
   name?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    ...FREE_FORM_OBJECT,
+    description:
+      '{groups: [{properties, rollout_percentage, variant}], multivariate, payloads, aggregation_group_type_index}',
+  })
   @IsOptional()
   @RejectNull()
   @IsObject({ message: 'Expected a dictionary of items.' })
@@ -44,25 +49,25 @@ class FeatureFlagFieldsDto {
   @IsBoolean({ message: messages.boolean })
   active?: boolean;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: Boolean, nullable: true })
   @IsOptional()
   @DrfBooleanField({ allowNull: true })
   @ValidateIf((_dto, value) => value !== null)
   @IsBoolean({ message: messages.boolean })
   ensure_experience_continuity?: boolean | null;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'Stored as given' })
   @IsOptional()
   rollback_conditions?: unknown;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: Boolean, nullable: true })
   @IsOptional()
   @DrfBooleanField({ allowNull: true })
   @ValidateIf((_dto, value) => value !== null)
   @IsBoolean({ message: messages.boolean })
   performed_rollback?: boolean | null;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', maxLength: 255 } })
   @IsOptional()
   @RejectNull()
   @IsArray({ message: 'Expected a list of items.' })
@@ -70,21 +75,21 @@ class FeatureFlagFieldsDto {
   @MaxLength(255, { each: true, message: messages.maxLength(255) })
   tags?: string[];
 
-  @ApiPropertyOptional({ type: [Number] })
+  @ApiPropertyOptional({ type: 'integer', isArray: true })
   @IsOptional()
   @RejectNull()
   @IsArray({ message: 'Expected a list of items.' })
   @IsInt({ each: true, message: messages.integer })
   analytics_dashboards?: number[];
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: Boolean, nullable: true })
   @IsOptional()
   @DrfBooleanField({ allowNull: true })
   @ValidateIf((_dto, value) => value !== null)
   @IsBoolean({ message: messages.boolean })
   has_enriched_analytics?: boolean | null;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ type: String, format: 'date-time' })
   @IsOptional()
   @RejectNull()
   @IsDateString({}, { message: 'Datetime has wrong format.' })
@@ -92,7 +97,7 @@ class FeatureFlagFieldsDto {
 }
 
 export class CreateFeatureFlagDto extends FeatureFlagFieldsDto {
-  @ApiProperty({ maxLength: 400, pattern: FLAG_KEY_PATTERN.source })
+  @ApiProperty({ minLength: 1, maxLength: 400, pattern: FLAG_KEY_PATTERN.source })
   @IsDefined({ message: messages.required })
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -102,7 +107,7 @@ export class CreateFeatureFlagDto extends FeatureFlagFieldsDto {
 }
 
 export class UpdateFeatureFlagDto extends FeatureFlagFieldsDto {
-  @ApiPropertyOptional({ maxLength: 400, pattern: FLAG_KEY_PATTERN.source })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 400, pattern: FLAG_KEY_PATTERN.source })
   @IsOptional()
   @DrfCharField()
   @IsString({ message: messages.string })

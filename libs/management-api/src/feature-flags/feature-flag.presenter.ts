@@ -1,31 +1,84 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { FeatureFlag } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
-import { presentUserBasic, type UserBasicResponse } from '../users/user.presenter';
+import {
+  ANY_JSON,
+  ApiModel,
+  DATE_TIME,
+  FREE_FORM_ARRAY,
+  FREE_FORM_OBJECT,
+} from '../schema/api-responses.decorator';
+import { presentUserBasic, UserBasicResponse } from '../users/user.presenter';
 import { isSimpleFlag, normalizedFilters, simpleRolloutPercentage } from './feature-flag-filters.validator';
 
 /** The spec's Feature flag, field for field. */
-export interface FeatureFlagResponse {
-  id: number;
-  name: string;
-  key: string;
-  filters: Record<string, unknown>;
-  deleted: boolean;
-  active: boolean;
-  created_by: UserBasicResponse | null;
-  created_at: string;
-  is_simple_flag: boolean;
-  rollout_percentage: number | null;
-  ensure_experience_continuity: boolean;
-  experiment_set: number[];
-  surveys: unknown[];
-  features: unknown[];
-  rollback_conditions: unknown;
-  performed_rollback: boolean | null;
-  can_edit: boolean;
-  tags: string[];
-  usage_dashboard: number | null;
-  analytics_dashboards: number[];
-  has_enriched_analytics: boolean;
+@ApiModel('FeatureFlag')
+export class FeatureFlagResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ description: "The flag's description" })
+  name!: string;
+
+  @ApiProperty()
+  key!: string;
+
+  @ApiProperty({
+    ...FREE_FORM_OBJECT,
+    description: '{groups, multivariate, payloads, aggregation_group_type_index}: the release conditions',
+  })
+  filters!: Record<string, unknown>;
+
+  @ApiProperty()
+  deleted!: boolean;
+
+  @ApiProperty()
+  active!: boolean;
+
+  @ApiProperty({ type: () => UserBasicResponse, nullable: true })
+  created_by!: UserBasicResponse | null;
+
+  @ApiProperty(DATE_TIME)
+  created_at!: string;
+
+  @ApiProperty({ description: 'One condition on no properties: a plain rollout' })
+  is_simple_flag!: boolean;
+
+  @ApiProperty({ type: Number, nullable: true, description: "A simple flag's rollout, else null" })
+  rollout_percentage!: number | null;
+
+  @ApiProperty()
+  ensure_experience_continuity!: boolean;
+
+  @ApiProperty({ type: 'integer', isArray: true, description: 'Always empty: no experiments here' })
+  experiment_set!: number[];
+
+  @ApiProperty({ ...FREE_FORM_ARRAY, description: 'Always empty: no surveys here' })
+  surveys!: unknown[];
+
+  @ApiProperty({ ...FREE_FORM_ARRAY, description: 'Always empty: no early-access features here' })
+  features!: unknown[];
+
+  @ApiProperty({ ...ANY_JSON, description: 'Stored as given' })
+  rollback_conditions!: unknown;
+
+  @ApiProperty({ type: Boolean, nullable: true })
+  performed_rollback!: boolean | null;
+
+  @ApiProperty({ description: 'Whether the caller may change it' })
+  can_edit!: boolean;
+
+  @ApiProperty({ type: [String] })
+  tags!: string[];
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The id of its usage dashboard' })
+  usage_dashboard!: number | null;
+
+  @ApiProperty({ type: 'integer', isArray: true })
+  analytics_dashboards!: number[];
+
+  @ApiProperty()
+  has_enriched_analytics!: boolean;
 }
 
 /** The fields the activity log compares between before and after a change. */
@@ -76,16 +129,34 @@ export function presentFeatureFlag(flag: FeatureFlag, canEdit: boolean): Feature
 }
 
 /** PostHog's MinimalFeatureFlagSerializer: what local evaluation and my_flags show of a flag. */
-export interface MinimalFeatureFlag {
-  id: number;
-  team_id: number;
-  name: string;
-  key: string;
-  filters: Record<string, unknown>;
-  deleted: boolean;
-  active: boolean;
-  ensure_experience_continuity: boolean;
-  version: number;
+@ApiModel('MinimalFeatureFlag')
+export class MinimalFeatureFlag {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ type: 'integer' })
+  team_id!: number;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty()
+  key!: string;
+
+  @ApiProperty(FREE_FORM_OBJECT)
+  filters!: Record<string, unknown>;
+
+  @ApiProperty()
+  deleted!: boolean;
+
+  @ApiProperty()
+  active!: boolean;
+
+  @ApiProperty()
+  ensure_experience_continuity!: boolean;
+
+  @ApiProperty({ type: 'integer' })
+  version!: number;
 }
 
 export function presentMinimalFlag(flag: FeatureFlag): MinimalFeatureFlag {

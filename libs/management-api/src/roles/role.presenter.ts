@@ -2,8 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ResourceAccessLevel } from '@hogbase/postgres';
 import type { FeatureFlagRoleAccess, Role, RoleMembership, User } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
-import type { FeatureFlagResponse } from '../feature-flags/feature-flag.presenter';
-import { ApiModel, DATE_TIME, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
+import { FeatureFlagResponse } from '../feature-flags/feature-flag.presenter';
+import { ApiModel, DATE_TIME } from '../schema/api-responses.decorator';
 import { presentUserBasic, UserBasicResponse } from '../users/user.presenter';
 
 const ACCESS_LEVELS = [ResourceAccessLevel.CanOnlyView, ResourceAccessLevel.CanAlwaysEdit];
@@ -71,8 +71,10 @@ export class RoleAccessResponse {
   @ApiProperty({ type: 'integer' })
   id!: number;
 
-  // TODO(issue 29, second half): the FeatureFlag model once the flag presenter is a class.
-  @ApiProperty({ ...FREE_FORM_OBJECT, description: 'The feature flag, as its retrieve answers it' })
+  @ApiProperty({
+    type: () => FeatureFlagResponse,
+    description: 'The feature flag, as its retrieve answers it',
+  })
   feature_flag!: FeatureFlagResponse;
 
   @ApiProperty({ type: () => RoleResponse })

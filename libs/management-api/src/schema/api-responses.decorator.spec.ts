@@ -22,6 +22,12 @@ class ThingResponse {
   id!: number;
 }
 
+@ApiModel('ThingRows')
+class ThingRowsResponse {
+  @ApiProperty({ type: [String] })
+  columns!: string[];
+}
+
 @Controller('things')
 class ThingController {
   @Get()
@@ -35,6 +41,14 @@ class ThingController {
   @Get('events')
   @ApiCursorPage(ThingResponse, { previous: false, csv: true })
   events() {}
+
+  @Get('rows')
+  @ApiCursorPage(ThingResponse, { previous: false, csv: true, alternatives: [ThingRowsResponse] })
+  rows() {}
+
+  @Get('either')
+  @ApiModelResponse(ThingResponse, HttpStatus.OK, { alternatives: [ThingRowsResponse] })
+  either() {}
 
   @Get('all')
   @ApiModelResponse(ThingResponse, HttpStatus.OK, { isArray: true })
@@ -101,6 +115,27 @@ describe('response decorators', () => {
     expect(document.paths['/things/runs'].get!.parameters).toEqual([
       expect.objectContaining({ name: 'cursor', in: 'query' }),
     ]);
+  });
+
+  it('documents a status answered in one of several shapes as a oneOf of their models', () => {
+    const oneOf = [
+      { $ref: '#/components/schemas/NextPaginatedThingList' },
+      { $ref: '#/components/schemas/ThingRows' },
+    ];
+    expect(document.paths['/things/rows'].get!.responses[200]).toMatchObject({
+      content: { 'application/json': { schema: { oneOf } }, 'text/csv': { schema: { type: 'string' } } },
+    });
+    expect(document.paths['/things/either'].get!.responses[200]).toEqual({
+      description: 'OK',
+      content: {
+        'application/json': {
+          schema: {
+            oneOf: [{ $ref: '#/components/schemas/Thing' }, { $ref: '#/components/schemas/ThingRows' }],
+          },
+        },
+      },
+    });
+    expect(schemas().ThingRows).toMatchObject({ properties: { columns: { type: 'array' } } });
   });
 
   it('documents a plain array, and answers without a body', () => {

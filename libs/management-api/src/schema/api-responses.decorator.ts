@@ -4,6 +4,7 @@ import {
   ApiProperty,
   ApiQuery,
   ApiResponse,
+  type ApiPropertyOptions,
   ApiSchema,
   DECORATORS,
   getSchemaPath,
@@ -27,6 +28,22 @@ export const FREE_FORM_OBJECT = { type: 'object', additionalProperties: true } a
 
 /** An array of any JSON values. */
 export const FREE_FORM_ARRAY = { type: 'array', items: {} } as const;
+
+/**
+ * Any JSON value, null included (a field stored as the client sent it, such as a flag's
+ * `rollback_conditions`): spread into @ApiProperty. A combinator, since Nest would otherwise type
+ * an `unknown` field `object`.
+ */
+export const ANY_JSON: ApiPropertyOptions = {
+  anyOf: [
+    { type: 'object', additionalProperties: true },
+    { type: 'array', items: {} },
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+  ],
+  nullable: true,
+};
 
 /** ISO 8601 timestamps as `iso()` writes them. */
 export const DATE_TIME = { type: String, format: 'date-time' } as const;
@@ -123,7 +140,8 @@ export function ApiCursorPage(
     previous,
     description = 'One page of results',
     csv = false,
-  }: { previous: boolean; description?: string; csv?: boolean },
+    alternatives,
+  }: { previous: boolean; description?: string; csv?: boolean; alternatives?: Type<unknown>[] },
 ): MethodDecorator {
   return applyDecorators(
     ApiQuery({
@@ -132,7 +150,7 @@ export function ApiCursorPage(
       type: String,
       description: "Where the page starts: copied from the previous page's `next` link",
     }),
-    ApiModelResponse(cursorPageOf(model, { previous }), HttpStatus.OK, { description, csv }),
+    ApiModelResponse(cursorPageOf(model, { previous }), HttpStatus.OK, { description, csv, alternatives }),
   );
 }
 
@@ -142,21 +160,31 @@ export interface ModelResponseOptions {
   isArray?: boolean;
   /** Also answered as `text/csv` (a string of rows), when the request asks for it. */
   csv?: boolean;
+  /** Other shapes the same status may have (the event list's `select` page): a `oneOf`. */
+  alternatives?: Type<unknown>[];
 }
 
 /** The answer is `model` (or an array of it) with `status`: 200, or 201 for a create. */
 export function ApiModelResponse(
   model: Type<unknown>,
   status: HttpStatus = HttpStatus.OK,
-  { description, isArray = false, csv = false }: ModelResponseOptions = {},
+  { description, isArray = false, csv = false, alternatives = [] }: ModelResponseOptions = {},
 ): MethodDecorator {
   description ??= status === HttpStatus.CREATED ? 'Created' : 'OK';
-  if (!csv) return ApiResponse({ status, description, type: model, isArray });
-  const json: SchemaObject | ReferenceObject = isArray
-    ? { type: 'array', items: { $ref: getSchemaPath(model) } }
-    : { $ref: getSchemaPath(model) };
+  if (!csv && alternatives.length === 0) return ApiResponse({ status, description, type: model, isArray });
+  const one: SchemaObject | ReferenceObject =
+    alternatives.length === 0
+      ? { $ref: getSchemaPath(model) }
+      : { oneOf: [model, ...alternatives].map((type) => ({ $ref: getSchemaPath(type) })) };
+  const json: SchemaObject | ReferenceObject = isArray ? { type: 'array', items: one } : one;
+  if (!csv) {
+    return applyDecorators(
+      ApiExtraModels(model, ...alternatives),
+      ApiResponse({ status, description, schema: json }),
+    );
+  }
   return applyDecorators(
-    ApiExtraModels(model),
+    ApiExtraModels(model, ...alternatives),
     ApiResponse({
       status,
       description,
