@@ -3,7 +3,6 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
-  type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -19,9 +18,23 @@ import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
 import { readinessResponse, refuseMetricsRequest, type Readiness } from '@hogbase/service-runtime';
 import { CaptureMetrics } from './capture-metrics';
-import { BROWSER_ROUTE, registerBrowserCors } from './cors';
+import {
+  CaptureAcceptedSchema,
+  eventGetOperation,
+  eventPostOperation,
+  preflightOperation,
+} from './capture.schema';
+import { registerBrowserCors } from './cors';
 import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { errorBody, RETRY_AFTER_SECONDS, SERVICE_UNAVAILABLE } from './error-body';
+import { registerCaptureOpenApi, watchDocumentedPaths } from './openapi/capture-openapi.plugin';
+import {
+  documentedRoute,
+  ref,
+  type DocumentedReply,
+  type DocumentedRequest,
+} from './openapi/documented-route.util';
+import { HEALTH_OPERATION, METRICS_OPERATION, READY_OPERATION } from './probes.schema';
 import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
 import { registerRecordingsRoutes } from './recordings.routes';
 import { registerSdkAssetRoutes } from './sdk-assets.routes';
@@ -71,18 +84,27 @@ export interface CaptureAppOptions {
  * `/batch/`, are POST-only (405 to any other method but a CORS preflight).
  */
 const EVENT_PATHS: readonly CapturePath[] = [
-  { url: '/e', methods: ['GET', 'POST'] },
-  { url: '/i/v0/e', methods: ['GET', 'POST'] },
-  { url: '/capture', methods: ['POST'] },
-  { url: '/track', methods: ['GET', 'POST'] },
-  { url: '/engage', methods: ['GET', 'POST'] },
+  { url: '/e/', methods: ['GET', 'POST'], summary: 'Capture events (posthog-js)' },
+  {
+    url: '/i/v0/e/',
+    methods: ['GET', 'POST'],
+    summary: 'Capture events (posthog-js, after the remote config)',
+  },
+  { url: '/capture/', methods: ['POST'], summary: 'Capture one event' },
+  { url: '/track/', methods: ['GET', 'POST'], summary: 'Capture events (legacy SDKs)' },
+  { url: '/engage/', methods: ['GET', 'POST'], summary: 'Capture events (legacy SDKs)' },
 ];
-const BATCH_PATHS: readonly CapturePath[] = [{ url: '/batch', methods: ['POST'] }];
+const BATCH_PATHS: readonly CapturePath[] = [
+  { url: '/batch/', methods: ['POST'], summary: 'Capture many events' },
+];
 
 interface CapturePath {
   url: string;
   methods: readonly ('GET' | 'POST')[];
+  summary: string;
 }
+
+type EventOperation = ReturnType<typeof eventPostOperation> | ReturnType<typeof eventGetOperation>;
 
 /**
  * The capture service: decodes what SDKs send, resolves the project token, and answers 200 only
@@ -101,6 +123,10 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     trustProxy: options.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: options.batchBodyLimit,
+    // A URL that is not valid percent-encoding: the capture host's error body, not Fastify's.
+    frameworkErrors: (failure, _request, reply: FastifyReply) => {
+      void reply.code(400).send(errorBody('invalid_request', 'invalid_url', failure.message));
+    },
   });
 
   // Bodies come in every encoding SDKs use (JSON, gzip, base64, form, text/plain): read them raw
@@ -134,26 +160,31 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     reply.code(404).send(errorBody('invalid_request', 'not_found', 'Endpoint not found.')),
   );
 
-  const handle = (bodyLimit: number) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const stop = metrics.requests.startTimer();
-    const status = await captureRequest(request, reply, bodyLimit);
-    stop({ status: String(status) });
-  };
+  // Routes are added from plugins, after the document's: its hook must see each one.
+  const documented = watchDocumentedPaths(app);
+  registerCaptureOpenApi(app);
+
+  const handle =
+    (bodyLimit: number) =>
+    async (request: DocumentedRequest<EventOperation>, reply: DocumentedReply<EventOperation>) => {
+      const stop = metrics.requests.startTimer();
+      const status = await captureRequest(request, reply, bodyLimit);
+      stop({ status: String(status) });
+    };
 
   const captureRequest = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
+    request: DocumentedRequest<EventOperation>,
+    reply: DocumentedReply<EventOperation>,
     bodyLimit: number,
   ): Promise<number> => {
     const query = request.query as QueryParams;
-    const send = (status: number, body: unknown) => {
-      void reply.code(status).send(body);
-      return status;
-    };
     try {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       if (body.length > bodyLimit) {
-        return send(413, errorBody('validation_error', 'payload_too_large', 'Request body is too large.'));
+        void reply
+          .code(413)
+          .send(errorBody('validation_error', 'payload_too_large', 'Request body is too large.'));
+        return 413;
       }
       const payload = decodePayload(
         {
@@ -167,14 +198,16 @@ export function buildCaptureApp(options: CaptureAppOptions): {
       const batch = parseBatch(payload, query);
       const teamId = await options.tokens.resolve(batch.token);
       if (teamId === null) {
-        return send(
-          401,
-          errorBody(
-            'authentication_error',
-            'invalid_api_key',
-            'Project API key invalid. You can find your project API key in your project settings.',
-          ),
-        );
+        void reply
+          .code(401)
+          .send(
+            errorBody(
+              'authentication_error',
+              'invalid_api_key',
+              'Project API key invalid. You can find your project API key in your project settings.',
+            ),
+          );
+        return 401;
       }
       const { accepted, dropped } = normalizeBatch(batch, {
         teamId,
@@ -199,91 +232,116 @@ export function buildCaptureApp(options: CaptureAppOptions): {
         void reply.code(204).send();
         return 204;
       }
-      return send(200, { status: 1 });
+      void reply.code(200).send(ACCEPTED);
+      return 200;
     } catch (failure) {
-      if (failure instanceof CaptureError) return send(failure.status, failure.toBody());
+      if (failure instanceof CaptureError) {
+        void reply.code(failure.status).send(failure.toBody());
+        return failure.status;
+      }
       if (failure instanceof QueueUnavailableError || failure instanceof TokenLookupUnavailableError) {
         // Per request at debug: the publisher and the token cache each log the outage once.
         request.log.debug({ err: failure }, 'capture unavailable');
-        return send(503, SERVICE_UNAVAILABLE);
+        void reply.code(503).send(SERVICE_UNAVAILABLE);
+        return 503;
       }
       if (failure instanceof MessageTooLargeError) {
-        return send(413, errorBody('validation_error', 'event_too_large', failure.message));
+        void reply.code(413).send(errorBody('validation_error', 'event_too_large', failure.message));
+        return 413;
       }
       throw failure;
     }
   };
 
-  for (const [paths, bodyLimit] of [
-    [EVENT_PATHS, options.eventBodyLimit],
-    [BATCH_PATHS, options.batchBodyLimit],
-  ] as const) {
-    for (const { url, methods } of paths) {
-      app.route({
-        method: [...methods],
-        url,
-        bodyLimit,
-        config: BROWSER_ROUTE,
-        handler: handle(bodyLimit),
-      });
-      app.options(url, { config: BROWSER_ROUTE }, async (_request, reply) =>
-        reply.code(200).send({ status: 1 }),
-      );
-      // Fastify answers HEAD itself where GET is taken (exposeHeadRoutes).
-      const taken = new Set<string>(['OPTIONS', ...methods, ...(methods.includes('GET') ? ['HEAD'] : [])]);
-      app.route({
-        method: app.supportedMethods.filter((method) => !taken.has(method)),
-        url,
-        config: BROWSER_ROUTE,
-        handler: async (request, reply) =>
-          reply
-            .code(405)
-            .header('allow', methods.join(', '))
-            .send(
-              errorBody('invalid_request', 'method_not_allowed', `Method "${request.method}" not allowed.`),
-            ),
+  void app.register((scope, _options, registered) => {
+    for (const [paths, bodyLimit] of [
+      [EVENT_PATHS, options.eventBodyLimit],
+      [BATCH_PATHS, options.batchBodyLimit],
+    ] as const) {
+      for (const { url, methods, summary } of paths) {
+        for (const method of methods) {
+          documentedRoute(scope, {
+            method,
+            url,
+            doc: method === 'GET' ? eventGetOperation(url, summary) : eventPostOperation(url, summary),
+            browser: true,
+            bodyLimit,
+            handler: handle(bodyLimit),
+          });
+        }
+        documentedRoute(scope, {
+          method: 'OPTIONS',
+          url,
+          doc: preflightOperation(url, ref(CaptureAcceptedSchema, 'Always.')),
+          browser: true,
+          handler: async (_request, reply) => reply.code(200).send(ACCEPTED),
+        });
+      }
+    }
+
+    if (options.flags) {
+      registerFlagRoutes(scope, {
+        tokens: options.tokens,
+        flags: options.flags,
+        remoteConfig: options.remoteConfig,
+        logger: options.logger,
+        maxDecodedBytes: options.maxDecodedBytes,
+        bodyLimit: options.eventBodyLimit,
       });
     }
-  }
 
-  if (options.flags) {
-    registerFlagRoutes(app, {
-      tokens: options.tokens,
-      flags: options.flags,
-      remoteConfig: options.remoteConfig,
-      logger: options.logger,
-      maxDecodedBytes: options.maxDecodedBytes,
-      bodyLimit: options.eventBodyLimit,
+    registerRecordingsRoutes(scope);
+    if (options.siteApps) registerSiteAppRoutes(scope, { siteApps: options.siteApps });
+    if (options.remoteConfig) {
+      registerRemoteConfigRoutes(scope, { remoteConfig: options.remoteConfig, tokens: options.tokens });
+      registerSdkAssetRoutes(scope, { remoteConfig: options.remoteConfig, tokens: options.tokens });
+    }
+
+    documentedRoute(scope, {
+      method: 'GET',
+      url: '/_health',
+      doc: HEALTH_OPERATION,
+      handler: async (_request, reply) => reply.code(200).send({ status: 'ok' }),
     });
-  }
-
-  registerRecordingsRoutes(app);
-  if (options.siteApps) registerSiteAppRoutes(app, { siteApps: options.siteApps });
-  if (options.remoteConfig) {
-    registerRemoteConfigRoutes(app, { remoteConfig: options.remoteConfig, tokens: options.tokens });
-    registerSdkAssetRoutes(app, { remoteConfig: options.remoteConfig, tokens: options.tokens });
-  }
-
-  app.get('/_health', (_request, reply) => reply.send({ status: 'ok' }));
-  app.get('/_ready', async (_request, reply) => {
-    const readiness = await options.ready().catch((failure: unknown): Readiness => ({
-      ready: false,
-      checks: { readiness: failure instanceof Error ? failure.message : String(failure) },
-    }));
-    const { status, body } = readinessResponse(
-      typeof readiness === 'boolean' ? { ready: readiness, checks: {} } : readiness,
-    );
-    return reply.code(status).header('cache-control', 'no-store').send(body);
+    documentedRoute(scope, {
+      method: 'GET',
+      url: '/_ready',
+      doc: READY_OPERATION,
+      handler: async (_request, reply) => {
+        const readiness = await options.ready().catch((failure: unknown): Readiness => ({
+          ready: false,
+          checks: { readiness: failure instanceof Error ? failure.message : String(failure) },
+        }));
+        const answer = readinessResponse(
+          typeof readiness === 'boolean' ? { ready: readiness, checks: {} } : readiness,
+        );
+        void reply.header('cache-control', 'no-store');
+        return answer.status === 200 ? reply.code(200).send(answer.body) : reply.code(503).send(answer.body);
+      },
+    });
+    const metricsText = options.metricsText ?? ((own: Registry) => own.metrics());
+    documentedRoute(scope, {
+      method: 'GET',
+      url: '/metrics',
+      doc: METRICS_OPERATION,
+      handler: async (request, reply) => {
+        const refused = refuseMetricsRequest(request.headers.authorization, options.metricsToken);
+        if (refused)
+          return reply.header('www-authenticate', 'Bearer').code(refused.status).send(refused.body);
+        return reply
+          .type('text/plain; version=0.0.4')
+          .code(200)
+          .send(await metricsText(metrics.registry));
+      },
+    });
+    registered();
   });
-  const metricsText = options.metricsText ?? ((own: Registry) => own.metrics());
-  app.get('/metrics', async (request, reply) => {
-    const refused = refuseMetricsRequest(request.headers.authorization, options.metricsToken);
-    if (refused) return reply.code(refused.status).header('www-authenticate', 'Bearer').send(refused.body);
-    return reply.type('text/plain; version=0.0.4').send(await metricsText(metrics.registry));
-  });
+  documented.refuseOtherMethods();
 
   return { app, metrics };
 }
+
+const ACCEPTED = { status: 1 } as const;
 
 function firstValue(value: string | readonly string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : value?.[0];

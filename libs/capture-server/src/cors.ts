@@ -7,9 +7,6 @@ declare module 'fastify' {
   }
 }
 
-/** Route config of the paths posthog-js calls from a web page: events, flags, remote config. */
-export const BROWSER_ROUTE = { browser: true } as const;
-
 /**
  * CORS for the browser routes only, as PostHog's capture answers them: the request's origin and
  * headers mirrored, GET/POST/OPTIONS, credentials allowed.

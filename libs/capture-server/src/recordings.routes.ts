@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { BROWSER_ROUTE } from './cors';
+import { Type, type Static } from '@sinclair/typebox';
+import { CaptureAcceptedSchema, preflightOperation, UNSUPPORTED_MEDIA_TYPE } from './capture.schema';
+import { ErrorBodySchema } from './error-body';
+import { documentedRoute, ref, type OperationDoc } from './openapi/documented-route.util';
 
 /** PostHog's limit on a recordings request (rust/capture, recordings mode). */
 const RECORDINGS_BODY_LIMIT = 25 * 1024 * 1024;
@@ -9,7 +12,49 @@ const RECORDINGS_BODY_LIMIT = 25 * 1024 * 1024;
  * What PostHog's capture answers a project over its recordings quota: 200, with `quota_limited`.
  * posthog-js reads it from any response and stops sending snapshots for a minute, then tries again.
  */
-const RECORDINGS_REFUSED = { status: 1, quota_limited: ['recordings'] };
+export const RecordingsRefusedSchema = Type.Object(
+  {
+    status: Type.Literal(1),
+    quota_limited: Type.Array(Type.Literal('recordings'), {
+      description: 'posthog-js stops sending snapshots for a minute.',
+    }),
+  },
+  { $id: 'RecordingsRefused', description: 'Taken and dropped: this server keeps no recordings.' },
+);
+
+const RECORDINGS_REFUSED: Static<typeof RecordingsRefusedSchema> = {
+  status: 1,
+  quota_limited: ['recordings'],
+};
+
+const RECORDINGS = {
+  summary: 'Session recording snapshots (dropped)',
+  description:
+    'Where posthog-js sends session recording snapshots. No recordings are kept: the body is read and ' +
+    'dropped, and the answer says the project is over its recordings quota, as PostHog answers it.',
+  tags: ['capture'],
+};
+const DROPPED = ref(RecordingsRefusedSchema, 'Dropped, unread.');
+
+const RECORDINGS_OPERATIONS = {
+  GET: { ...RECORDINGS, operationId: 's_retrieve', response: { 200: DROPPED } },
+  POST: {
+    ...RECORDINGS,
+    operationId: 's_create',
+    body: {
+      content: {
+        'application/json': { schema: Type.Unknown({ description: 'Snapshots; not read.' }) },
+        'text/plain': { schema: Type.String({ description: 'Snapshots; not read.' }) },
+        'application/octet-stream': { schema: Type.String({ format: 'binary', description: 'Not read.' }) },
+      },
+    },
+    response: {
+      200: DROPPED,
+      413: ref(ErrorBodySchema, 'The body is larger than 25 MiB.'),
+      415: UNSUPPORTED_MEDIA_TYPE,
+    },
+  },
+} satisfies Record<string, OperationDoc>;
 
 /**
  * `/s/`, where posthog-js sends session recording snapshots. This server keeps no recordings, and
@@ -40,15 +85,22 @@ export function registerRecordingsRoutes(app: FastifyInstance): void {
         if (!failed) done(error, undefined);
       });
     });
-    scope.route({
-      method: ['GET', 'POST'],
-      url: '/s',
-      config: BROWSER_ROUTE,
-      handler: async (_request, reply) => reply.code(200).send(RECORDINGS_REFUSED),
+    for (const method of ['GET', 'POST'] as const) {
+      documentedRoute(scope, {
+        method,
+        url: '/s/',
+        doc: RECORDINGS_OPERATIONS[method],
+        browser: true,
+        handler: async (_request, reply) => reply.code(200).send(RECORDINGS_REFUSED),
+      });
+    }
+    documentedRoute(scope, {
+      method: 'OPTIONS',
+      url: '/s/',
+      doc: preflightOperation('/s/', ref(CaptureAcceptedSchema, 'Always.')),
+      browser: true,
+      handler: async (_request, reply) => reply.code(200).send({ status: 1 }),
     });
-    scope.options('/s', { config: BROWSER_ROUTE }, async (_request, reply) =>
-      reply.code(200).send({ status: 1 }),
-    );
     registered();
   });
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { flagValue, type FlagEvaluationResult } from '@hogbase/flag-evaluation';
+import type { JsonText } from '../openapi/documented-route.util';
+import type { FlagsLegacy, FlagsV2 } from './flags.schema';
 
 /** A payload as the SDKs parse it: a JSON string (what PostHog stores), whatever was stored. */
 function payloadText(payload: unknown): string | undefined {
@@ -8,7 +10,7 @@ function payloadText(payload: unknown): string | undefined {
 }
 
 /** The body of `/flags?v=2` (and `/decide?v=4`): every answer with its reason and metadata. */
-export function v2Body(results: Record<string, FlagEvaluationResult>, errors: boolean) {
+export function v2Body(results: Record<string, FlagEvaluationResult>, errors: boolean): FlagsV2 {
   return {
     flags: Object.fromEntries(
       Object.entries(results).map(([key, result]) => [
@@ -30,7 +32,7 @@ export function v2Body(results: Record<string, FlagEvaluationResult>, errors: bo
 }
 
 /** The body of `/flags` before v2 and `/decide` before v4: values and payloads by flag key. */
-export function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boolean) {
+export function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boolean): FlagsLegacy {
   const featureFlags: Record<string, string | boolean> = {};
   const featureFlagPayloads: Record<string, string> = {};
   for (const [key, result] of Object.entries(results)) {
@@ -64,7 +66,7 @@ function jsonOnce(value: object, make: () => string): string {
  * are the same objects from one `/flags` call to the next (CompiledFlags shares them), so their
  * JSON is made once. Serializing 50 answers whole was about a seventh of a `/flags` call's time.
  */
-export function v2Json(results: Record<string, FlagEvaluationResult>, errors: boolean): string {
+export function v2Json(results: Record<string, FlagEvaluationResult>, errors: boolean): JsonText<FlagsV2> {
   let flags = '';
   let failed = false;
   for (const key of Object.keys(results)) {
@@ -80,8 +82,6 @@ export function v2Json(results: Record<string, FlagEvaluationResult>, errors: bo
       `${flags === '' ? '' : ','}${keyJson}:{"key":${keyJson},"enabled":${result.enabled},` +
       `"variant":${variant},"reason":${reason},"metadata":${metadata}${result.failed ? ',"failed":true' : ''}}`;
   }
-  return (
-    `{"flags":{${flags}},"errorsWhileComputingFlags":${errors || failed},` +
-    `"requestId":"${randomUUID()}","evaluatedAt":${Date.now()}}`
-  );
+  return (`{"flags":{${flags}},"errorsWhileComputingFlags":${errors || failed},` +
+    `"requestId":"${randomUUID()}","evaluatedAt":${Date.now()}}`) as JsonText<FlagsV2>;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { CaptureError, decodePayload, type QueryParams } from '@hogbase/capture-core';
 import {
@@ -8,15 +8,22 @@ import {
   type FlagEvaluationResult,
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
-import { BROWSER_ROUTE } from '../cors';
+import { preflightOperation } from '../capture.schema';
 import { matchesEtag } from '../etag.util';
 import { errorBody, SERVICE_UNAVAILABLE } from '../error-body';
+import {
+  documentedRoute,
+  type DocumentedReply,
+  type DocumentedRequest,
+} from '../openapi/documented-route.util';
 import { TokenLookupUnavailableError, type ProjectTokens } from '../project-token.cache';
 import { STATIC_FLAGS_CONFIG_FIELDS } from '../remote-config/remote-config';
+import type { FlagsConfigFields } from '../remote-config/remote-config.schema';
 import { RemoteConfigUnavailableError, type RemoteConfigSource } from '../remote-config/remote-config.cache';
 import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
 import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
 import { legacyBody, v2Body, v2Json } from './flag-response.util';
+import { definitionsOperation, FLAGS_PREFLIGHT_BODY, remoteFlagsOperation } from './flags.schema';
 import { PersonalKeyAuthorizer, SECRET_KEY_PREFIX } from './personal-key.authorizer';
 
 export interface FlagServices {
@@ -65,11 +72,15 @@ const PROJECT_KEY_HEADER = 'x-posthog-project-api-key';
  * the query and the header differ, the query decides, as in PostHog, which never reads the
  * header; the key in `Authorization` must reach the project either way.
  */
-function definitionsToken(request: FastifyRequest): string | undefined {
+function definitionsToken(request: DefinitionsRequest): string | undefined {
   const query = request.query as QueryParams;
   const candidates = [first(query.token), first(query.api_key), first(request.headers[PROJECT_KEY_HEADER])];
   return candidates.map((value) => value?.trim()).find((value) => !!value);
 }
+
+type RemoteFlagsOperation = ReturnType<typeof remoteFlagsOperation>;
+type DefinitionsOperation = ReturnType<typeof definitionsOperation>;
+type DefinitionsRequest = DocumentedRequest<DefinitionsOperation>;
 
 /**
  * The flag endpoints SDKs call on the capture host: remote evaluation (`/flags`, `/decide`) and the
@@ -83,7 +94,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
    * project's settings out rather than failing the flags the SDK also asked for.
    */
   async function withRemoteConfig<T extends object>(teamId: number, body: T) {
-    let fields: Readonly<Record<string, unknown>> = STATIC_FLAGS_CONFIG_FIELDS;
+    let fields: FlagsConfigFields = STATIC_FLAGS_CONFIG_FIELDS;
     if (options.remoteConfig) {
       try {
         fields = (await options.remoteConfig.forTeam(teamId))?.flagsFields ?? fields;
@@ -132,7 +143,10 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
 
   const remote =
     (shapeOf: (query: QueryParams) => ResponseShape, withConfig: (query: QueryParams) => boolean) =>
-    async (request: FastifyRequest, reply: FastifyReply) => {
+    async (
+      request: DocumentedRequest<RemoteFlagsOperation>,
+      reply: DocumentedReply<RemoteFlagsOperation>,
+    ) => {
       const query = request.query as QueryParams;
       try {
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -158,16 +172,23 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
           if (!(failure instanceof FlagDefinitionsUnavailableError)) throw failure;
           logger.warn({ err: failure }, 'flag definitions unavailable');
           const empty = shapeOf(query) === 'v2' ? v2Body({}, true) : legacyBody({}, true);
-          return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, empty) : empty);
+          return await reply
+            .code(200)
+            .send(withConfig(query) ? await withRemoteConfig(teamId, empty) : empty);
         }
         const { results, errors } = await evaluate(flagRequest, team, compiled);
         if (shapeOf(query) === 'v2' && !withConfig(query)) {
           // What server-side SDKs ask for on every call: the body is built as text (v2Json).
-          return await reply.type(JSON_CONTENT_TYPE).send(v2Json(results, errors || stale));
+          return await reply
+            .type(JSON_CONTENT_TYPE)
+            .code(200)
+            .send(v2Json(results, errors || stale));
         }
         const shaped =
           shapeOf(query) === 'v2' ? v2Body(results, errors || stale) : legacyBody(results, errors || stale);
-        return await reply.send(withConfig(query) ? await withRemoteConfig(teamId, shaped) : shaped);
+        return await reply
+          .code(200)
+          .send(withConfig(query) ? await withRemoteConfig(teamId, shaped) : shaped);
       } catch (failure) {
         if (failure instanceof FlagRequestError) {
           const type = failure.status === 401 ? 'authentication_error' : 'validation_error';
@@ -191,27 +212,36 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
     () => true,
   );
   for (const [path, handler] of [
-    ['/flags', flagsHandler],
-    ['/decide', decideHandler],
+    ['flags', flagsHandler],
+    ['decide', decideHandler],
   ] as const) {
-    app.route({
-      method: ['GET', 'POST'],
-      url: path,
-      bodyLimit: options.bodyLimit,
-      config: BROWSER_ROUTE,
-      handler,
+    for (const method of ['GET', 'POST'] as const) {
+      documentedRoute(app, {
+        method,
+        url: `/${path}/`,
+        doc: remoteFlagsOperation(path, method),
+        browser: true,
+        bodyLimit: options.bodyLimit,
+        handler,
+      });
+    }
+    documentedRoute(app, {
+      method: 'OPTIONS',
+      url: `/${path}/`,
+      doc: preflightOperation(`/${path}/`, FLAGS_PREFLIGHT_BODY),
+      browser: true,
+      handler: async (_request, reply) => reply.code(200).send({}),
     });
-    app.options(path, { config: BROWSER_ROUTE }, async (_request, reply) => reply.code(200).send({}));
   }
 
-  const definitions = async (request: FastifyRequest, reply: FastifyReply) => {
+  const definitions = async (request: DefinitionsRequest, reply: DocumentedReply<DefinitionsOperation>) => {
     const query = request.query as QueryParams;
     const authorization = request.headers.authorization ?? '';
     const presented = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
     if (!presented) {
       return reply
-        .code(401)
         .header('WWW-Authenticate', 'Bearer')
+        .code(401)
         .send(
           errorBody(
             'authentication_error',
@@ -269,7 +299,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
       const etag = `"${digest}${sendCohorts ? '-c' : ''}"`;
       void reply.header('ETag', etag).header('Cache-Control', 'private, must-revalidate');
       if (matchesEtag(request.headers['if-none-match'], etag)) return await reply.code(304).send();
-      return await reply.send(
+      return await reply.code(200).send(
         buildLocalEvaluationPayload({
           flags: team.flags,
           groupTypeMapping: team.groupTypeMapping,
@@ -286,6 +316,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
       throw failure;
     }
   };
-  app.get('/flags/definitions', definitions);
-  app.get('/api/feature_flag/local_evaluation', definitions);
+  for (const path of ['/flags/definitions', '/api/feature_flag/local_evaluation'] as const) {
+    documentedRoute(app, { method: 'GET', url: path, doc: definitionsOperation(path), handler: definitions });
+  }
 }

@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import { ExpiringLookup, OutageLog, type ExpiringLookupOptions } from '../expiring-lookup';
 import { SiteAppsUnavailableError, type SiteAppSource } from '../site-apps/site-apps.cache';
 import { remoteConfigScript, siteAppLink } from '../site-apps/site-app-script.util';
+import { jsonText, type JsonText } from '../openapi/documented-route.util';
 import { buildRemoteConfig, flagsConfigFields, type ProjectSdkSettings } from './remote-config';
+import type { FlagsConfigFields, RemoteConfig } from './remote-config.schema';
 
 export class RemoteConfigUnavailableError extends Error {
   constructor(cause: unknown) {
@@ -15,10 +17,10 @@ export class RemoteConfigUnavailableError extends Error {
 
 /** A project's remote config in both forms, each with the ETag of its bytes. */
 export interface RemoteConfigEntry {
-  config: Record<string, unknown>;
+  config: RemoteConfig;
   /** What `/flags?config=true` and `/decide` add to the flags. */
-  flagsFields: Record<string, unknown>;
-  json: { body: string; etag: string };
+  flagsFields: FlagsConfigFields;
+  json: { body: JsonText<RemoteConfig>; etag: string };
   script: { body: string; etag: string };
 }
 
@@ -118,7 +120,7 @@ export class RemoteConfigCache implements RemoteConfigSource {
     const row = rows[0];
     if (!row) return null;
     const config = buildRemoteConfig(toSettings(row), apps.map(siteAppLink));
-    const json = JSON.stringify(config);
+    const json = jsonText(config);
     const script = remoteConfigScript(row.api_token, config, apps);
     return {
       config,

@@ -1,4 +1,5 @@
 import type { SiteAppLink } from '../site-apps/site-app-script.util';
+import type { FlagsConfigFields, RemoteConfig } from './remote-config.schema';
 
 /** The project settings a remote config is built from (teams columns, PostHog's names). */
 export interface ProjectSdkSettings {
@@ -41,7 +42,7 @@ const ANALYTICS_ENDPOINT = '/i/v0/e/';
 export function buildRemoteConfig(
   settings: ProjectSdkSettings,
   siteApps: readonly SiteAppLink[],
-): Record<string, unknown> {
+): RemoteConfig {
   const capturePerformance =
     settings.capturePerformanceOptIn || settings.autocaptureWebVitalsOptIn
       ? {
@@ -65,7 +66,7 @@ export function buildRemoteConfig(
     heatmaps: settings.heatmapsOptIn,
     surveys: false,
     defaultIdentifiedOnly: true,
-    siteApps,
+    siteApps: [...siteApps],
   };
 }
 
@@ -74,7 +75,7 @@ export function buildRemoteConfig(
  * FlagsPlusConfigResponse): the same values, without the token and flags presence, plus the fields
  * older posthog-js versions still read.
  */
-export function flagsConfigFields(remoteConfig: Record<string, unknown>): Record<string, unknown> {
+export function flagsConfigFields(remoteConfig: RemoteConfig): FlagsConfigFields {
   const { token: _token, hasFeatureFlags: _hasFeatureFlags, ...fields } = remoteConfig;
   return {
     ...fields,
@@ -89,7 +90,7 @@ export function flagsConfigFields(remoteConfig: Record<string, unknown>): Record
  * what holds for every project. posthog-js keeps its last known value of each setting left out
  * (`autocapture_opt_out` among them) rather than reading an absent one as a change.
  */
-export const STATIC_FLAGS_CONFIG_FIELDS: Readonly<Record<string, unknown>> = {
+export const STATIC_FLAGS_CONFIG_FIELDS: Readonly<FlagsConfigFields> = {
   supportedCompression: ['gzip', 'gzip-js'],
   sessionRecording: false,
   surveys: false,

@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { BROWSER_ROUTE } from '../cors';
-import { errorBody, SERVICE_UNAVAILABLE } from '../error-body';
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { UNAVAILABLE_RESPONSE } from '../capture.schema';
+import { errorBody, ErrorBodySchema, SERVICE_UNAVAILABLE } from '../error-body';
+import { documentedRoute, javascript, ref, type OperationDoc } from '../openapi/documented-route.util';
 import { TokenLookupUnavailableError } from '../project-token.cache';
 import { SiteAppsUnavailableError, type SiteAppSource } from './site-apps.cache';
 import { siteAppScript } from './site-app-script.util';
@@ -17,6 +19,25 @@ const MISSING_SITE_APP = errorBody(
   'site_app',
 );
 
+const SITE_APP_OPERATION = {
+  operationId: 'site_app_retrieve',
+  summary: "A site app's script",
+  description:
+    'What posthog-js adds for each `siteApps` link of the remote config when it could not load `config.js`: ' +
+    "the app's code and its site config, calling `inject` on load.",
+  tags: ['remote-config'],
+  params: Type.Object({
+    id: Type.String({ description: "The site app's plugin config id." }),
+    token: Type.String({ description: "The app's web token (the unguessable part of its URL)." }),
+    hash: Type.String({ description: 'Busts caches; not read.' }),
+  }),
+  response: {
+    200: javascript('The script.'),
+    404: ref(ErrorBodySchema, 'No enabled site app has this id and token (`missing_site_app_source`).'),
+    503: UNAVAILABLE_RESPONSE,
+  },
+} satisfies OperationDoc;
+
 /**
  * What capture serves for site apps (frontend apps) besides the remote config (remote-config.routes.ts):
  * `GET /site_app/:id/:token/:hash/`, the script posthog-js adds for each `siteApps` link of the JSON
@@ -28,27 +49,27 @@ const MISSING_SITE_APP = errorBody(
 export function registerSiteAppRoutes(app: FastifyInstance, options: SiteAppRouteOptions): void {
   const { siteApps } = options;
 
-  const unavailable = (reply: FastifyReply, failure: unknown) => {
-    if (!(failure instanceof SiteAppsUnavailableError || failure instanceof TokenLookupUnavailableError)) {
-      throw failure;
-    }
-    // Per request at debug: the caches log the outage once.
-    reply.log.debug({ err: failure }, 'site apps unavailable');
-    return reply.code(503).send(SERVICE_UNAVAILABLE);
-  };
-
-  app.get<{ Params: { id: string; token: string; hash: string } }>(
-    '/site_app/:id/:token/:hash',
-    { config: BROWSER_ROUTE },
-    async (request, reply) => {
+  documentedRoute(app, {
+    method: 'GET',
+    url: '/site_app/:id/:token/:hash/',
+    doc: SITE_APP_OPERATION,
+    browser: true,
+    handler: async (request, reply) => {
       const { id, token } = request.params;
       try {
         const found = /^\d{1,10}$/.test(id) ? await siteApps.find(Number(id), token) : null;
         if (!found) return await reply.code(404).send(MISSING_SITE_APP);
-        return await reply.type('application/javascript').send(siteAppScript(found));
+        return await reply.type('application/javascript').code(200).send(siteAppScript(found));
       } catch (failure) {
-        return unavailable(reply, failure);
+        if (!(
+          failure instanceof SiteAppsUnavailableError || failure instanceof TokenLookupUnavailableError
+        )) {
+          throw failure;
+        }
+        // Per request at debug: the caches log the outage once.
+        reply.log.debug({ err: failure }, 'site apps unavailable');
+        return reply.code(503).send(SERVICE_UNAVAILABLE);
       }
     },
-  );
+  });
 }
