@@ -18,7 +18,13 @@ if (mode !== 'fail' && mode !== 'report') {
 installOpenApiResponseCheck({ currentTestName: () => expect.getState().currentTestName });
 
 afterAll(async () => {
-  const { mismatches } = await settleOpenApiResponseChecks();
+  const { checked, mismatches } = await settleOpenApiResponseChecks();
+  if (mode === 'report') {
+    // A suite that checked nothing registered no host: worth seeing while triaging.
+    process.stderr.write(
+      `OpenAPI response check: ${checked} answers checked, ${mismatches.length} mismatches\n`,
+    );
+  }
   if (mismatches.length === 0) return;
   const summary =
     `${mismatches.length} answer(s) do not match the OpenAPI document of the host that gave them:\n` +
