@@ -15,27 +15,20 @@ import { ApiError, notFound, validationError } from '../common/api-error';
 import { iso, isUuid } from '../common/iso.util';
 import { EventStore } from '../events/event-store.service';
 import type { BatchExportScope } from './batch-export.service';
-import { presentRun, type BatchExportRunResponse } from './batch-export.presenter';
+import {
+  type BackfillCreatedResponse,
+  type BackfillResponse,
+  type BatchExportLogsResponse,
+  type BatchExportRunResponse,
+  presentRun,
+  type RunCancelledResponse,
+} from './batch-export.presenter';
 
 /** Runs of a backfill that have ended, one way or another. */
 const FINISHED = ['Completed', 'Failed', 'Cancelled'];
 const CANCELLABLE = ['Starting', 'Running', 'FailedRetryable'];
 const RUNS_PAGE_SIZE = 100;
 const LOGS_LIMIT = 500;
-
-export interface BackfillResponse {
-  id: string;
-  batch_export: string;
-  team_id: number;
-  start_at: string | null;
-  end_at: string | null;
-  status: string;
-  created_at: string;
-  finished_at: string | null;
-  last_updated_at: string;
-  total_runs: number | null;
-  progress: { total_runs: number; finished_runs: number; progress: number } | null;
-}
 
 /** An ISO datetime with an offset, as PostHog's backfill takes it (a naive one is refused). */
 function backfillDate(value: unknown, attr: string): Date | null {
@@ -191,7 +184,7 @@ export class BatchExportRunsService {
   }
 
   /** Runs that interval again, as a backfill of exactly it. */
-  async retryRun(scope: BatchExportScope, id: string, runId: string): Promise<{ backfill_id: string }> {
+  async retryRun(scope: BatchExportScope, id: string, runId: string): Promise<BackfillCreatedResponse> {
     const run = await this.findRun(scope, id, runId);
     const now = new Date();
     const backfillId = await this.dataSource.transaction(async (manager) => {
@@ -225,7 +218,7 @@ export class BatchExportRunsService {
   }
 
   /** A run not ended yet is marked Cancelled; a worker running it stops at its next checkpoint. */
-  async cancelRun(scope: BatchExportScope, id: string, runId: string): Promise<{ cancelled: true }> {
+  async cancelRun(scope: BatchExportScope, id: string, runId: string): Promise<RunCancelledResponse> {
     const run = await this.findRun(scope, id, runId);
     const updated = await this.dataSource
       .getRepository(BatchExportRun)
@@ -245,10 +238,7 @@ export class BatchExportRunsService {
     return { cancelled: true };
   }
 
-  async logs(
-    scope: BatchExportScope,
-    id: string,
-  ): Promise<{ results: { timestamp: string; level: string; message: string; run_id: string | null }[] }> {
+  async logs(scope: BatchExportScope, id: string): Promise<BatchExportLogsResponse> {
     const batchExport = await this.findExport(this.dataSource.manager, scope, id);
     const entries = await this.dataSource.getRepository(BatchExportLogEntry).find({
       where: { batchExportId: batchExport.id },

@@ -16,6 +16,8 @@ import {
 } from 'class-validator';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
 import { messages } from '../common/messages';
+import { ANY_JSON } from '../schema/api-responses.decorator';
+import { SUPPORTED_DESTINATIONS } from './batch-export-destinations';
 
 export const BATCH_EXPORT_MODELS = ['events', 'persons'] as const;
 export const BATCH_EXPORT_INTERVALS = ['hour', 'day', 'week', 'every 5 minutes'] as const;
@@ -25,13 +27,17 @@ const DATETIME =
   'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].';
 
 export class BatchExportDestinationDto {
-  @ApiProperty({ enum: ['S3', 'Postgres', 'HTTP', 'NoOp'] })
+  @ApiProperty({ enum: SUPPORTED_DESTINATIONS })
   @IsDefined({ message: messages.required })
   @DrfCharField()
   @IsString({ message: messages.string })
   type!: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: "The destination's settings (S3: bucket_name, region, prefix, keys…; checked per type)",
+  })
   @IsOptional()
   @RejectNull()
   @IsObject({ message: 'Expected a dictionary of items.' })
@@ -39,7 +45,13 @@ export class BatchExportDestinationDto {
 }
 
 class BatchExportFieldsDto {
-  @ApiPropertyOptional({ enum: BATCH_EXPORT_MODELS, default: 'events', nullable: true })
+  @ApiPropertyOptional({
+    type: String,
+    enum: BATCH_EXPORT_MODELS,
+    default: 'events',
+    nullable: true,
+    description: 'events by default (null too)',
+  })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsIn(BATCH_EXPORT_MODELS, { message: (args) => messages.choice(args.value) })
@@ -52,6 +64,7 @@ class BatchExportFieldsDto {
   paused?: boolean;
 
   @ApiPropertyOptional({
+    type: String,
     format: 'date-time',
     nullable: true,
     description: 'When it was last paused: set by pausing, or stored as given (as PostHog)',
@@ -61,32 +74,37 @@ class BatchExportFieldsDto {
   @IsDateString({ strict: true }, { message: DATETIME })
   last_paused_at?: string | null;
 
-  @ApiPropertyOptional({ format: 'date-time', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsDateString({ strict: true }, { message: DATETIME })
   start_at?: string | null;
 
-  @ApiPropertyOptional({ format: 'date-time', nullable: true })
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsDateString({ strict: true }, { message: DATETIME })
   end_at?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'One SELECT from events: the exported columns' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 65_536,
+    description: 'One SELECT from events: the exported columns',
+  })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsString({ message: messages.string })
   @MaxLength(65_536, { message: messages.maxLength(65_536) })
   hogql_query?: string | null;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'Stored as given' })
   @IsOptional()
   filters?: unknown;
 }
 
 export class CreateBatchExportDto extends BatchExportFieldsDto {
-  @ApiProperty()
+  @ApiProperty({ minLength: 1, maxLength: 65_536 })
   @IsDefined({ message: messages.required })
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -108,6 +126,7 @@ export class CreateBatchExportDto extends BatchExportFieldsDto {
   interval!: BatchExportInterval;
 
   @ApiPropertyOptional({
+    type: 'integer',
     description:
       "The project the export reads (on the organization's routes): the organization's only project when omitted",
   })
@@ -118,7 +137,7 @@ export class CreateBatchExportDto extends BatchExportFieldsDto {
 }
 
 export class UpdateBatchExportDto extends BatchExportFieldsDto {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ minLength: 1, maxLength: 65_536 })
   @IsOptional()
   @DrfCharField()
   @IsString({ message: messages.string })
