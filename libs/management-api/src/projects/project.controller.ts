@@ -1,12 +1,26 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
 import { PROJECT_ROOTS } from '../routes/project-scoped-paths';
+import { ApiErrorResponse, ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
+import { ProjectResponse } from './project.presenter';
 import { ProjectService } from './project.service';
 
 /** A key scoped to projects acts on those projects only: it cannot make another one. */
@@ -22,12 +36,13 @@ export class ProjectController {
 
   @Get()
   @ApiOperation({ summary: "List the projects of the caller's organizations" })
+  @ApiPage(ProjectResponse)
   @Access({ scope: 'project:read' })
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<ProjectResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.projects.list(caller, page);
     return toPage(request, page, count, results);
@@ -35,32 +50,44 @@ export class ProjectController {
 
   @Post()
   @ApiOperation({ summary: "Create a project in the caller's current organization (admin)" })
+  @ApiModelResponse(ProjectResponse, HttpStatus.CREATED)
+  @ApiErrorResponse(HttpStatus.NOT_FOUND, 'The caller has no current organization (it was left or deleted)')
   @Access({ scope: 'project:write', refuseRestrictedKeys: REFUSE_PROJECT_SCOPED_KEYS })
-  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto) {
+  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto): Promise<ProjectResponse> {
     return this.projects.createInCurrentOrganization(caller, dto);
   }
 
   @Get(':id')
+  @ApiModelResponse(ProjectResponse)
   @Access({ scope: 'project:read', projectParam: 'id' })
-  retrieve(@Caller() caller: AccessContext, @Param('id') _id: string) {
+  retrieve(@Caller() caller: AccessContext, @Param('id') _id: string): ProjectResponse {
     return this.projects.retrieve(requireProject(caller));
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: "Update a project's name or settings (SDKs see them on their next load)" })
+  @ApiModelResponse(ProjectResponse)
   @Access({ scope: 'project:write', projectParam: 'id' })
-  update(@Caller() caller: AccessContext, @Param('id') _id: string, @Body() dto: UpdateProjectDto) {
+  update(
+    @Caller() caller: AccessContext,
+    @Param('id') _id: string,
+    @Body() dto: UpdateProjectDto,
+  ): Promise<ProjectResponse> {
     return this.projects.update(requireProject(caller), dto);
   }
 
   @Patch(':id/reset_token')
-  @ApiOperation({ summary: 'Replace the project API key' })
+  @ApiOperation({ summary: 'Replace the project API key (admin): the old one stops working' })
+  @ApiModelResponse(ProjectResponse)
   @Access({ scope: 'project:write', projectParam: 'id', level: MembershipLevel.Admin })
-  resetToken(@Caller() caller: AccessContext, @Param('id') _id: string) {
+  resetToken(@Caller() caller: AccessContext, @Param('id') _id: string): Promise<ProjectResponse> {
     return this.projects.resetToken(requireProject(caller));
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a project (admin)' })
+  @ApiNoContent()
   @Access({ scope: 'project:write', projectParam: 'id', level: MembershipLevel.Admin })
   async remove(@Caller() caller: AccessContext, @Param('id') _id: string): Promise<void> {
     await this.projects.remove(requireProject(caller));
@@ -74,12 +101,14 @@ export class OrganizationProjectController {
   constructor(private readonly projects: ProjectService) {}
 
   @Get()
+  @ApiOperation({ summary: "The organization's projects" })
+  @ApiPage(ProjectResponse)
   @Access({ scope: 'project:read', organizationParam: 'organization_id' })
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<ProjectResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.projects.list(
       caller,
@@ -90,13 +119,15 @@ export class OrganizationProjectController {
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create a project in the organization (admin)' })
+  @ApiModelResponse(ProjectResponse, HttpStatus.CREATED)
   @Access({
     scope: 'project:write',
     organizationParam: 'organization_id',
     level: MembershipLevel.Admin,
     refuseRestrictedKeys: REFUSE_PROJECT_SCOPED_KEYS,
   })
-  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto) {
+  create(@Caller() caller: AccessContext, @Body() dto: CreateProjectDto): Promise<ProjectResponse> {
     return this.projects.create(caller, requireOrganization(caller), dto);
   }
 }

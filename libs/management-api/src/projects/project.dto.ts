@@ -58,7 +58,12 @@ export class ProjectSdkSettingsDto {
   @BooleanSetting('Lets posthog-js send `$web_vitals` events')
   autocapture_web_vitals_opt_in?: boolean;
 
-  @ApiPropertyOptional({ type: [String], enum: WEB_VITALS_METRICS, nullable: true })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...WEB_VITALS_METRICS] },
+    maxItems: WEB_VITALS_METRICS.length,
+    nullable: true,
+  })
   @IsOptional()
   @IsArray({ message: 'Expected a list of items.' })
   @ArrayMaxSize(WEB_VITALS_METRICS.length)
@@ -88,7 +93,7 @@ export class ProjectSdkSettingsDto {
 }
 
 export class CreateProjectDto extends ProjectSdkSettingsDto {
-  @ApiProperty({ maxLength: 200 })
+  @ApiProperty({ minLength: 1, maxLength: 200 })
   @DrfCharField()
   @IsDefined({ message: messages.required })
   @IsString({ message: messages.string })
@@ -96,13 +101,13 @@ export class CreateProjectDto extends ProjectSdkSettingsDto {
   @MaxLength(200, { message: messages.maxLength(200) })
   name!: string;
 
-  @ApiPropertyOptional({ example: 'UTC' })
+  @ApiPropertyOptional({ example: 'UTC', description: 'An IANA time zone' })
   @RejectNull()
   @IsOptional()
   @IsTimeZoneChoice()
   timezone?: string;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], maxItems: 100 })
   @RejectNull()
   @IsOptional()
   @IsArray({ message: 'Expected a list of items.' })
@@ -130,7 +135,7 @@ export class CreateProjectDto extends ProjectSdkSettingsDto {
 }
 
 export class UpdateProjectDto extends ProjectSdkSettingsDto {
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @DrfCharField()
   @ValidateIf((_dto, value) => value !== undefined)
   @IsString({ message: messages.string })
@@ -138,13 +143,13 @@ export class UpdateProjectDto extends ProjectSdkSettingsDto {
   @MaxLength(200, { message: messages.maxLength(200) })
   name?: string;
 
-  @ApiPropertyOptional({ example: 'UTC' })
+  @ApiPropertyOptional({ example: 'UTC', description: 'An IANA time zone' })
   @RejectNull()
   @IsOptional()
   @IsTimeZoneChoice()
   timezone?: string;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], maxItems: 100 })
   @RejectNull()
   @IsOptional()
   @IsArray({ message: 'Expected a list of items.' })

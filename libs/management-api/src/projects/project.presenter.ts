@@ -1,7 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { MEMBERSHIP_LEVELS } from '@hogbase/postgres';
 import type { MembershipLevel, Team } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
-import { ApiModel } from '../schema/api-responses.decorator';
+import { ApiModel, DATE_TIME } from '../schema/api-responses.decorator';
+import { WEB_VITALS_METRICS } from './project.dto';
 
 /** PostHog's TeamBasicSerializer: what organizations embed in `teams` and the project list returns. */
 @ApiModel('TeamBasic')
@@ -37,23 +39,66 @@ export class ProjectBasicResponse {
   access_control!: boolean;
 }
 
-export interface ProjectResponse extends ProjectBasicResponse {
-  created_at: string;
-  updated_at: string;
-  app_urls: string[];
-  anonymize_ips: boolean;
-  inject_web_apps: boolean;
-  autocapture_opt_out: boolean;
-  autocapture_exceptions_opt_in: boolean;
-  autocapture_web_vitals_opt_in: boolean;
-  autocapture_web_vitals_allowed_metrics: string[] | null;
-  capture_performance_opt_in: boolean;
-  capture_console_log_opt_in: boolean;
-  capture_dead_clicks: boolean;
-  heatmaps_opt_in: boolean;
-  /** Always false: this server keeps no recordings, so posthog-js is never told to record. */
-  session_recording_opt_in: false;
-  effective_membership_level: MembershipLevel | null;
+/** PostHog's project (TeamSerializer's fields this server has): what the project routes answer. */
+@ApiModel('Project')
+export class ProjectResponse extends ProjectBasicResponse {
+  @ApiProperty(DATE_TIME)
+  created_at!: string;
+
+  @ApiProperty(DATE_TIME)
+  updated_at!: string;
+
+  @ApiProperty({ type: [String], description: 'The URLs of the sites it tracks' })
+  app_urls!: string[];
+
+  @ApiProperty()
+  anonymize_ips!: boolean;
+
+  @ApiProperty()
+  inject_web_apps!: boolean;
+
+  @ApiProperty()
+  autocapture_opt_out!: boolean;
+
+  @ApiProperty()
+  autocapture_exceptions_opt_in!: boolean;
+
+  @ApiProperty()
+  autocapture_web_vitals_opt_in!: boolean;
+
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', enum: [...WEB_VITALS_METRICS] },
+    nullable: true,
+    description: 'The web vitals posthog-js reports, or null for all',
+  })
+  autocapture_web_vitals_allowed_metrics!: string[] | null;
+
+  @ApiProperty()
+  capture_performance_opt_in!: boolean;
+
+  @ApiProperty()
+  capture_console_log_opt_in!: boolean;
+
+  @ApiProperty()
+  capture_dead_clicks!: boolean;
+
+  @ApiProperty()
+  heatmaps_opt_in!: boolean;
+
+  @ApiProperty({
+    enum: [false],
+    description: 'Always false: this server keeps no recordings, so posthog-js is never told to record',
+  })
+  session_recording_opt_in!: false;
+
+  @ApiProperty({
+    type: 'integer',
+    enum: MEMBERSHIP_LEVELS,
+    nullable: true,
+    description: "The caller's level in its organization: 1 member, 8 admin, 15 owner",
+  })
+  effective_membership_level!: MembershipLevel | null;
 }
 
 export function presentProjectBasic(team: Team): ProjectBasicResponse {

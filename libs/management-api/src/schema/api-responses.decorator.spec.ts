@@ -10,6 +10,7 @@ import {
 import {
   ApiCursorPage,
   ApiEmptyResponse,
+  ApiErrorResponse,
   ApiModel,
   ApiModelResponse,
   ApiNoContent,
@@ -61,6 +62,10 @@ class ThingController {
   @Delete('flags/:id')
   @ApiEmptyResponse(HttpStatus.METHOD_NOT_ALLOWED, 'Refused')
   refuse() {}
+
+  @Get('mine')
+  @ApiErrorResponse(HttpStatus.NOT_FOUND, 'No current organization')
+  mine() {}
 }
 
 describe('response decorators', () => {
@@ -147,6 +152,13 @@ describe('response decorators', () => {
     expect(document.paths['/things/{id}'].delete!.responses).toEqual({ 204: { description: 'Deleted' } });
     expect(document.paths['/things/flags/{id}'].delete!.responses).toEqual({
       405: { description: 'Refused' },
+    });
+  });
+
+  it('documents an error status a route answers for its own reasons with the error body', () => {
+    expect(document.paths['/things/mine'].get!.responses[404]).toEqual({
+      description: 'No current organization',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     });
   });
 });

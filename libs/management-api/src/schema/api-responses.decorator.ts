@@ -12,6 +12,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { DEFAULT_PAGE_SIZE } from '../common/pagination.util';
+import { ERROR_SCHEMA } from './openapi-completion.util';
 
 /**
  * The class behind a response body, named in the document as PostHog names it (`Organization`,
@@ -218,6 +219,13 @@ export function ApiJsonResponse(
 /** 204 with no body: a delete. */
 export const ApiNoContent = (description = 'Deleted'): MethodDecorator =>
   ApiResponse({ status: HttpStatus.NO_CONTENT, description });
+
+/**
+ * An error status the completion step cannot derive from the route (a 404 on a path without an
+ * id: the caller's current organization is gone), with the error body.
+ */
+export const ApiErrorResponse = (status: HttpStatus, description: string): MethodDecorator =>
+  ApiResponse({ status, description, schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } });
 
 /** A status answered with no body at all, such as the flag DELETE's 405. */
 export const ApiEmptyResponse = (status: HttpStatus, description: string): MethodDecorator =>
