@@ -37,10 +37,6 @@ interface Document {
 const PENDING = [
   /\/plugin_configs(\/|$)/,
   /\/pipeline_[a-z_]+(\/|$)/,
-  /\/batch_exports(\/|$)/,
-  /\/events(\/|$)/,
-  /^\/api\/(projects|environments)(\/\{id\}(\/reset_token)?)?$/,
-  /^\/api\/organizations\/\{organization_id\}\/projects$/,
 ];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];

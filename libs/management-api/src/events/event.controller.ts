@@ -1,40 +1,87 @@
-import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  applyDecorators,
+  Controller,
+  HttpStatus,
+  Get,
+  Headers,
+  Param,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import { ApiOperation, ApiQuery, type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { publicRequestUrl } from '../common/public-url.util';
 import { projectScoped } from '../routes/project-scoped-paths';
+import { ApiCursorPage, ApiModelResponse } from '../schema/api-responses.decorator';
 import { toCsv } from './csv.util';
-import { formatOf, parseEventListRequest, type QueryValues } from './event-list.request';
+import {
+  DEFAULT_CSV_LIMIT,
+  DEFAULT_LIMIT,
+  formatOf,
+  MAX_LIMIT,
+  MAX_OFFSET,
+  parseEventListRequest,
+  type QueryValues,
+} from './event-list.request';
+import { EventPropertyValueResponse, EventRecord, EventSelectPageResponse } from './event.presenter';
 import { EventService, type NextPage } from './event.service';
 
-const LIST_PARAMETERS: { name: string; description: string }[] = [
-  { name: 'after', description: 'Only events after this time: ISO 8601, or relative such as -7d' },
-  { name: 'before', description: 'Only events before this time (default: now + 5 s)' },
-  { name: 'distinct_id', description: 'Only events of this distinct id' },
-  { name: 'event', description: 'Only events with this name' },
-  { name: 'person_id', description: "Only events of this person's distinct ids (id or UUID)" },
+const FORMAT: ApiQueryOptions = {
+  name: 'format',
+  required: false,
+  enum: ['json', 'csv'],
+  description: 'json (the default), or csv (also chosen by Accept: text/csv)',
+};
+
+/** The listing's parameters (event-list.request.ts), with what it takes of each. */
+const LIST_PARAMETERS: ApiQueryOptions[] = [
+  {
+    name: 'after',
+    type: String,
+    description: 'Only events after this time: ISO 8601, or relative such as -7d',
+  },
+  { name: 'before', type: String, description: 'Only events before this time (default: now + 5 s)' },
+  { name: 'distinct_id', type: String, description: 'Only events of this distinct id' },
+  { name: 'event', type: String, description: 'Only events with this name' },
+  { name: 'person_id', type: String, description: "Only events of this person's distinct ids (id or UUID)" },
   {
     name: 'properties',
+    type: String,
     description:
       'JSON property filters: a list of {key, value, operator, type}, an AND/OR group, or the legacy object',
   },
-  { name: 'select', description: 'JSON array of HogQL expressions to return instead of event records' },
-  { name: 'where', description: 'JSON array of HogQL conditions every event must pass' },
-  { name: 'orderBy', description: '["-timestamp"] (newest first, the default) or ["timestamp"]' },
-  { name: 'format', description: 'json (default) or csv' },
-  { name: 'limit', description: 'Page size: 100 by default (3,500 for CSV), at most 50,000' },
-  { name: 'offset', description: 'Rows to skip before the page' },
-  { name: 'cursor', description: "Where the page starts: copied from the previous page's next link" },
+  {
+    name: 'select',
+    type: String,
+    description: 'JSON array of HogQL expressions to return instead of event records (a page of rows)',
+  },
+  { name: 'where', type: String, description: 'JSON array of HogQL conditions every event must pass' },
+  {
+    name: 'orderBy',
+    enum: ['["-timestamp"]', '["timestamp"]'],
+    description: 'Newest first (the default) or oldest first',
+  },
+  FORMAT,
+  {
+    name: 'limit',
+    type: 'integer',
+    minimum: 1,
+    description: `Page size: ${DEFAULT_LIMIT} by default (${DEFAULT_CSV_LIMIT} for CSV), at most ${MAX_LIMIT} (a larger one is capped)`,
+  },
+  {
+    name: 'offset',
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_OFFSET,
+    description: 'Rows to skip before the page (0 by default): page further with `next`',
+  },
 ];
 
 function listParameters(): MethodDecorator {
-  return (target, key, descriptor) => {
-    for (const { name, description } of LIST_PARAMETERS) {
-      ApiQuery({ name, description, required: false, type: String })(target, key, descriptor);
-    }
-  };
+  return applyDecorators(...LIST_PARAMETERS.map((options) => ApiQuery({ required: false, ...options })));
 }
 
 /** The absolute URL of this request with some query parameters replaced (undefined removes one). */
@@ -77,6 +124,12 @@ export class EventController {
     summary: 'List events, newest first, in pages of {next, results} (deprecated: kept for compatibility)',
   })
   @listParameters()
+  @ApiCursorPage(EventRecord, {
+    previous: false,
+    csv: true,
+    alternatives: [EventSelectPageResponse],
+    description: 'A page of events, or of rows with `select`; as CSV, the rows without links',
+  })
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async list(
     @Caller() caller: AccessContext,
@@ -103,10 +156,32 @@ export class EventController {
 
   @Get('values')
   @ApiOperation({ summary: 'Distinct values of an event property (or event names with key=custom_event)' })
-  @ApiQuery({ name: 'key', required: true, type: String })
-  @ApiQuery({ name: 'value', required: false, type: String })
-  @ApiQuery({ name: 'event_name', required: false, type: String, isArray: true })
-  @ApiQuery({ name: 'is_column', required: false, type: Boolean })
+  @ApiQuery({
+    name: 'key',
+    required: true,
+    type: String,
+    description: 'The property (or, with is_column=true, the column); custom_event for event names',
+  })
+  @ApiQuery({ name: 'value', required: false, type: String, description: 'Only values containing this' })
+  @ApiQuery({
+    name: 'event_name',
+    required: false,
+    type: String,
+    isArray: true,
+    description: 'Only values of these events (repeatable)',
+  })
+  @ApiQuery({
+    name: 'is_column',
+    required: false,
+    enum: ['true', 'false'],
+    description: 'true: key names a column of events, not a property',
+  })
+  @ApiQuery(FORMAT)
+  @ApiModelResponse(EventPropertyValueResponse, HttpStatus.OK, {
+    isArray: true,
+    csv: true,
+    description: 'At most 10 values seen in the last 7 days (or the project’s own event names)',
+  })
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async values(
     @Caller() caller: AccessContext,
@@ -122,6 +197,8 @@ export class EventController {
 
   @Get(':id')
   @ApiOperation({ summary: 'One event by its UUID' })
+  @ApiQuery(FORMAT)
+  @ApiModelResponse(EventRecord, HttpStatus.OK, { csv: true })
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async retrieve(
     @Caller() caller: AccessContext,
