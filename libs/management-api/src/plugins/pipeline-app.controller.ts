@@ -1,11 +1,31 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Patch,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
+import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.presenter';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
 import { ApiValidationPipe } from '../common/validation.pipe';
+import {
+  ApiJsonResponse,
+  ApiModelResponse,
+  ApiNoContent,
+  ApiPage,
+  FREE_FORM_ARRAY,
+} from '../schema/api-responses.decorator';
 import { collectionOfPath } from './pipeline-collections';
 import { assertPluginAccess } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
@@ -13,6 +33,12 @@ import { PluginCatalogService } from './plugin-catalog.service';
 import { PluginConfigService } from './plugin-config.service';
 import { PluginSourceService, updateSourceBody } from './plugin-source.service';
 import { CreatePipelineAppDto, UpdatePipelineAppDto, UpgradePipelineAppDto } from './plugin.dto';
+import {
+  PipelineAppResponse,
+  PluginConfigResponse,
+  PluginUpdateCheckResponse,
+  SOURCE_FILES_SCHEMA,
+} from './plugin.presenter';
 import { PluginService } from './plugin.service';
 
 const READ: AccessRule = { scope: 'plugin:read', organizationParam: 'organization_id' };
@@ -65,12 +91,13 @@ export class PipelineAppActionController {
 
   @Get('activity')
   @ApiOperation({ summary: "The organization's activity of apps and their configs (?page=, ?limit=)" })
+  @ApiActivityPage()
   @Access(READ)
   async activityPage(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<ActivityPage> {
     const organization = organizationOf(caller);
     assertPluginAccess(organization, false);
     return this.activity.page(request, query, organization);
@@ -80,36 +107,52 @@ export class PipelineAppActionController {
   @ApiOperation({
     summary: 'Enabled configs of export apps in the organization (what a migration must replace)',
   })
+  @ApiModelResponse(PluginConfigResponse, HttpStatus.OK, { isArray: true })
   @Access(READ)
-  async exportsUnsubscribeConfigs(@Caller() caller: AccessContext) {
+  async exportsUnsubscribeConfigs(@Caller() caller: AccessContext): Promise<PluginConfigResponse[]> {
     return this.configs.exportsUnsubscribeConfigs(organizationOf(caller));
   }
 
   @Get('repository')
   @ApiOperation({ summary: 'The apps catalog (APPS_REPOSITORY_URL, or the list bundled with the server)' })
+  @ApiJsonResponse({
+    ...FREE_FORM_ARRAY,
+    description: "PostHog's plugins.json entries: {name, url, description, icon, verified, maintainer, type}",
+  })
   @Access(READ)
-  async repository() {
+  async repository(): Promise<unknown[]> {
     return this.catalog.list();
   }
 
   @Get('unused')
   @ApiOperation({ summary: 'Ids of the apps no project has enabled' })
+  @ApiJsonResponse({ type: 'array', items: { type: 'integer' } })
   @Access(READ)
-  async unused(@Caller() caller: AccessContext) {
+  async unused(@Caller() caller: AccessContext): Promise<number[]> {
     return this.plugins.unused(organizationOf(caller));
   }
 
   @Get(':id/check_for_updates')
   @ApiOperation({ summary: "Fetches the latest version of the app's source; answers {plugin}" })
+  @ApiModelResponse(PluginUpdateCheckResponse)
   @Access(READ)
-  async checkForUpdates(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+  async checkForUpdates(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+  ): Promise<PluginUpdateCheckResponse> {
     return this.sources.checkForUpdates(organizationOf(caller), collectionOfPath(request.path), id);
   }
 
   @Get(':id/source')
   @ApiOperation({ summary: "The app's files: {filename: source}" })
+  @ApiJsonResponse(SOURCE_FILES_SCHEMA)
   @Access(READ)
-  async source(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+  async source(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+  ): Promise<Record<string, string | null>> {
     return this.sources.source(organizationOf(caller), collectionOfPath(request.path), id);
   }
 
@@ -119,22 +162,29 @@ export class PipelineAppActionController {
       "The app's writable fields (as PATCH :id/, answering the app), or files ({filename: source | null}; " +
       'null deletes; a file name has an extension), written and built again (answering the files)',
   })
-  @ApiExtraModels(UpdatePipelineAppDto)
+  @ApiExtraModels(UpdatePipelineAppDto, PipelineAppResponse)
   @ApiBody({
     schema: {
       anyOf: [
         { $ref: getSchemaPath(UpdatePipelineAppDto) },
         { type: 'object', additionalProperties: { type: 'string', nullable: true } },
       ],
+      description:
+        "The app's writable fields, or its files by name (a name with an extension; null deletes the file): not both",
     },
   })
+  @ApiJsonResponse(
+    { oneOf: [{ $ref: getSchemaPath(PipelineAppResponse) }, SOURCE_FILES_SCHEMA] },
+    HttpStatus.OK,
+    'The app (for its fields), or its files after the change (for files)',
+  )
   @Access(WRITE)
   async updateSource(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Param('id') id: string,
     @Body() body: unknown,
-  ) {
+  ): Promise<PipelineAppResponse | Record<string, string | null>> {
     const collection = collectionOfPath(request.path);
     const parsed = updateSourceBody(body);
     if (parsed.kind === 'fields') {
@@ -150,13 +200,14 @@ export class PipelineAppActionController {
   @Post(':id/upgrade')
   @HttpCode(200)
   @ApiOperation({ summary: 'Downloads the app again from its URL (local: reads its folder again)' })
+  @ApiModelResponse(PipelineAppResponse)
   @Access(WRITE)
   async upgrade(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Param('id') id: string,
     @Body() _dto: UpgradePipelineAppDto,
-  ) {
+  ): Promise<PipelineAppResponse> {
     return this.sources.upgrade(organizationOf(caller), collectionOfPath(request.path), id, caller.user);
   }
 }
@@ -171,12 +222,14 @@ export class PipelineAppController {
   constructor(private readonly plugins: PluginService) {}
 
   @Get()
+  @ApiOperation({ summary: "The collection's apps of the organization (and global ones)" })
+  @ApiPage(PipelineAppResponse)
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<PipelineAppResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.plugins.list(
       organizationOf(caller),
@@ -190,30 +243,44 @@ export class PipelineAppController {
   @ApiOperation({
     summary: 'Install: plugin_type source (name only), or a url (file:, archive, GitHub, GitLab, npm)',
   })
+  @ApiModelResponse(PipelineAppResponse, HttpStatus.CREATED)
   @Access(WRITE)
-  async create(@Caller() caller: AccessContext, @Req() request: Request, @Body() dto: CreatePipelineAppDto) {
+  async create(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Body() dto: CreatePipelineAppDto,
+  ): Promise<PipelineAppResponse> {
     return this.plugins.create(organizationOf(caller), collectionOfPath(request.path), caller.user, dto);
   }
 
   @Get(':id')
+  @ApiModelResponse(PipelineAppResponse)
   @Access(READ)
-  async retrieve(@Caller() caller: AccessContext, @Req() request: Request, @Param('id') id: string) {
+  async retrieve(
+    @Caller() caller: AccessContext,
+    @Req() request: Request,
+    @Param('id') id: string,
+  ): Promise<PipelineAppResponse> {
     return this.plugins.retrieve(organizationOf(caller), collectionOfPath(request.path), id);
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: "Update an app's writable fields" })
+  @ApiModelResponse(PipelineAppResponse)
   @Access(WRITE)
   async update(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Param('id') id: string,
     @Body() dto: UpdatePipelineAppDto,
-  ) {
+  ): Promise<PipelineAppResponse> {
     return this.plugins.update(organizationOf(caller), collectionOfPath(request.path), id, caller.user, dto);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Uninstall an app (a global one is refused: make it local first)' })
+  @ApiNoContent()
   @Access(WRITE)
   async remove(
     @Caller() caller: AccessContext,

@@ -2,11 +2,10 @@ import type { EntityManager } from 'typeorm';
 import { PluginLogEntry, type PluginConfig } from '@hogbase/postgres';
 import { validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
-import { presentLogEntry, type PluginLogEntryResponse } from './plugin.presenter';
+import { PLUGIN_LOG_TYPES, presentLogEntry, type PluginLogEntryResponse } from './plugin.presenter';
 
-const LOG_TYPES = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'];
-const DEFAULT_LOG_LIMIT = 50;
-const MAX_LOG_LIMIT = 500;
+export const DEFAULT_LOG_LIMIT = 50;
+export const MAX_LOG_LIMIT = 500;
 /** Postgres's OFFSET is a bigint; past this an offset is simply past the end. */
 const MAX_OFFSET = 2 ** 31 - 1;
 
@@ -64,7 +63,7 @@ export async function logPage(
     .flatMap((value) => value.split(','))
     .map((type) => type.trim().toUpperCase())
     .filter((type) => type !== '');
-  const unknownType = types.find((type) => !LOG_TYPES.includes(type));
+  const unknownType = types.find((type) => !PLUGIN_LOG_TYPES.includes(type));
   if (unknownType)
     throw validationError(`"${unknownType}" is not a valid choice.`, 'type_filter', 'invalid_choice');
   if (types.length) builder.andWhere('entry.type IN (:...types)', { types });

@@ -4,6 +4,7 @@ import {
   Delete,
   Get,
   HttpCode,
+  HttpStatus,
   Param,
   Patch,
   Post,
@@ -16,12 +17,15 @@ import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
-import { pageRequestFrom, toPage } from '../common/pagination.util';
+import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
 import { projectScoped } from '../routes/project-scoped-paths';
+import { ApiModelResponse, ApiNoContent, ApiPage, pageOf } from '../schema/api-responses.decorator';
+import { DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT } from './plugin-config-logs';
 import { AttachmentChangesOf, PluginConfigFormInterceptor } from './plugin-config-form.interceptor';
 import type { AttachmentChanges } from './plugin-config-values';
 import { PluginConfigService } from './plugin-config.service';
 import { CreatePluginConfigDto, UpdatePluginConfigDto, UpgradePluginConfigDto } from './plugin.dto';
+import { PLUGIN_LOG_TYPES, PluginConfigResponse, PluginLogEntryResponse } from './plugin.presenter';
 
 const READ: AccessRule = { scope: 'plugin:read', projectParam: 'project_id' };
 /**
@@ -49,12 +53,13 @@ export class PluginConfigController {
 
   @Get()
   @ApiOperation({ summary: "The project's app configs, by order then app" })
+  @ApiPage(PluginConfigResponse)
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<PluginConfigResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.configs.list(requireProject(caller), page);
     return toPage(request, page, count, results);
@@ -67,19 +72,21 @@ export class PluginConfigController {
       'As a multipart form, `config` is JSON text and files `add_attachment[<key>]` fill attachment fields',
   })
   @ApiConsumes('application/json', 'multipart/form-data')
+  @ApiModelResponse(PluginConfigResponse, HttpStatus.CREATED)
   @Access(WRITE)
   @UseInterceptors(PluginConfigFormInterceptor)
   async create(
     @Caller() caller: AccessContext,
     @Body() dto: CreatePluginConfigDto,
     @AttachmentChangesOf() attachments: AttachmentChanges,
-  ) {
+  ): Promise<PluginConfigResponse> {
     return this.configs.create(requireProject(caller), caller.user, dto, attachments);
   }
 
   @Get(':id')
+  @ApiModelResponse(PluginConfigResponse)
   @Access(READ)
-  async retrieve(@Caller() caller: AccessContext, @Param('id') id: string) {
+  async retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<PluginConfigResponse> {
     return this.configs.retrieve(requireProject(caller), id);
   }
 
@@ -90,6 +97,7 @@ export class PluginConfigController {
       'files `add_attachment[<key>]` replace attachments and fields `remove_attachment[<key>]` delete them',
   })
   @ApiConsumes('application/json', 'multipart/form-data')
+  @ApiModelResponse(PluginConfigResponse)
   @Access(WRITE)
   @UseInterceptors(PluginConfigFormInterceptor)
   async update(
@@ -97,12 +105,14 @@ export class PluginConfigController {
     @Param('id') id: string,
     @Body() dto: UpdatePluginConfigDto,
     @AttachmentChangesOf() attachments: AttachmentChanges,
-  ) {
+  ): Promise<PluginConfigResponse> {
     return this.configs.update(requireProject(caller), caller.user, id, dto, attachments);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a config: the app stops running in the project' })
+  @ApiNoContent()
   @Access(WRITE)
   async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
     await this.configs.remove(requireProject(caller), caller.user, id);
@@ -115,12 +125,13 @@ export class PluginConfigController {
       "Moves a config of another organization's app (code_pinned_at set) to the app's current code, " +
       'site code and config schema; a config of an own app follows the latest code and is answered as it is',
   })
+  @ApiModelResponse(PluginConfigResponse)
   @Access(WRITE)
   async upgrade(
     @Caller() caller: AccessContext,
     @Param('id') id: string,
     @Body() _dto: UpgradePluginConfigDto,
-  ) {
+  ): Promise<PluginConfigResponse> {
     return this.configs.upgrade(requireProject(caller), caller.user, id);
   }
 
@@ -130,25 +141,35 @@ export class PluginConfigController {
     name: 'limit',
     required: false,
     schema: { type: 'integer', minimum: 1 },
-    description: 'Page size: 50 by default, at most 500',
+    description: `Page size: ${DEFAULT_LOG_LIMIT} by default, at most ${MAX_LOG_LIMIT} (a larger one is capped)`,
   })
-  @ApiQuery({ name: 'offset', required: false, schema: { type: 'integer', minimum: 0 } })
+  @ApiQuery({
+    name: 'offset',
+    required: false,
+    schema: { type: 'integer', minimum: 0 },
+    description: 'Lines to skip (0 by default)',
+  })
   @ApiQuery({
     name: 'type_filter',
     required: false,
-    type: String,
-    description: 'DEBUG, LOG, INFO, WARN or ERROR, repeated or as a comma list',
+    schema: { type: 'array', items: { type: 'string', enum: PLUGIN_LOG_TYPES } },
+    style: 'form',
+    explode: true,
+    description: 'Only lines of these levels: repeated, or as a comma list',
   })
   @ApiQuery({ name: 'search', required: false, type: String, description: 'Text the message contains' })
   @ApiQuery({ name: 'after', required: false, schema: { type: 'string', format: 'date-time' } })
   @ApiQuery({ name: 'before', required: false, schema: { type: 'string', format: 'date-time' } })
+  @ApiModelResponse(pageOf(PluginLogEntryResponse), HttpStatus.OK, {
+    description: 'One page of the lines the filters keep (`count` of them all)',
+  })
   @Access(READ)
   async logs(
     @Caller() caller: AccessContext,
     @Req() request: Request,
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<Page<PluginLogEntryResponse>> {
     const { page, count, results } = await this.configs.logs(requireProject(caller), id, query);
     return toPage(request, page, count, results);
   }

@@ -30,13 +30,13 @@ const MAX_ORDER = 2_147_483_647;
 
 /** The writable fields of a pipeline app (the spec's body), shared by create and update. */
 class PipelineAppFieldsDto {
-  @ApiPropertyOptional({ enum: PLUGIN_TYPES, nullable: true })
+  @ApiPropertyOptional({ type: String, enum: PLUGIN_TYPES, nullable: true })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsIn(PLUGIN_TYPES, { message: (args) => messages.choice(args.value) })
   plugin_type?: PluginType | null;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
   @IsOptional()
   @DrfCharField()
   @IsString({ message: messages.string })
@@ -44,14 +44,14 @@ class PipelineAppFieldsDto {
   @MaxLength(200, { message: messages.maxLength(200) })
   name?: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: MAX_TEXT })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsString({ message: messages.string })
   @MaxLength(MAX_TEXT, { message: messages.maxLength(MAX_TEXT) })
   description?: string | null;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 800 })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsString({ message: messages.string })
@@ -68,7 +68,7 @@ class PipelineAppFieldsDto {
   @ValidShape('configSchema', configSchemaProblem)
   config_schema?: Record<string, unknown>[];
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200 })
   @IsOptional()
   @ValidateIf((_dto, value) => value !== null)
   @IsString({ message: messages.string })
@@ -134,6 +134,8 @@ export const PIPELINE_APP_FIELDS: readonly string[] = [
 
 export class CreatePipelineAppDto extends PipelineAppFieldsDto {
   @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 800,
     description:
       'Where the app comes from: file:<folder> (local), an archive, GitHub, GitLab or npm URL (custom, repository)',
   })
@@ -158,7 +160,7 @@ class PluginConfigFieldsDto {
   @IsBoolean({ message: messages.boolean })
   enabled?: boolean;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ type: 'integer', minimum: -MAX_ORDER, maximum: MAX_ORDER })
   @IsOptional()
   @RejectNull()
   @IsInt({ message: messages.integer })
@@ -166,7 +168,12 @@ class PluginConfigFieldsDto {
   @Max(MAX_ORDER, { message: `Ensure this value is less than or equal to ${MAX_ORDER}.` })
   order?: number;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      "Values of the app's config_schema fields; a secret one sent back masked keeps its stored value",
+  })
   @IsOptional()
   @RejectNull()
   @IsObject({ message: 'Expected a dictionary of items.' })
@@ -174,7 +181,7 @@ class PluginConfigFieldsDto {
 }
 
 export class CreatePluginConfigDto extends PluginConfigFieldsDto {
-  @ApiProperty({ description: 'The id of an app the organization can see' })
+  @ApiProperty({ type: 'integer', description: 'The id of an app the organization can see' })
   @IsDefined({ message: messages.required })
   @RejectNull()
   @IsInt({ message: messages.integer })

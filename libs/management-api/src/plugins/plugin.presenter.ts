@@ -1,63 +1,176 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PLUGIN_TYPES } from '@hogbase/postgres';
 import type { Plugin, PluginAttachment, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
+import { ANY_JSON, ApiModel, DATE_TIME, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
 import { SECRET_MASK } from './plugin-config-values';
+
+const PLUGIN_LOG_SOURCES = ['SYSTEM', 'PLUGIN', 'CONSOLE'];
+/** The levels of an app's log lines (`type`), which the logs' `type_filter` takes. */
+export const PLUGIN_LOG_TYPES = ['DEBUG', 'LOG', 'INFO', 'WARN', 'ERROR'];
 
 /** How long a `latest_tag` equal to `tag` is still shown after a check (PostHog's 30 minutes). */
 const LATEST_TAG_FRESH_MS = 30 * 60 * 1000;
 
-export interface PipelineAppResponse {
-  id: number;
-  plugin_type: string | null;
-  name: string;
-  description: string;
-  url: string | null;
-  icon: string | null;
-  config_schema: unknown;
-  tag: string | null;
-  latest_tag: string | null;
-  is_global: boolean;
-  organization_id: string | null;
-  organization_name: string;
-  capabilities: Record<string, unknown>;
-  metrics: Record<string, unknown>;
-  public_jobs: Record<string, unknown>;
+/** The spec's Pipeline app: every collection's apps, and `plugin_info` of a config. */
+@ApiModel('PipelineApp')
+export class PipelineAppResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ type: String, enum: PLUGIN_TYPES, nullable: true })
+  plugin_type!: string | null;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty()
+  description!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Where it was installed from' })
+  url!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  icon!: string | null;
+
+  @ApiProperty({ ...ANY_JSON, description: "plugin.json's `config`: the fields a config of it fills" })
+  config_schema!: unknown;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The installed version' })
+  tag!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The newest version, once checked' })
+  latest_tag!: string | null;
+
+  @ApiProperty()
+  is_global!: boolean;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  organization_id!: string | null;
+
+  @ApiProperty({ description: 'posthog-inline for apps of no organization' })
+  organization_name!: string;
+
+  @ApiProperty({
+    ...FREE_FORM_OBJECT,
+    description: '{methods, jobs, scheduled_tasks}: declared until the code is inspected, then the code’s',
+  })
+  capabilities!: Record<string, unknown>;
+
+  @ApiProperty({ ...FREE_FORM_OBJECT, description: 'Metric name → sum, max or min' })
+  metrics!: Record<string, unknown>;
+
+  @ApiProperty({ ...FREE_FORM_OBJECT, description: 'Job name → its payload’s fields' })
+  public_jobs!: Record<string, unknown>;
 }
 
-export interface PluginConfigResponse {
-  id: number;
-  plugin: number;
-  enabled: boolean;
-  order: number;
-  config: Record<string, unknown>;
-  error: null;
-  team_id: number;
+/** An app's enabled configuration in one project. */
+@ApiModel('PluginConfig')
+export class PluginConfigResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty({ type: 'integer', description: 'The id of its app' })
+  plugin!: number;
+
+  @ApiProperty()
+  enabled!: boolean;
+
+  @ApiProperty({ type: 'integer' })
+  order!: number;
+
+  @ApiProperty({
+    ...FREE_FORM_OBJECT,
+    description:
+      'The values of its fields: secret ones masked, attachments as {uid, saved, size, name, type}',
+  })
+  config!: Record<string, unknown>;
+
+  @ApiProperty({ type: String, nullable: true, description: "Always null: errors are in the app's logs" })
+  error!: null;
+
+  @ApiProperty({ type: 'integer' })
+  team_id!: number;
+
+  @ApiPropertyOptional({ type: () => PipelineAppResponse, description: 'Its app (in lists and exports)' })
   plugin_info?: PipelineAppResponse;
-  delivery_rate_24h: number | null;
-  created_at: string;
-  updated_at: string;
-  name: string | null;
-  description: string | null;
-  deleted: boolean;
-  /**
-   * When the config took its copy of another organization's app (it runs that copy until `upgrade/`);
-   * null when it follows the app's latest code. Not in PostHog.
-   */
-  code_pinned_at: string | null;
-  /** The app's code, site code or schema differs from the copy this config runs. Not in PostHog. */
-  code_update_available: boolean;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Share of events delivered in the last 24 h' })
+  delivery_rate_24h!: number | null;
+
+  @ApiProperty(DATE_TIME)
+  created_at!: string;
+
+  @ApiProperty(DATE_TIME)
+  updated_at!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Always null here' })
+  name!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Always null here' })
+  description!: string | null;
+
+  @ApiProperty()
+  deleted!: boolean;
+
+  @ApiProperty({
+    ...DATE_TIME,
+    nullable: true,
+    description:
+      "When the config took its copy of another organization's app (it runs that copy until `upgrade/`); " +
+      'null when it follows the app’s latest code. Not in PostHog',
+  })
+  code_pinned_at!: string | null;
+
+  @ApiProperty({
+    description: "The app's code, site code or schema differs from the copy this config runs. Not in PostHog",
+  })
+  code_update_available!: boolean;
 }
 
-export interface PluginLogEntryResponse {
-  id: string;
-  team_id: number;
-  plugin_id: number;
-  plugin_config_id: number;
-  timestamp: string;
-  source: string;
-  type: string;
-  message: string;
-  instance_id: string;
+@ApiModel('PluginLogEntry')
+export class PluginLogEntryResponse {
+  @ApiProperty()
+  id!: string;
+
+  @ApiProperty({ type: 'integer' })
+  team_id!: number;
+
+  @ApiProperty({ type: 'integer' })
+  plugin_id!: number;
+
+  @ApiProperty({ type: 'integer' })
+  plugin_config_id!: number;
+
+  @ApiProperty(DATE_TIME)
+  timestamp!: string;
+
+  @ApiProperty({ enum: PLUGIN_LOG_SOURCES })
+  source!: string;
+
+  @ApiProperty({ enum: PLUGIN_LOG_TYPES })
+  type!: string;
+
+  @ApiProperty()
+  message!: string;
+
+  @ApiProperty()
+  instance_id!: string;
 }
+
+/** What `check_for_updates/` answers: the app, with `latest_tag` just checked. */
+@ApiModel('PipelineAppUpdateCheck')
+export class PluginUpdateCheckResponse {
+  @ApiProperty({ type: () => PipelineAppResponse })
+  plugin!: PipelineAppResponse;
+}
+
+/** An app's files: name → source (null for a file being deleted, in update_source's answer). */
+export const SOURCE_FILES_SCHEMA = {
+  type: 'object',
+  additionalProperties: { type: 'string', nullable: true },
+  description: 'File name → its source',
+} as const;
 
 /** PostHog shows `latest_tag` once checked, when it differs from `tag` or the check is recent. */
 function latestTag(plugin: Plugin, now: Date): string | null {
