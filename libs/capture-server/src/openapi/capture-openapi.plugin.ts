@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import {
   CaptureAcceptedSchema,
   CaptureBatchEventSchema,
@@ -172,21 +172,21 @@ export function watchDocumentedPaths(app: FastifyInstance): { refuseOtherMethods
         for (const [url, { methods, browser }] of paths) {
           const allow = methods.filter((method) => method !== 'OPTIONS').join(', ');
           const taken = new Set<string>([...methods, ...(methods.includes('GET') ? ['HEAD'] : [])]);
+          const refuse = async (request: FastifyRequest, reply: FastifyReply) =>
+            reply
+              .code(405)
+              .header('allow', allow)
+              .send(
+                errorBody('invalid_request', 'method_not_allowed', `Method "${request.method}" not allowed.`),
+              );
           scope.route({
             method: scope.supportedMethods.filter((method) => !taken.has(method)),
             url,
             config: { refusesMethod: true, ...(browser ? { browser: true } : {}) },
-            handler: async (request, reply) =>
-              reply
-                .code(405)
-                .header('allow', allow)
-                .send(
-                  errorBody(
-                    'invalid_request',
-                    'method_not_allowed',
-                    `Method "${request.method}" not allowed.`,
-                  ),
-                ),
+            // Before the body is read: a QUERY without a Content-Type would be a 400, a large body
+            // would be read for nothing.
+            onRequest: refuse,
+            handler: refuse,
           });
         }
         registered();
