@@ -39,6 +39,19 @@ describe('ProjectTokenCache', () => {
     expect(await tokens.resolve('phc_unknown')).toBeNull();
   });
 
+  it('answers null for a token no project can have, without asking Postgres (a NUL byte fails the query: an outage any client could fake)', async () => {
+    const lines: string[] = [];
+    const logger = { warn: (_fields: object, message?: string) => lines.push(message ?? ''), info: () => 0 };
+    const tokens = cache({ logger });
+    const query = jest.spyOn(pool, 'query');
+    for (const token of ['phc_\u0000known', 'phx_a_personal_key', `phc_${'x'.repeat(61)}`]) {
+      expect([token, await tokens.resolve(token)]).toEqual([token, null]);
+    }
+    expect(query).not.toHaveBeenCalled();
+    expect(lines).toEqual([]);
+    expect(await tokens.resolve('phc_known')).toEqual(expect.any(Number));
+  });
+
   it('sees a project created after a miss once the negative entry expired', async () => {
     const tokens = cache({ unknownTtlMs: 5_000 });
     expect(await tokens.resolve('phc_new')).toBeNull();

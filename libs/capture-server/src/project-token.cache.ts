@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { validateToken } from '@hogbase/capture-core';
 
 /** What the routes need of the token cache: the project of a project API key, null if none. */
 export interface ProjectTokens {
@@ -31,6 +32,20 @@ export interface ProjectTokenCacheOptions {
   retryAfterFailureMs?: number;
   /** Gets one line when lookups start failing and one when they answer again. */
   logger?: Pick<Logger, 'warn' | 'info'>;
+}
+
+/**
+ * Whether a project could have this token: capture's rules for one (validateToken). Any other is
+ * nobody's without asking Postgres, which refuses a NUL byte outright: that failure would read as
+ * an outage (503, logged as one) that any client could cause with `?token=%00`.
+ */
+function couldBeProjectToken(token: string): boolean {
+  try {
+    validateToken(token);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -73,6 +88,7 @@ export class ProjectTokenCache {
     const entry = this.entries.get(token);
     const age = entry ? this.now() - entry.checkedAt : Infinity;
     if (entry && age < (entry.teamId === null ? this.unknownTtlMs : this.knownTtlMs)) return entry.teamId;
+    if (!couldBeProjectToken(token)) return null;
     try {
       const teamId = await this.lookup(token);
       this.answered();

@@ -112,6 +112,8 @@ export class SiteAppsCache implements SiteAppSource {
   find(id: number, webToken: string): Promise<SiteApp | null> {
     // Postgres's integer ids: anything else names no app, and must not reach the query as a bigint error.
     if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return Promise.resolve(null);
+    // Postgres refuses a NUL byte outright: a failure that would read as an outage (503).
+    if (webToken.includes('\0')) return Promise.resolve(null);
     return this.apps.get(`${id}/${webToken}`);
   }
 

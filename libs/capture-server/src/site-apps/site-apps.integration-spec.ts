@@ -194,6 +194,25 @@ describe('site apps served by capture', () => {
     }
   });
 
+  it("answers a token with a NUL byte as nobody's (401 on /flags, 404 on the config and site app), never as an outage", async () => {
+    const flags = await fetch(`${baseUrl}/flags/?v=2`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: `${TOKEN}\u0000`, distinct_id: 'visitor' }),
+    });
+    expect([flags.status, ((await flags.json()) as { code: string }).code]).toEqual([401, 'invalid_api_key']);
+    for (const path of [
+      `/array/${TOKEN}%00/config`,
+      `/array/${TOKEN}%00/config.js`,
+      `/site_app/${configId}/${WEB_TOKEN}%00/0123/`,
+    ]) {
+      const response = await get(path);
+      expect({ path, status: response.status }).toEqual({ path, status: 404 });
+    }
+    // Postgres answered all along: the next token never seen is looked up, not refused as an outage.
+    expect((await decide('phc_never_seen')).status).toBe(401);
+  });
+
   it('offers nothing once the project turns inject_web_apps off, the config is disabled or deleted (after the cache TTL)', async () => {
     const [link] = (await decide()).siteApps;
     for (const [change, undo] of [
