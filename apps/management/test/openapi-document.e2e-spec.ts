@@ -165,6 +165,18 @@ describe('OpenAPI document', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("documents the flag DELETE as the 405 it answers, without a body, and the usage dashboards' 200", () => {
+    for (const root of ['/api/projects/{project_id}', '/api/environments/{environment_id}']) {
+      const flag = document.paths[`${root}/feature_flags/{id}`];
+      expect(Object.keys(flag.delete.responses).filter((status) => /^[23]/.test(status))).toEqual([]);
+      expect(flag.delete.responses['405']).toEqual({ description: expect.any(String) });
+      for (const action of ['dashboard', 'enrich_usage_dashboard']) {
+        const responses = document.paths[`${root}/feature_flags/{id}/${action}`].post.responses;
+        expect(Object.keys(responses).filter((status) => /^[23]/.test(status))).toEqual(['200']);
+      }
+    }
+  });
+
   it('closes every model only answered, nested ones too, so a field no class declares fails the schema', () => {
     /** The names of the schemas `value` refers to, and those they refer to in turn. */
     const reachable = (value: unknown, names = new Set<string>()): Set<string> => {
