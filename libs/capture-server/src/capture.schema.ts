@@ -41,7 +41,19 @@ export const CaptureEventSchema = Type.Object(
     timestamp: Type.Optional(timestamp),
     uuid: Type.Optional(Type.String({ description: "The event's UUID; one is made when absent." })),
   },
-  { $id: 'CaptureEvent', description: 'One event (`/capture/`).' },
+  {
+    $id: 'CaptureEvent',
+    description: 'One event (`/capture/`).',
+    examples: [
+      {
+        api_key: 'phc_your_project_api_key',
+        event: '$pageview',
+        distinct_id: 'user-1',
+        properties: { $current_url: 'https://example.com/' },
+        timestamp: '2026-01-01T12:00:00.000Z',
+      },
+    ],
+  },
 );
 
 export const CaptureBatchEventSchema = Type.Object(
@@ -69,7 +81,19 @@ export const CaptureBatchSchema = Type.Object(
     ),
     batch: Type.Array(Type.Unsafe<Static<typeof CaptureBatchEventSchema>>(Type.Ref('CaptureBatchEvent'))),
   },
-  { $id: 'CaptureBatch', description: 'Many events (`/batch/`); no limit on their number.' },
+  {
+    $id: 'CaptureBatch',
+    description: 'Many events (`/batch/`); no limit on their number.',
+    examples: [
+      {
+        api_key: 'phc_your_project_api_key',
+        batch: [
+          { event: 'signed up', distinct_id: 'user-1', properties: { plan: 'free' } },
+          { event: '$identify', properties: { distinct_id: 'user-1', $set: { email: 'a@example.com' } } },
+        ],
+      },
+    ],
+  },
 );
 
 export const EncodedPayloadFormSchema = Type.Object(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +28,10 @@ interface Asset {
 }
 
 const JAVASCRIPT = 'application/javascript; charset=utf-8';
+/** The posthog-js version shipped, read once: the document's example of a served version. */
+const SHIPPED_POSTHOG_JS_VERSION = (
+  JSON.parse(readFileSync(require.resolve('posthog-js/package.json'), 'utf8')) as { version: string }
+).version;
 /** Versioned by posthog-js's `?v=` or path: a copy may be kept an hour, and revalidated after. */
 const ASSET_CACHE_CONTROL = 'public, max-age=3600';
 /** A script name of posthog-js's dist: no directory, no dot-dot. */
@@ -40,6 +45,7 @@ const IF_NONE_MATCH = Type.Object({
 });
 const NAME = Type.String({
   description: "A script of posthog-js's `dist` for browsers: `array.js`, `surveys.js`, …",
+  examples: ['array.js'],
 });
 
 const assetResponses = (cacheControl: string) => ({
@@ -71,7 +77,10 @@ const VERSIONED_STATIC_OPERATION = {
     'As `/static/{name}`, under `strict_script_versioning`: only for the version this server ships (another is ' +
     '404, and posthog-js falls back to the unversioned URL).',
   params: Type.Object({
-    version: Type.String({ description: "posthog-js's version, e.g. `1.449.2`." }),
+    version: Type.String({
+      description: "posthog-js's version: the one this server ships is served.",
+      examples: [SHIPPED_POSTHOG_JS_VERSION],
+    }),
     name: NAME,
   }),
 } satisfies OperationDoc;

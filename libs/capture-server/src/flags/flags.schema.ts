@@ -50,7 +50,13 @@ export const FlagsRequestSchema = Type.Object(
     $device_id: Type.Optional(Type.String({ description: 'For flags bucketed by device.' })),
     flag_keys_to_evaluate: Type.Optional(Type.Array(Type.String(), { description: 'Only these flags.' })),
   },
-  { $id: 'FlagsRequest', description: 'What SDKs send to `/flags` and `/decide`.' },
+  {
+    $id: 'FlagsRequest',
+    description: 'What SDKs send to `/flags` and `/decide`.',
+    examples: [
+      { token: 'phc_your_project_api_key', distinct_id: 'user-1', person_properties: { plan: 'pro' } },
+    ],
+  },
 );
 
 export const FlagDetailSchema = Type.Object(
