@@ -28,6 +28,15 @@ import {
 const FINISHED = ['Completed', 'Failed', 'Cancelled'];
 const CANCELLABLE = ['Starting', 'Running', 'FailedRetryable'];
 const RUNS_PAGE_SIZE = 100;
+/**
+ * Most intervals one backfill may cover. Its runs are made up front, in one transaction: a range of
+ * centuries (a persons export has no first event to clamp its start to) spent minutes of the
+ * process's only event loop listing them and gigabytes building one INSERT, and on the embedded
+ * engine every other app of `npm start` stalled with it (a Schemathesis finding, issue 29).
+ */
+const MAX_BACKFILL_INTERVALS = 10_000;
+/** Runs per INSERT: at 8 columns a row, far below Postgres's 65,535 bind parameters a statement. */
+const RUNS_PER_INSERT = 1_000;
 const LOGS_LIMIT = 500;
 
 /** An ISO datetime with an offset, as PostHog's backfill takes it (a naive one is refused). */
@@ -60,7 +69,8 @@ export class BatchExportRunsService {
   /**
    * A backfill of `[start_at, end_at)`: one run per aligned interval that overlaps it, in the
    * project's time zone. A missing start means from the project's first event; a missing end, until
-   * now. Runs of intervals still in progress wait for their end (the workers' rule).
+   * now. Runs of intervals still in progress wait for their end (the workers' rule). A range of more
+   * than MAX_BACKFILL_INTERVALS intervals is refused (400).
    */
   async createBackfill(
     scope: BatchExportScope,
@@ -92,6 +102,14 @@ export class BatchExportRunsService {
     }
     const from = start ?? batchExport.createdAt;
     const until = end ?? now;
+    // Estimated before they are listed, which is what must not run unbounded; the +1 is the
+    // interval the start falls in.
+    const covered = Math.ceil((until.getTime() - from.getTime()) / intervalDuration(interval)) + 1;
+    if (covered > MAX_BACKFILL_INTERVALS) {
+      throw validationError(
+        `The backfill date range covers about ${covered} intervals of '${interval}': at most ${MAX_BACKFILL_INTERVALS} can be backfilled at once. Backfill a shorter range.`,
+      );
+    }
     const team = await this.dataSource.getRepository(Team).findOneByOrFail({ id: batchExport.teamId });
     const intervals = intervalsOverlapping(interval, team.timezone, from, until);
 
@@ -109,18 +127,20 @@ export class BatchExportRunsService {
         lastUpdatedAt: now,
       });
       await manager.getRepository(BatchExportBackfill).insert(created);
-      if (intervals.length > 0) {
+      for (let offset = 0; offset < intervals.length; offset += RUNS_PER_INSERT) {
         await manager.getRepository(BatchExportRun).insert(
-          intervals.map(({ start: intervalStart, end: intervalEnd }) => ({
-            id: uuidv7(),
-            batchExportId: batchExport.id,
-            backfillId: created.id,
-            status: 'Starting' as const,
-            dataIntervalStart: intervalStart,
-            dataIntervalEnd: intervalEnd,
-            createdAt: now,
-            lastUpdatedAt: now,
-          })),
+          intervals
+            .slice(offset, offset + RUNS_PER_INSERT)
+            .map(({ start: intervalStart, end: intervalEnd }) => ({
+              id: uuidv7(),
+              batchExportId: batchExport.id,
+              backfillId: created.id,
+              status: 'Starting' as const,
+              dataIntervalStart: intervalStart,
+              dataIntervalEnd: intervalEnd,
+              createdAt: now,
+              lastUpdatedAt: now,
+            })),
         );
       }
       await this.log(
