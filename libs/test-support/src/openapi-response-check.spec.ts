@@ -392,6 +392,7 @@ describe('the fetch wrapper', () => {
         operation: 'GET /api/projects/{project_id}/feature_flags/{id}',
         problem: '200 body does not match its schema',
         errors: ['/id must be integer'],
+        body: JSON.stringify({ ...flag, id: 'eight' }),
         test: expect.stringContaining('checks every answer from a registered origin'),
       },
       {

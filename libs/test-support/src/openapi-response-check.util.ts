@@ -28,6 +28,8 @@ export interface ResponseMismatch {
   problem: string;
   /** The first few schema errors (`/results/0/id must be integer`). */
   errors: string[];
+  /** The start of a body that does not match its schema, to see what was answered instead. */
+  body?: string;
 }
 
 /**
@@ -40,6 +42,7 @@ export const NON_API_PATHS: readonly string[] = ['/_health', '/_ready', '/metric
 const UNKNOWN_ROUTE_STATUSES = new Set([404, 405]);
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 const MAX_ERRORS = 5;
+const BODY_EXCERPT_LENGTH = 300;
 /** The id the document's components are registered under, so that every `$ref` resolves in it. */
 const DOCUMENT_ID = 'https://openapi-response-check.invalid/document.json';
 
@@ -252,6 +255,7 @@ export class OpenApiResponseChecker {
       operation: string | undefined,
       problem: string,
       errors: string[] = [],
+      body?: string,
     ): ResponseMismatch => ({
       method,
       path: `${url.pathname}${url.search}`,
@@ -259,6 +263,7 @@ export class OpenApiResponseChecker {
       operation,
       problem,
       errors,
+      ...(body === undefined ? {} : { body: body.slice(0, BODY_EXCERPT_LENGTH) }),
     });
 
     let matched = this.operationFor(method, url.pathname);
@@ -277,7 +282,12 @@ export class OpenApiResponseChecker {
       if (!shape || response.bodyText === undefined || response.bodyText === '') return undefined;
       const errors = this.validateBody(shape.key, shape.schema, response.bodyText);
       return errors
-        ? mismatch(undefined, `unknown route answered ${response.status} ${errors.problem}`, errors.errors)
+        ? mismatch(
+            undefined,
+            `unknown route answered ${response.status} ${errors.problem}`,
+            errors.errors,
+            response.bodyText,
+          )
         : undefined;
     }
 
@@ -323,7 +333,9 @@ export class OpenApiResponseChecker {
       media.schema,
       response.bodyText,
     );
-    return errors ? mismatch(matched.name, `${statusKey} body ${errors.problem}`, errors.errors) : undefined;
+    return errors
+      ? mismatch(matched.name, `${statusKey} body ${errors.problem}`, errors.errors, response.bodyText)
+      : undefined;
   }
 
   private validateBody(
@@ -335,7 +347,7 @@ export class OpenApiResponseChecker {
     try {
       body = JSON.parse(bodyText);
     } catch {
-      return { problem: 'is not JSON', errors: [bodyText.slice(0, 120)] };
+      return { problem: 'is not JSON', errors: [] };
     }
     let validate = this.validators.get(key);
     if (!validate) {

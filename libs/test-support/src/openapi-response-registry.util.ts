@@ -186,7 +186,9 @@ export async function settleOpenApiResponseChecks(): Promise<{
 }
 
 function formatMismatch(mismatch: RecordedMismatch): string {
-  const errors = mismatch.errors.length > 0 ? `\n      ${mismatch.errors.join('\n      ')}` : '';
+  const errors = [...mismatch.errors, ...(mismatch.body === undefined ? [] : [`answered: ${mismatch.body}`])]
+    .map((line) => `\n      ${line}`)
+    .join('');
   return (
     `${mismatch.method} ${mismatch.path} → ${mismatch.status}` +
     ` (${mismatch.operation ?? 'no documented operation'}): ${mismatch.problem}` +
