@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runProcess } from '@hogbase/test-support';
-import { READY_TIMEOUT_MS, REPO_ROOT, startStandaloneForTest, type StandaloneForTest } from './app-process';
+import { READY_TIMEOUT_MS, startStandaloneForTest, type StandaloneForTest } from './app-process';
 import { createFeatureFlags, managementApi } from './management-request';
+import { ensurePythonPackage, pythonVenv, runCommand as run } from './python-venv.util';
 import { SDK_TEST_FLAGS, sdkTestPeople } from './sdk-test-flags.fixture';
 
 /**
@@ -16,8 +15,7 @@ import { SDK_TEST_FLAGS, sdkTestPeople } from './sdk-test-flags.fixture';
 
 /** The newest 7.x on PyPI when this test was written; the virtualenv is cached per version. */
 const POSTHOG_PYTHON_VERSION = '7.91.1';
-const VENV_DIR = path.join(homedir(), '.cache', 'hogbase', `posthog-python-${POSTHOG_PYTHON_VERSION}`);
-const PYTHON = path.join(VENV_DIR, 'bin', 'python');
+const PYTHON = pythonVenv('posthog-python', POSTHOG_PYTHON_VERSION).python;
 
 const FLAGS: Record<string, unknown>[] = [
   { key: 'everyone', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
@@ -101,33 +99,18 @@ function parsed(payload: unknown): unknown {
   }
 }
 
-async function run(command: string, args: string[], timeoutMs = 300_000) {
-  return runProcess(command, args, { cwd: REPO_ROOT, env: { ...process.env }, timeoutMs });
-}
-
 /** The cached virtualenv with the pinned posthog, or why there can be none on this machine. */
 async function ensurePosthogPython(): Promise<string | undefined> {
-  const installed = existsSync(PYTHON)
-    ? await run(PYTHON, ['-c', 'import posthog; print(posthog.VERSION)'])
-    : undefined;
-  if (installed?.code === 0 && installed.stdout.trim() === POSTHOG_PYTHON_VERSION) return undefined;
-  await mkdir(path.dirname(VENV_DIR), { recursive: true });
-  if (!existsSync(PYTHON)) {
-    const venv = await run('python3', ['-m', 'venv', VENV_DIR]).catch((error: Error) => ({
-      code: -1,
-      stdout: '',
-      stderr: error.message,
-    }));
-    if (venv.code !== 0) return `python3 -m venv ${VENV_DIR} failed: ${venv.stderr.trim().split('\n').pop()}`;
+  try {
+    await ensurePythonPackage({
+      name: 'posthog-python',
+      distribution: 'posthog',
+      version: POSTHOG_PYTHON_VERSION,
+    });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
-  const pip = await run(path.join(VENV_DIR, 'bin', 'pip'), [
-    'install',
-    '--quiet',
-    `posthog==${POSTHOG_PYTHON_VERSION}`,
-  ]);
-  if (pip.code !== 0)
-    return `pip install posthog==${POSTHOG_PYTHON_VERSION} failed: ${pip.stderr.trim().split('\n').pop()}`;
-  return undefined;
 }
 
 interface FlagsV2 {
