@@ -39,6 +39,33 @@ describe('HTTP conventions', () => {
     expect(response.headers.get('allow')).toBe('DELETE, GET, PATCH');
   });
 
+  it("answers 405 with the action's own Allow on a static action path, never calling the :id route beside it", async () => {
+    const flags = `/api/projects/${owner.projectId}/feature_flags`;
+    for (const [method, path, allow] of [
+      ['DELETE', `${flags}/activity/`, 'GET'],
+      ['OPTIONS', `${flags}/activity/`, 'GET'],
+      ['PATCH', `${flags}/my_flags/`, 'GET'],
+      ['GET', `${flags}/user_blast_radius/`, 'POST'],
+      ['DELETE', `/api/organizations/${owner.organizationId}/invites/bulk/`, 'POST'],
+      ['DELETE', `/api/environments/${owner.projectId}/feature_flags/local_evaluation/`, 'GET'],
+    ]) {
+      const response = await owner.api.request(method, path);
+      expect({ method, path, status: response.status, allow: response.headers.get('allow') }).toEqual({
+        method,
+        path,
+        status: 405,
+        allow,
+      });
+      if (method !== 'OPTIONS') expect(response.body).toMatchObject({ code: 'method_not_allowed' });
+    }
+    // A real flag id still reaches the :id route, whose methods an unserved one lists.
+    const flag = await owner.api.post(`${flags}/`, { key: 'allow-check', filters: {} });
+    expect(flag.status).toBe(201);
+    const put = await owner.api.request('PUT', `${flags}/${flag.body.id}/`, { body: {} });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'DELETE, GET, PATCH']);
+    expect((await owner.api.request('HEAD', `${flags}/activity/`)).status).toBe(200);
+  });
+
   it('serves a route with and without its trailing slash', async () => {
     const withSlash = await owner.api.get(`/api/organizations/${owner.organizationId}/`);
     const withoutSlash = await owner.api.get(`/api/organizations/${owner.organizationId}`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
+import { MethodNotAllowedException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express from 'express';
@@ -116,6 +117,12 @@ export async function createManagementApp({ config, databaseUrl, clickhouse, log
       stop({ route: `${request.baseUrl}${route}`, status: String(response.statusCode) });
     });
     next();
+  });
+  // A path is the resource of its most specific route (DRF's URL resolution): a method that route
+  // does not serve is a 405 there, never a call of the `:id` route beside it with the action's name.
+  const routes = app.get(RouteMatcher);
+  app.use((request: express.Request, _response: express.Response, next: express.NextFunction) => {
+    next(routes.allows(request.path, request.method) ? undefined : new MethodNotAllowedException());
   });
   // Not strict: a JSON string or number is parsed, then refused by the validation pipe with DRF's message.
   app.use(express.json({ limit: '2mb', strict: false, type: ['application/json', 'application/*+json'] }));

@@ -172,6 +172,14 @@ describe('OpenApiResponseChecker', () => {
     });
   });
 
+  it("takes a method the literal path lacks as that path's unknown method, not the {id} operation's", () => {
+    expect(checker.operationFor('DELETE', '/api/projects/1/feature_flags/my_flags/')).toBeUndefined();
+    expect(checker.check(answer('DELETE', '/api/projects/1/feature_flags/my_flags/', 405))).toBeUndefined();
+    expect(checker.check(answer('DELETE', '/api/projects/1/feature_flags/my_flags/', 204))).toMatchObject({
+      problem: 'undocumented operation answered 204',
+    });
+  });
+
   it('fails a status the operation does not document', () => {
     expect(checker.check(answer('GET', '/api/projects/1/feature_flags/7/', 500, { detail: 'boom' }))).toEqual(
       {

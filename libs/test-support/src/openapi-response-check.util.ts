@@ -238,13 +238,13 @@ export class OpenApiResponseChecker {
   /** The operation a server would route `method path` to, or undefined when the document has none. */
   operationFor(method: string, pathname: string): MatchedOperation | undefined {
     const path = withoutTrailingSlash(pathname);
-    const lower = method.toLowerCase();
-    for (const candidate of this.templates) {
-      if (!candidate.pattern.test(path)) continue;
-      const operation = candidate.item[lower];
-      if (isObject(operation)) return { name: `${method.toUpperCase()} ${candidate.template}`, operation };
-    }
-    return undefined;
+    // The most specific template is the path's resource, as the servers route (DRF's URL
+    // resolution): a method it lacks is not an operation of a less specific one (`flags/{id}`).
+    const candidate = this.templates.find(({ pattern }) => pattern.test(path));
+    const operation = candidate?.item[method.toLowerCase()];
+    return candidate && isObject(operation)
+      ? { name: `${method.toUpperCase()} ${candidate.template}`, operation }
+      : undefined;
   }
 
   /** The mismatch, or undefined when the answer is what the document says. */

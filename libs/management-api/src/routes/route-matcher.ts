@@ -1,31 +1,57 @@
 import type { RouteEntry } from './route-table';
 
+interface CompiledRoute {
+  method: string;
+  pattern: RegExp;
+  /** One character per segment, `1` for a literal and `0` for a parameter: the larger, the more specific. */
+  specificity: string;
+}
+
 /**
  * Knows which methods each path of the API answers, so a known path asked with another method gets
  * 405 with `Allow` (as DRF answers) instead of Express's 404.
+ *
+ * TRICKY: a path is the resource of its most specific route, as DRF resolves URL patterns:
+ * `feature_flags/activity` is its own resource (GET), not also a flag whose id is `activity`
+ * (GET, PATCH, DELETE), though Express would hand a DELETE there to the `:id` route.
  */
 export class RouteMatcher {
-  private patterns: { pattern: RegExp; method: string }[] = [];
+  private routes: CompiledRoute[] = [];
 
   load(routes: RouteEntry[]): void {
-    this.patterns = routes.map((route) => ({
-      method: route.method,
-      pattern: new RegExp(
-        `^${route.path
-          .split('/')
-          .map((segment) =>
-            segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-          )
-          .join('/')}/?$`,
-      ),
-    }));
+    this.routes = routes.map((route) => {
+      const segments = route.path.split('/');
+      return {
+        method: route.method,
+        specificity: segments.map((segment) => (segment.startsWith(':') ? '0' : '1')).join(''),
+        pattern: new RegExp(
+          `^${segments
+            .map((segment) =>
+              segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+            )
+            .join('/')}/?$`,
+        ),
+      };
+    });
   }
 
+  /** The methods of the most specific routes matching `path`; none for a path no route matches. */
   methodsFor(path: string): string[] {
     const pathname = path.split('?')[0];
+    const matching = this.routes.filter(({ pattern }) => pattern.test(pathname));
+    const mostSpecific = matching.reduce(
+      (best, { specificity }) => (specificity > best ? specificity : best),
+      '',
+    );
     const methods = new Set(
-      this.patterns.filter(({ pattern }) => pattern.test(pathname)).map(({ method }) => method),
+      matching.filter(({ specificity }) => specificity === mostSpecific).map(({ method }) => method),
     );
     return [...methods].sort();
+  }
+
+  /** Whether the path's resource answers `method` (HEAD is answered wherever GET is), or is unknown. */
+  allows(path: string, method: string): boolean {
+    const methods = this.methodsFor(path);
+    return methods.length === 0 || methods.includes(method === 'HEAD' ? 'GET' : method);
   }
 }
