@@ -123,6 +123,9 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     trustProxy: options.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: options.batchBodyLimit,
+    // Refused while closing by the hook below, in the capture host's error body: Fastify's own
+    // closing answer has a body of its own, which no SDK or document knows.
+    return503OnClosing: false,
     // A URL that is not valid percent-encoding: the capture host's error body, not Fastify's.
     frameworkErrors: (failure, _request, reply: FastifyReply) => {
       void reply.code(400).send(errorBody('invalid_request', 'invalid_url', failure.message));
@@ -135,6 +138,16 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   registerBrowserCors(app);
+  // Draining (SIGTERM): a request that arrives now is a 503 like any other capture 503 (SDKs retry
+  // it elsewhere), on a connection that closes; the requests already in flight finish.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) return reply.header('connection', 'close').code(503).send(SERVICE_UNAVAILABLE);
+  });
   // Every 503 (the queue, or Postgres for a token never seen, is unavailable) says when to retry.
   app.addHook('onSend', async (_request, reply) => {
     if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) {
