@@ -11,6 +11,7 @@ import { MembershipLevel, OrganizationMembership, User } from '@hogbase/postgres
 import {
   createTestDatabase,
   registerOpenApiDocumentFrom,
+  registerOpenApiDocumentOnce,
   TestDatabase,
   unregisterOpenApiDocument,
 } from '@hogbase/test-support';
@@ -94,6 +95,9 @@ export function apiClient(baseUrl: string, authorization?: string): ApiClient {
     path: string,
     init: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
   ): Promise<ApiResponse<T>> => {
+    // Suites that start the app themselves (on the embedded Postgres, behind a proxy) are checked
+    // too: the client registers the document of the server it talks to (openapi-response-check.setup.ts).
+    await registerOpenApiDocumentOnce(baseUrl);
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
     if (authorization !== undefined) headers.Authorization = authorization;
     let body: string | undefined = init.rawBody;

@@ -15,5 +15,6 @@ export * from './openapi-response-check.util';
 export {
   registerOpenApiDocument,
   registerOpenApiDocumentFrom,
+  registerOpenApiDocumentOnce,
   unregisterOpenApiDocument,
 } from './openapi-response-registry.util';

@@ -3,6 +3,7 @@ import {
   installOpenApiResponseCheck,
   registerOpenApiDocument,
   settleOpenApiResponseChecks,
+  registerOpenApiDocumentOnce,
   unregisterOpenApiDocument,
 } from './openapi-response-registry.util';
 
@@ -350,12 +351,14 @@ describe('OpenApiResponseChecker', () => {
 
 describe('the fetch wrapper', () => {
   const answers = new Map<string, Response>();
+  const asked: string[] = [];
   const realFetch = globalThis.fetch;
 
   beforeAll(() => {
     // The host is stood in by a fetch that answers from `answers`: this tests the wrapper, not a server.
     globalThis.fetch = (input) => {
       const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
+      asked.push(url);
       const response = answers.get(url);
       return response ? Promise.resolve(response) : Promise.reject(new TypeError(`no answer for ${url}`));
     };
@@ -413,5 +416,24 @@ describe('the fetch wrapper', () => {
         test: expect.stringContaining('checks every answer from a registered origin'),
       },
     ]);
+  });
+
+  it("registers a server's own document once, on a client's first request, and leaves a silent server to the test", async () => {
+    const server = 'http://127.0.0.1:9998';
+    answers.set(`${server}/api/schema/`, new Response(JSON.stringify(document)));
+    answers.set(`${server}/api/projects/1/feature_flags/7/`, Response.json(flag));
+    const before = (await settleOpenApiResponseChecks()).checked;
+
+    await registerOpenApiDocumentOnce(server);
+    await registerOpenApiDocumentOnce(`${server}/`);
+    await expect(registerOpenApiDocumentOnce('http://127.0.0.1:9997')).resolves.toBeUndefined();
+    await fetch(`${server}/api/projects/1/feature_flags/7/`);
+
+    expect(asked.filter((url) => url.endsWith('/api/schema/'))).toEqual([
+      `${server}/api/schema/`,
+      'http://127.0.0.1:9997/api/schema/',
+    ]);
+    expect((await settleOpenApiResponseChecks()).checked).toBe(before + 1);
+    unregisterOpenApiDocument(server);
   });
 });

@@ -9,6 +9,8 @@ export interface RecordedMismatch extends ResponseMismatch {
 interface ResponseCheckState {
   /** Origin (`http://127.0.0.1:8000`) → the checker of the document that host serves. */
   checkers: Map<string, OpenApiResponseChecker>;
+  /** Origins whose document was asked for (registerOpenApiDocumentOnce asks once). */
+  asked: Set<string>;
   mismatches: RecordedMismatch[];
   /** Body reads still under way: the verdict waits for them. */
   pending: Set<Promise<void>>;
@@ -28,6 +30,7 @@ function state(): ResponseCheckState {
   const holder = globalThis as { [STATE_KEY]?: ResponseCheckState };
   holder[STATE_KEY] ??= {
     checkers: new Map(),
+    asked: new Set(),
     mismatches: [],
     pending: new Set(),
     checked: 0,
@@ -66,6 +69,7 @@ export function unregisterOpenApiDocument(baseUrl: string): void {
  */
 export async function registerOpenApiDocumentFrom(baseUrl: string): Promise<void> {
   const current = state();
+  current.asked.add(originOf(baseUrl));
   const url = `${baseUrl}/api/schema/`;
   const response = await (current.originalFetch ?? fetch)(url);
   const text = await response.text();
@@ -90,6 +94,20 @@ export async function registerOpenApiDocumentFrom(baseUrl: string): Promise<void
     return;
   }
   registerOpenApiDocument(baseUrl, document);
+}
+
+/**
+ * registerOpenApiDocumentFrom, unless that origin's document was already asked for (a client that
+ * registers the server it talks to on its first request: a server stopped since, its document
+ * unregistered, is not asked again). A server that does not answer is left to the test's own request.
+ */
+export async function registerOpenApiDocumentOnce(baseUrl: string): Promise<void> {
+  if (state().asked.has(originOf(baseUrl))) return;
+  try {
+    await registerOpenApiDocumentFrom(baseUrl);
+  } catch {
+    // Not listening (yet, or any more): the test's own request meets the same and says so.
+  }
 }
 
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
