@@ -1,5 +1,5 @@
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
-import { startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
+import { READY_TIMEOUT_MS, startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
 import { BatchExportsApi, captureEvents, eventsAroundRange } from './batch-export-test.util';
 import { managementRequest } from './management-request';
 
@@ -62,7 +62,8 @@ describe('npm start: an HTTP export into our own capture copies a project into a
       BATCH_EXPORT_LAG_SECONDS: '0',
     });
     relay = await startRelay(standalone.captureUrl);
-  });
+    // Starting npm start takes longer than Jest's 30 s on a loaded machine.
+  }, READY_TIMEOUT_MS + 30_000);
 
   afterAll(async () => {
     await relay?.close();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createTestS3Client } from '@hogbase/test-support';
-import { startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
+import { READY_TIMEOUT_MS, startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
 import { BatchExportsApi, captureEvents, eventsAroundRange, readS3Rows } from './batch-export-test.util';
 
 const HOUR = 3_600_000;
@@ -22,7 +22,8 @@ describe('npm start: a backfill exports the events of its hours to S3, each once
   beforeAll(async () => {
     await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     standalone = await startStandaloneForTest('hogbase-batch-export-s3-', { BATCH_EXPORT_LAG_SECONDS: '0' });
-  });
+    // Starting npm start takes longer than Jest's 30 s on a loaded machine.
+  }, READY_TIMEOUT_MS + 30_000);
 
   afterAll(async () => {
     await standalone?.stop();

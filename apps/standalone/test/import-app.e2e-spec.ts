@@ -131,48 +131,53 @@ describe('npm start: an import app pages an API and its events are listed', () =
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('installs the app, enables it, lists the items it captured, and resumes from its cursor after a restart', async () => {
-    available = 2 * PAGE_SIZE;
-    const installed = await api(
-      'POST',
-      `/api/organizations/${credentials.organization_id}/pipeline_import_apps/`,
-      {
-        plugin_type: 'custom',
-        url: `${server.url}/items-import-1.0.0.tgz`,
-      },
-    );
-    expect(installed.capabilities).toEqual({
-      methods: [],
-      jobs: [],
-      scheduled_tasks: ['runEveryMinute'],
-    });
-    await api('POST', `/api/projects/${credentials.project_id}/plugin_configs/`, {
-      plugin: installed.id,
-      enabled: true,
-      order: 0,
-      config: { apiUrl: server.url },
-    });
+  it(
+    'installs the app, enables it, lists the items it captured, and resumes from its cursor after a restart',
+    async () => {
+      available = 2 * PAGE_SIZE;
+      const installed = await api(
+        'POST',
+        `/api/organizations/${credentials.organization_id}/pipeline_import_apps/`,
+        {
+          plugin_type: 'custom',
+          url: `${server.url}/items-import-1.0.0.tgz`,
+        },
+      );
+      expect(installed.capabilities).toEqual({
+        methods: [],
+        jobs: [],
+        scheduled_tasks: ['runEveryMinute'],
+      });
+      await api('POST', `/api/projects/${credentials.project_id}/plugin_configs/`, {
+        plugin: installed.id,
+        enabled: true,
+        order: 0,
+        config: { apiUrl: server.url },
+      });
 
-    const first = await listedItems(2 * PAGE_SIZE);
-    expect(itemIds(first)).toEqual([1, 2, 3, 4]);
-    expect(first.find((event) => event.properties.item === 1)).toMatchObject({
-      distinct_id: 'buyer-1',
-      properties: { sku: 'sku-1', $lib: 'posthog-plugin-server' },
-    });
-    // At the end of the API: it asks for the next page, still empty, on each tick.
-    const deadline = Date.now() + 30_000;
-    while (pagesAsked.filter((page) => page === 2).length < 2 && Date.now() < deadline) await sleep(200);
-    expect(pagesAsked.filter((page) => page === 2).length).toBeGreaterThanOrEqual(2);
+      const first = await listedItems(2 * PAGE_SIZE);
+      expect(itemIds(first)).toEqual([1, 2, 3, 4]);
+      expect(first.find((event) => event.properties.item === 1)).toMatchObject({
+        distinct_id: 'buyer-1',
+        properties: { sku: 'sku-1', $lib: 'posthog-plugin-server' },
+      });
+      // At the end of the API: it asks for the next page, still empty, on each tick.
+      const deadline = Date.now() + 30_000;
+      while (pagesAsked.filter((page) => page === 2).length < 2 && Date.now() < deadline) await sleep(200);
+      expect(pagesAsked.filter((page) => page === 2).length).toBeGreaterThanOrEqual(2);
 
-    await stopPlatform();
-    available = 4 * PAGE_SIZE;
-    const askedBeforeRestart = pagesAsked.length;
-    await startPlatform();
+      await stopPlatform();
+      available = 4 * PAGE_SIZE;
+      const askedBeforeRestart = pagesAsked.length;
+      await startPlatform();
 
-    const all = await listedItems(4 * PAGE_SIZE);
-    expect(itemIds(all)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    // Resumed at its cursor: the first page asked after the restart is the one it stopped at.
-    expect(pagesAsked[askedBeforeRestart]).toBe(2);
-    await stopPlatform();
-  });
+      const all = await listedItems(4 * PAGE_SIZE);
+      expect(itemIds(all)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      // Resumed at its cursor: the first page asked after the restart is the one it stopped at.
+      expect(pagesAsked[askedBeforeRestart]).toBe(2);
+      await stopPlatform();
+      // Two starts of the platform and a stop: Jest's 30 s are too few on a loaded machine.
+    },
+    3 * READY_TIMEOUT_MS,
+  );
 });
