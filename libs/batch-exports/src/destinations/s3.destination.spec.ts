@@ -1,7 +1,5 @@
 import { Readable } from 'node:stream';
 
-import { S3ServiceException } from '@aws-sdk/client-s3';
-
 import { NonRetryableExportError, type ExportRunInfo } from '../destination.types';
 import {
   formatPythonTemplate,
@@ -12,12 +10,7 @@ import {
   s3ObjectKey,
   s3TemplateVariables,
 } from './s3-key.util';
-import {
-  classifyS3Error,
-  createS3Destination,
-  parseS3DestinationConfig,
-  S3_SERVER_CREDENTIALS_REFUSED,
-} from './s3.destination';
+import { createS3Destination, S3_SERVER_CREDENTIALS_REFUSED } from './s3.destination';
 
 /** An export's own keys (the tests' S3 takes any). */
 const KEYS = { aws_access_key_id: 'AKIAEXAMPLE', aws_secret_access_key: 'secret' };
@@ -32,14 +25,6 @@ function runInfo(overrides: Partial<ExportRunInfo> = {}): ExportRunInfo {
     dataIntervalEnd: new Date('2023-07-20T00:00:00Z'),
     ...overrides,
   };
-}
-
-function serviceError(name: string, status: number): S3ServiceException {
-  return new S3ServiceException({
-    name,
-    $fault: status >= 500 ? 'server' : 'client',
-    $metadata: { httpStatusCode: status },
-  });
 }
 
 describe('S3 keys', () => {
@@ -138,46 +123,6 @@ describe('S3 keys', () => {
 });
 
 describe('S3 destination config', () => {
-  it('reads PostHog keys with their defaults', () => {
-    const config = parseS3DestinationConfig({ bucket_name: 'b', region: 'eu-west-1', prefix: 'p' });
-    expect(config).toMatchObject({
-      bucketName: 'b',
-      region: 'eu-west-1',
-      prefix: 'p',
-      fileFormat: 'JSONLines',
-      compression: null,
-      maxFileSizeBytes: null,
-      endpointUrl: null,
-      useVirtualStyleAddressing: false,
-    });
-    expect(parseS3DestinationConfig({ bucket_name: 'b', max_file_size_mb: 2 }).maxFileSizeBytes).toBe(
-      2 * 1024 * 1024,
-    );
-  });
-
-  it.each([
-    [{ prefix: 'x' }, 'bucket_name'],
-    [{ bucket_name: 'b', file_format: 'CSV' }, 'file_format="CSV"'],
-    [
-      { bucket_name: 'b', compression: 'snappy' },
-      'compression="snappy": supported for JSONLines: gzip, brotli, zstd',
-    ],
-    [{ bucket_name: 'b', file_format: 'Parquet', compression: 'xz' }, 'compression="xz"'],
-    [{ bucket_name: 'b', max_file_size_mb: -1 }, 'max_file_size_mb=-1'],
-    [{ bucket_name: 'b', endpoint_url: 'not a url' }, 'endpoint_url'],
-    [
-      { bucket_name: 'b', aws_access_key_id: 'AKIAEXAMPLE' },
-      'aws_secret_access_key is missing: aws_access_key_id and aws_secret_access_key go together',
-    ],
-    [
-      { bucket_name: 'b', aws_secret_access_key: 'secret', aws_access_key_id: '' },
-      'aws_access_key_id is missing',
-    ],
-  ])('refuses %j as a non-retryable error', (config, message) => {
-    expect(() => parseS3DestinationConfig(config)).toThrow(NonRetryableExportError);
-    expect(() => parseS3DestinationConfig(config)).toThrow(message);
-  });
-
   it('asks ClickHouse for Parquet compression and never streams a Parquet interval as more than one chunk unless split', () => {
     const parquet = createS3Destination(
       { ...KEYS, bucket_name: 'b', file_format: 'Parquet', compression: 'zstd' },
@@ -228,35 +173,5 @@ describe('S3 destination config', () => {
     await expect(write).rejects.toThrow('unknown variable "{team}"');
     await expect(writer.finish(new AbortController().signal)).rejects.toThrow(NonRetryableExportError);
     await expect(writer.abort()).resolves.toBeUndefined();
-  });
-});
-
-describe('S3 errors', () => {
-  it.each([
-    ['AccessDenied', 403],
-    ['NoSuchBucket', 404],
-    ['InvalidAccessKeyId', 403],
-    ['SignatureDoesNotMatch', 403],
-    ['PermanentRedirect', 301],
-    ['InvalidArgument', 400],
-  ])('makes %s non-retryable', (name, status) => {
-    const classified = classifyS3Error(serviceError(name, status), 'upload');
-    expect(classified).toBeInstanceOf(NonRetryableExportError);
-    expect(classified.message).toContain(name);
-  });
-
-  it.each([
-    ['InternalError', 500],
-    ['ServiceUnavailable', 503],
-    ['SlowDown', 503],
-    ['RequestTimeout', 400],
-    ['TooManyRequests', 429],
-  ])('leaves %s retryable', (name, status) => {
-    expect(classifyS3Error(serviceError(name, status), 'upload')).not.toBeInstanceOf(NonRetryableExportError);
-  });
-
-  it('leaves a network error retryable', () => {
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    expect(classifyS3Error(refused, 'upload')).toBe(refused);
   });
 });
