@@ -36,6 +36,15 @@ interface OpenTransaction {
 
 const openTransactions = new AsyncLocalStorage<OpenTransaction>();
 
+/**
+ * The EntityManager of the transaction this async context has open, if it has one: what a
+ * repository must query through so that its reads and writes join the caller's transaction.
+ */
+export function openTransactionManager(): EntityManager | undefined {
+  const transaction = openTransactions.getStore();
+  return transaction?.open ? transaction.runner?.manager : undefined;
+}
+
 function refuseOtherConnection(runner: QueryRunner | undefined): void {
   const transaction = openTransactions.getStore();
   if (transaction?.open && transaction.runner !== runner) throw new CrossConnectionQueryError();

@@ -1,4 +1,6 @@
 export * from './data-source';
+export { migratePostgres, pendingPostgresMigrations } from './migration-runner.util';
+export { openTransactionManager } from './connection-guard';
 export * from './entities';
 export * from './migrations';
 export * from './tokens.util';

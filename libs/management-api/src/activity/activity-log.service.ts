@@ -1,18 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Request } from 'express';
-import { DataSource, EntityManager, type FindOptionsWhere } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
-import { ActivityLog, type User } from '@hogbase/postgres';
-import { ApiError } from '../common/api-error';
+import type { FindOptionsWhere } from 'typeorm';
+import type { ActivityLog, User } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
-import { publicRequestUrl } from '../common/public-url.util';
-import {
-  ACTIVITY_PAGE_SIZE,
-  type ActivityPage,
-  MAX_ACTIVITY_PAGE,
-  MAX_ACTIVITY_PAGE_SIZE,
-} from './activity-log.presenter';
+import type { ActivityItemResponse, ActivityPage } from './activity-log.presenter';
+import type { ActivityPageQueryDto } from './activity-page-query.dto';
+import { ActivityLogRepository } from './activity-log.repository';
 
 export type { ActivityPage } from './activity-log.presenter';
 
@@ -60,83 +52,31 @@ export function changesBetween(
   return changes;
 }
 
-function positive(value: unknown, fallback: number): number {
-  return typeof value === 'string' && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : fallback;
-}
-
-/** `?page=`: 1 when absent; otherwise an integer from 1 to MAX_ACTIVITY_PAGE, or DRF's 400 on `page`. */
-export function activityPageNumber(value: unknown): number {
-  if (value === undefined || value === '') return 1;
-  if (typeof value !== 'string' || !/^\s*[+-]?\d+\s*$/.test(value)) {
-    throw new ApiError('invalid', 'A valid integer is required.', 'page');
-  }
-  const page = Number(value);
-  if (page < 1) throw new ApiError('invalid', 'Ensure this value is greater than or equal to 1.', 'page');
-  if (page > MAX_ACTIVITY_PAGE) {
-    throw new ApiError('invalid', `Ensure this value is less than or equal to ${MAX_ACTIVITY_PAGE}.`, 'page');
-  }
-  return page;
+/** One page of entries, before the links that need the request's URL (`toActivityPage`). */
+export interface ActivityEntries {
+  results: ActivityItemResponse[];
+  page: number;
+  limit: number;
+  total: number;
 }
 
 /** PostHog's activity log: written with each change, read page by page (`?page=`, `?limit=`). */
 @Injectable()
 export class ActivityLogService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly entries: ActivityLogRepository) {}
 
-  /**
-   * Records an entry through the transaction's manager, so that it commits with the change (and
-   * never asks the pool for a second connection while that transaction is open).
-   */
-  async record(manager: EntityManager, entry: ActivityEntry): Promise<void> {
-    const repository = manager.getRepository(ActivityLog);
-    await repository.save(
-      repository.create({
-        id: uuidv7(),
-        organizationId: entry.organizationId,
-        teamId: entry.teamId,
-        userId: entry.user.id,
-        isSystem: false,
-        scope: entry.scope,
-        itemId: entry.itemId,
-        activity: entry.activity,
-        detail: {
-          id: entry.itemId,
-          changes: entry.changes,
-          merge: null,
-          trigger: null,
-          name: entry.name,
-          short_id: null,
-          type: null,
-        },
-      }),
-    );
+  /** Records an entry in the caller's unit of work, so that it commits with the change. */
+  record(entry: ActivityEntry): Promise<void> {
+    return this.entries.insert(entry);
   }
 
   /**
    * A page of the entries `where` selects, newest first. `where` is the caller's scope (a project's
    * flags, an organization's apps): it must always bind the organization or project the key reaches.
    */
-  async page(
-    request: Request,
-    query: Record<string, unknown>,
-    where: FindOptionsWhere<ActivityLog>,
-  ): Promise<ActivityPage> {
-    // A limit that is not a positive integer is the default, as DRF reads one; a larger one is capped.
-    const limit = Math.min(positive(query.limit, ACTIVITY_PAGE_SIZE), MAX_ACTIVITY_PAGE_SIZE);
-    const page = activityPageNumber(query.page);
-    const [entries, total] = await this.dataSource.getRepository(ActivityLog).findAndCount({
-      where,
-      relations: { user: true },
-      order: { createdAt: 'DESC', id: 'DESC' },
-      skip: (page - 1) * limit,
-      take: limit,
-    });
-    const url = (target: number) => {
-      const next = publicRequestUrl(request);
-      next.searchParams.set('page', String(target));
-      next.searchParams.set('limit', String(limit));
-      return next.toString();
-    };
+  async page(query: ActivityPageQueryDto, where: FindOptionsWhere<ActivityLog>): Promise<ActivityEntries> {
+    const { page, limit } = query;
+    const [entries, total] = await this.entries.findPage(where, (page - 1) * limit, limit);
     return {
       results: entries.map((entry) => ({
         user: entry.user
@@ -148,9 +88,25 @@ export class ActivityLogService {
         detail: entry.detail,
         created_at: iso(entry.createdAt),
       })),
-      next: page * limit < total ? url(page + 1) : null,
-      previous: page > 1 ? url(page - 1) : null,
-      total_count: total,
+      page,
+      limit,
+      total,
     };
   }
+}
+
+/** The answer: the entries with absolute links to the pages around them. */
+export function toActivityPage(url: URL, { results, page, limit, total }: ActivityEntries): ActivityPage {
+  const link = (target: number) => {
+    const next = new URL(url);
+    next.searchParams.set('page', String(target));
+    next.searchParams.set('limit', String(limit));
+    return next.toString();
+  };
+  return {
+    results,
+    next: page * limit < total ? link(page + 1) : null,
+    previous: page > 1 ? link(page - 1) : null,
+    total_count: total,
+  };
 }

@@ -85,7 +85,7 @@ export class BatchExportController {
   ): Promise<Page<BatchExportResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.exports.list(await this.scope(caller), page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import { DEFAULT_PAGE_SIZE, pageRequestFrom, toPage } from './pagination.util';
-import { publicOriginMiddleware } from './public-url.util';
+import { publicOriginMiddleware, publicRequestUrl } from './public-url.util';
 
 /** A request as the app sees it once the public-origin middleware ran, with a Host header that must be ignored. */
-function request(url: string): Request {
+function request(url: string): URL {
   const incoming = {
     originalUrl: url,
     protocol: 'http',
@@ -15,7 +15,7 @@ function request(url: string): Request {
     {} as Response,
     () => undefined,
   );
-  return incoming;
+  return publicRequestUrl(incoming);
 }
 
 describe('pageRequestFrom', () => {

@@ -1,6 +1,3 @@
-import type { Request } from 'express';
-import { publicRequestUrl } from './public-url.util';
-
 export const DEFAULT_PAGE_SIZE = 100;
 // Postgres LIMIT/OFFSET are bigint: a value past this one (even past bigint, where SQL would fail) is
 // read as "everything" / "past the end" rather than refused, since DRF never refuses a limit or offset.
@@ -18,7 +15,8 @@ export interface Page<T> {
   results: T[];
 }
 
-function positiveInteger(value: unknown, { strict }: { strict: boolean }): number | undefined {
+/** A limit (`strict`: above 0) or offset, or undefined when the value is not one. */
+export function pageParameter(value: unknown, { strict }: { strict: boolean }): number | undefined {
   if (typeof value !== 'string' || !/^\s*\+?\d+\s*$/.test(value)) return undefined;
   const parsed = Math.min(Number(value), MAX_SQL_INTEGER);
   if (strict && parsed === 0) return undefined;
@@ -31,13 +29,13 @@ function positiveInteger(value: unknown, { strict }: { strict: boolean }): numbe
  */
 export function pageRequestFrom(query: Record<string, unknown>): PageRequest {
   return {
-    limit: positiveInteger(query.limit, { strict: true }) ?? DEFAULT_PAGE_SIZE,
-    offset: positiveInteger(query.offset, { strict: false }) ?? 0,
+    limit: pageParameter(query.limit, { strict: true }) ?? DEFAULT_PAGE_SIZE,
+    offset: pageParameter(query.offset, { strict: false }) ?? 0,
   };
 }
 
-function absoluteUrl(request: Request, params: Record<string, number | undefined>): string {
-  const url = publicRequestUrl(request);
+function absoluteUrl(requestUrl: URL, params: Record<string, number | undefined>): string {
+  const url = new URL(requestUrl);
   for (const [key, value] of Object.entries(params)) {
     if (value === undefined) url.searchParams.delete(key);
     else url.searchParams.set(key, String(value));
@@ -47,15 +45,16 @@ function absoluteUrl(request: Request, params: Record<string, number | undefined
   return url.toString();
 }
 
-export function toPage<T>(request: Request, page: PageRequest, count: number, results: T[]): Page<T> {
+/** A page of `results` out of `count`, with links built on the request's public URL (`@RequestUrl()`). */
+export function toPage<T>(url: URL, page: PageRequest, count: number, results: T[]): Page<T> {
   const { limit, offset } = page;
-  const next = offset + limit < count ? absoluteUrl(request, { limit, offset: offset + limit }) : null;
+  const next = offset + limit < count ? absoluteUrl(url, { limit, offset: offset + limit }) : null;
   let previous: string | null = null;
   if (offset > 0) {
     previous =
       offset - limit <= 0
-        ? absoluteUrl(request, { limit, offset: undefined })
-        : absoluteUrl(request, { limit, offset: offset - limit });
+        ? absoluteUrl(url, { limit, offset: undefined })
+        : absoluteUrl(url, { limit, offset: offset - limit });
   }
   return { count, next, previous, results };
 }

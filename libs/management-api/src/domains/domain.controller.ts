@@ -5,6 +5,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateDomainDto, UpdateDomainDto } from './domain.dto';
 import { DomainResponse } from './domain.presenter';
@@ -28,7 +29,7 @@ export class DomainController {
   ): Promise<Page<DomainResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.domains.list(requireOrganization(caller), page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

@@ -273,8 +273,7 @@ export class FeatureFlagActionsService {
 
   private async editable(user: User, project: ResolvedProject, id: string) {
     const flag = await this.flags.find(project, id);
-    const { manager } = this.dataSource;
-    await this.flags.requireEdit(manager, await this.permissions.rightsOf(manager, user, project), flag);
+    await this.flags.requireEdit(await this.permissions.rightsOf(user, project), flag);
     return flag;
   }
 

@@ -24,10 +24,13 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.presenter';
-import { ActivityLogService } from '../activity/activity-log.service';
+import { ActivityLogService, toActivityPage } from '../activity/activity-log.service';
+import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
+import { RequestUrl } from '../common/request-url.decorator';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { projectScoped } from '../routes/project-scoped-paths';
 import {
   ApiEmptyResponse,
@@ -129,7 +132,7 @@ export class FeatureFlagController {
       page,
       listQuery(query),
     );
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()
@@ -146,15 +149,16 @@ export class FeatureFlagController {
   @ApiOperation({ summary: 'Changes to every flag of the project, newest first (?page=, ?limit=)' })
   @ApiActivityPage()
   @Access({ scope: 'activity_log:read', projectParam: PROJECT })
-  allActivity(
+  async allActivity(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: ActivityPageQueryDto,
   ): Promise<ActivityPage> {
-    return this.activity.page(request, query, {
+    const entries = await this.activity.page(query, {
       teamId: requireProject(caller).team.id,
       scope: FEATURE_FLAG_SCOPE,
     });
+    return toActivityPage(url, entries);
   }
 
   @Get('evaluation_reasons')
@@ -251,16 +255,17 @@ export class FeatureFlagController {
   async flagActivity(
     @Caller() caller: AccessContext,
     @Param('id') id: string,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: ActivityPageQueryDto,
   ): Promise<ActivityPage> {
     const project = requireProject(caller);
     const flag = await this.flags.find(project, id);
-    return this.activity.page(request, query, {
+    const entries = await this.activity.page(query, {
       teamId: project.team.id,
       scope: FEATURE_FLAG_SCOPE,
       itemId: String(flag.id),
     });
+    return toActivityPage(url, entries);
   }
 
   @Post(':id/create_static_cohort_for_flag')

@@ -95,9 +95,8 @@ export class FeatureFlagService {
       );
     }
     const [flags, count] = await builder.getManyAndCount();
-    const { manager } = this.dataSource;
-    const rights = await this.permissions.rightsOf(manager, user, project);
-    const canEdit = await this.permissions.canEditAll(manager, rights, flags);
+    const rights = await this.permissions.rightsOf(user, project);
+    const canEdit = await this.permissions.canEditAll(rights, flags);
     return { count, results: flags.map((flag) => presentFeatureFlag(flag, canEdit.get(flag.id) ?? false)) };
   }
 
@@ -135,9 +134,8 @@ export class FeatureFlagService {
     project: ResolvedProject,
     flag: FeatureFlag,
   ): Promise<FeatureFlagResponse> {
-    const { manager } = this.dataSource;
-    const rights = await this.permissions.rightsOf(manager, user, project);
-    return presentFeatureFlag(flag, await this.permissions.canEdit(manager, rights, flag));
+    const rights = await this.permissions.rightsOf(user, project);
+    return presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
   }
 
   async create(
@@ -171,7 +169,7 @@ export class FeatureFlagService {
       );
       created.createdBy = user;
       await this.dashboards.create(manager, created);
-      await this.activity.record(manager, {
+      await this.activity.record({
         organizationId: project.organization.id,
         teamId: project.team.id,
         user,
@@ -192,12 +190,12 @@ export class FeatureFlagService {
     id: string,
     dto: UpdateFeatureFlagDto,
   ): Promise<FeatureFlagResponse> {
-    const rights = await this.permissions.rightsOf(this.dataSource.manager, user, project);
+    const rights = await this.permissions.rightsOf(user, project);
     // NOTE: every read below goes through `manager`: a read on another connection while this
     // transaction is open deadlocks the embedded Postgres (and the guard refuses it).
     const flag = await this.inTransaction(async (manager) => {
       const current = await this.findIn(manager, project, id);
-      await this.requireEdit(manager, rights, current);
+      await this.requireEdit(rights, current);
       const before = presentFeatureFlag(current, true) as unknown as Record<string, unknown>;
       if (dto.key !== undefined && dto.key !== current.key) {
         checkKey(dto.key);
@@ -237,7 +235,7 @@ export class FeatureFlagService {
       const { createdBy, ...columns } = current;
       await manager.getRepository(FeatureFlag).save(columns);
       current.createdBy = createdBy;
-      await this.activity.record(manager, {
+      await this.activity.record({
         organizationId: project.organization.id,
         teamId: project.team.id,
         user,
@@ -249,12 +247,12 @@ export class FeatureFlagService {
       });
       return current;
     });
-    return presentFeatureFlag(flag, await this.permissions.canEdit(this.dataSource.manager, rights, flag));
+    return presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
   }
 
   /** 403 unless the caller may edit the flag. */
-  async requireEdit(manager: EntityManager, rights: FlagEditRights, flag: FeatureFlag): Promise<void> {
-    if (!(await this.permissions.canEdit(manager, rights, flag))) {
+  async requireEdit(rights: FlagEditRights, flag: FeatureFlag): Promise<void> {
+    if (!(await this.permissions.canEdit(rights, flag))) {
       throw permissionDenied(NO_EDIT_PERMISSION);
     }
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, type EntityManager } from 'typeorm';
+import { In } from 'typeorm';
 import {
   FeatureFlagRoleAccess,
   MembershipLevel,
@@ -8,6 +8,7 @@ import {
   type FeatureFlag,
 } from '@hogbase/postgres';
 import type { ResolvedProject } from '../auth/access-context';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
 import type { User } from '@hogbase/postgres';
 
 /** The resource name of flags in organization_resource_access. */
@@ -28,18 +29,13 @@ export interface FlagEditRights {
  * PostHog's can_user_edit_feature_flag (reference §8.1): the flag's creator, an admin, or anyone
  * when the organization lets everyone edit flags; otherwise the user's roles decide, and a
  * "can only view" role edits only the flags it was given access to.
- *
- * NOTE: it holds no connection of its own. Every read goes through the EntityManager the caller
- * passes: the transaction's inside a transaction (a read on another connection there deadlocks the
- * embedded Postgres), `dataSource.manager` outside one.
  */
 @Injectable()
 export class FlagPermissionsService {
-  async rightsOf(
-    manager: EntityManager,
-    user: User,
-    { organization, membership }: ResolvedProject,
-  ): Promise<FlagEditRights> {
+  constructor(private readonly unitOfWork: UnitOfWork) {}
+
+  async rightsOf(user: User, { organization, membership }: ResolvedProject): Promise<FlagEditRights> {
+    const { manager } = this.unitOfWork;
     const [resource, roles] = await Promise.all([
       manager
         .getRepository(OrganizationResourceAccess)
@@ -61,11 +57,7 @@ export class FlagPermissionsService {
   }
 
   /** can_edit of each flag, with one query for the role-access links they need. */
-  async canEditAll(
-    manager: EntityManager,
-    rights: FlagEditRights,
-    flags: readonly FeatureFlag[],
-  ): Promise<Map<number, boolean>> {
+  async canEditAll(rights: FlagEditRights, flags: readonly FeatureFlag[]): Promise<Map<number, boolean>> {
     const result = new Map<number, boolean>();
     const needLinks: number[] = [];
     for (const flag of flags) {
@@ -77,8 +69,8 @@ export class FlagPermissionsService {
       const links =
         rights.roleIds.length === 0
           ? []
-          : await manager
-              .getRepository(FeatureFlagRoleAccess)
+          : await this.unitOfWork
+              .repository(FeatureFlagRoleAccess)
               .findBy({ featureFlagId: In(needLinks), roleId: In(rights.roleIds) });
       const linked = new Set(links.map((link) => link.featureFlagId));
       for (const id of needLinks) result.set(id, linked.has(id));
@@ -86,8 +78,8 @@ export class FlagPermissionsService {
     return result;
   }
 
-  async canEdit(manager: EntityManager, rights: FlagEditRights, flag: FeatureFlag): Promise<boolean> {
-    return (await this.canEditAll(manager, rights, [flag])).get(flag.id) ?? false;
+  async canEdit(rights: FlagEditRights, flag: FeatureFlag): Promise<boolean> {
+    return (await this.canEditAll(rights, [flag])).get(flag.id) ?? false;
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import {
   ApiModelOrListResponse,
   ApiModelResponse,
@@ -30,7 +31,7 @@ export class InviteController {
   ): Promise<Page<InviteResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.invites.list(requireOrganization(caller), page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

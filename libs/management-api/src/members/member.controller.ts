@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { UpdateMemberDto } from './member.dto';
 import { MemberResponse } from './member.presenter';
@@ -29,7 +30,7 @@ export class MemberController {
     const page = pageRequestFrom(query);
     const email = typeof query.email === 'string' ? query.email : undefined;
     const { count, results } = await this.members.list(requireOrganization(caller), page, { email });
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   /** The level rules are PostHog's validate_update, applied by the service. */

@@ -5,6 +5,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
 import { OrganizationResponse } from './organization.presenter';
@@ -26,7 +27,7 @@ export class OrganizationController {
   ): Promise<Page<OrganizationResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.organizations.list(caller, page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

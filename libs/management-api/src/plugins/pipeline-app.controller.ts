@@ -15,9 +15,13 @@ import { ApiBody, ApiExtraModels, ApiOperation, ApiTags, getSchemaPath } from '@
 import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.presenter';
+import { toActivityPage } from '../activity/activity-log.service';
+import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import {
   ApiJsonResponse,
@@ -95,12 +99,12 @@ export class PipelineAppActionController {
   @Access(READ)
   async activityPage(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: ActivityPageQueryDto,
   ): Promise<ActivityPage> {
     const organization = organizationOf(caller);
     assertPluginAccess(organization, false);
-    return this.activity.page(request, query, organization);
+    return toActivityPage(url, await this.activity.page(query, organization));
   }
 
   @Get('exports_unsubscribe_configs')
@@ -236,7 +240,7 @@ export class PipelineAppController {
       collectionOfPath(request.path),
       page,
     );
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
-import { In, type EntityManager } from 'typeorm';
+import { In } from 'typeorm';
 import type { Organization, Plugin, PluginConfig, User } from '@hogbase/postgres';
-import { ActivityLogService, type ActivityChange, type ActivityPage } from '../activity/activity-log.service';
+import {
+  ActivityLogService,
+  type ActivityChange,
+  type ActivityEntries,
+} from '../activity/activity-log.service';
+import type { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 
 /**
  * The organization's activity of apps and their configs (PostHog's scopes `Plugin` and
@@ -14,14 +18,13 @@ export class PluginActivityService {
 
   /** An app's own entry: organization-wide, so no project. */
   async recordApp(
-    manager: EntityManager,
     organization: Organization,
     user: User,
     plugin: Plugin,
     activity: string,
     changes: ActivityChange[] | null = null,
   ): Promise<void> {
-    await this.log.record(manager, {
+    await this.log.record({
       organizationId: organization.id,
       teamId: null,
       user,
@@ -35,7 +38,6 @@ export class PluginActivityService {
 
   /** A config's entry, in the config's project. */
   async recordConfig(
-    manager: EntityManager,
     organization: Organization,
     user: User,
     plugin: Plugin,
@@ -43,7 +45,7 @@ export class PluginActivityService {
     activity: string,
     changes: ActivityChange[] | null = null,
   ): Promise<void> {
-    await this.log.record(manager, {
+    await this.log.record({
       organizationId: organization.id,
       teamId: config.teamId,
       user,
@@ -55,8 +57,8 @@ export class PluginActivityService {
     });
   }
 
-  page(request: Request, query: Record<string, unknown>, organization: Organization): Promise<ActivityPage> {
-    return this.log.page(request, query, {
+  page(query: ActivityPageQueryDto, organization: Organization): Promise<ActivityEntries> {
+    return this.log.page(query, {
       organizationId: organization.id,
       scope: In(['Plugin', 'PluginConfig']),
     });

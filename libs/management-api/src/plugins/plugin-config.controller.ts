@@ -18,6 +18,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiModelResponse, ApiNoContent, ApiPage, pageOf } from '../schema/api-responses.decorator';
 import { DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT } from './plugin-config-logs';
@@ -62,7 +63,7 @@ export class PluginConfigController {
   ): Promise<Page<PluginConfigResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.configs.list(requireProject(caller), page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()
@@ -171,6 +172,6 @@ export class PluginConfigController {
     @Query() query: Record<string, unknown>,
   ): Promise<Page<PluginLogEntryResponse>> {
     const { page, count, results } = await this.configs.logs(requireProject(caller), id, query);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 }

@@ -113,7 +113,7 @@ export class PluginConfigService {
       });
       await manager.getRepository(PluginConfig).save(config);
       if (pinsCode(organization, plugin)) await pinCurrentCode(manager, config, now);
-      await this.activity.recordConfig(manager, organization, user, plugin, config, 'config_created');
+      await this.activity.recordConfig(organization, user, plugin, config, 'config_created');
       const secrets = secretKeys(plugin.configSchema);
       for (const [activity, changes] of await applyAttachmentChanges(
         manager,
@@ -122,7 +122,7 @@ export class PluginConfigService {
         attachments,
         secrets,
       )) {
-        await this.activity.recordConfig(manager, organization, user, plugin, config, activity, changes);
+        await this.activity.recordConfig(organization, user, plugin, config, activity, changes);
       }
       return (await this.presentAll(manager, [config], true))[0];
     });
@@ -170,7 +170,7 @@ export class PluginConfigService {
         ...(await applyAttachmentChanges(manager, config, stored, attachments, secretKeys(schema))),
       );
       for (const [activity, changes] of activities) {
-        await this.activity.recordConfig(manager, organization, user, plugin, config, activity, changes);
+        await this.activity.recordConfig(organization, user, plugin, config, activity, changes);
       }
       return (await this.presentAll(manager, [config], true))[0];
     });
@@ -186,7 +186,7 @@ export class PluginConfigService {
       config.enabled = false;
       config.updatedAt = new Date();
       await manager.getRepository(PluginConfig).save(config);
-      await this.activity.recordConfig(manager, project.organization, user, plugin, config, 'config_deleted');
+      await this.activity.recordConfig(project.organization, user, plugin, config, 'config_deleted');
     });
   }
 
@@ -207,23 +207,15 @@ export class PluginConfigService {
           .findOneOrFail({ where: { id: config.pluginId }, lock: { mode: 'pessimistic_read' } });
         const at = new Date();
         await pinCurrentCode(manager, config, at);
-        await this.activity.recordConfig(
-          manager,
-          project.organization,
-          user,
-          plugin,
-          config,
-          'config_updated',
-          [
-            {
-              type: 'PluginConfig',
-              action: 'changed',
-              field: 'code_pinned_at',
-              before: iso(before),
-              after: iso(at),
-            },
-          ],
-        );
+        await this.activity.recordConfig(project.organization, user, plugin, config, 'config_updated', [
+          {
+            type: 'PluginConfig',
+            action: 'changed',
+            field: 'code_pinned_at',
+            before: iso(before),
+            after: iso(at),
+          },
+        ]);
       }
       return (await this.presentAll(manager, [config], true))[0];
     });

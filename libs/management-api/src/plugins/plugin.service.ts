@@ -192,7 +192,7 @@ export class PluginService {
       return await this.dataSource.transaction(async (manager) => {
         await manager.getRepository(Plugin).save(plugin);
         await this.saveFiles(manager, plugin.id, files);
-        await this.activity.recordApp(manager, organization, user, plugin, 'installed');
+        await this.activity.recordApp(organization, user, plugin, 'installed');
         return this.present(plugin, manager);
       });
     } catch (error) {
@@ -254,7 +254,7 @@ export class PluginService {
         throw validationError('This plugin is marked as global! Make it local before uninstallation');
       }
       await manager.getRepository(Plugin).delete({ id: plugin.id });
-      await this.activity.recordApp(manager, organization, user, plugin, 'uninstalled');
+      await this.activity.recordApp(organization, user, plugin, 'uninstalled');
     });
   }
 
@@ -275,7 +275,7 @@ export class PluginService {
   }
 
   async recordUpdate(
-    manager: EntityManager,
+    _manager: EntityManager,
     organization: Organization,
     user: User,
     plugin: Plugin,
@@ -288,8 +288,7 @@ export class PluginService {
       after as unknown as Record<string, unknown>,
       TRACKED_FIELDS,
     );
-    if (changes.length > 0)
-      await this.activity.recordApp(manager, organization, user, plugin, 'updated', changes);
+    if (changes.length > 0) await this.activity.recordApp(organization, user, plugin, 'updated', changes);
   }
 
   /** Replaces an app's stored files with these. */

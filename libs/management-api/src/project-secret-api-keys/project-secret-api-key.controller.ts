@@ -5,6 +5,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, type AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectSecretApiKeyDto, UpdateProjectSecretApiKeyDto } from './project-secret-api-key.dto';
@@ -33,7 +34,7 @@ export class ProjectSecretApiKeyController {
   ): Promise<Page<ProjectSecretApiKeyResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.keys.list(requireProject(caller).team, page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

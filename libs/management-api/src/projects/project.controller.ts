@@ -17,6 +17,7 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { Access, AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { PROJECT_ROOTS } from '../routes/project-scoped-paths';
 import { ApiErrorResponse, ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
@@ -45,7 +46,7 @@ export class ProjectController {
   ): Promise<Page<ProjectResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.projects.list(caller, page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()
@@ -115,7 +116,7 @@ export class OrganizationProjectController {
       page,
       requireOrganization(caller).organization.id,
     );
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

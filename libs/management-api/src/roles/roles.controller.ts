@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
+import { publicRequestUrl } from '../common/public-url.util';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateRoleAccessDto, CreateRoleDto, CreateRoleMembershipDto, UpdateRoleDto } from './roles.dto';
@@ -30,7 +31,7 @@ export class RolesController {
   ): Promise<Page<RoleResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.roles.list(requireOrganization(caller), page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()
@@ -81,7 +82,7 @@ export class RolesController {
   ): Promise<Page<RoleMembershipResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.roles.listMembers(requireOrganization(caller), roleId, page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post(':role_id/role_memberships')
@@ -128,7 +129,7 @@ export class FeatureFlagRoleAccessController {
   ): Promise<Page<RoleAccessResponse>> {
     const page = pageRequestFrom(query);
     const { count, results } = await this.roles.listAccess(caller.user, requireProject(caller), flagId, page);
-    return toPage(request, page, count, results);
+    return toPage(publicRequestUrl(request), page, count, results);
   }
 
   @Post()

@@ -232,7 +232,7 @@ export class RolesService {
     project: ResolvedProject,
     flag: FeatureFlag,
   ): Promise<void> {
-    const rights = await this.permissions.rightsOf(this.dataSource.manager, user, project);
+    const rights = await this.permissions.rightsOf(user, project);
     if (!this.permissions.mayManageRoleAccess(rights, flag)) {
       throw permissionDenied("You can't edit roles for this feature flag.");
     }
@@ -302,9 +302,8 @@ export class RolesService {
     rows: readonly FeatureFlagRoleAccess[],
   ): Promise<RoleAccessResponse[]> {
     if (rows.length === 0) return [];
-    const { manager } = this.dataSource;
-    const rights = await this.permissions.rightsOf(manager, user, project);
-    const presentedFlag = presentFeatureFlag(flag, await this.permissions.canEdit(manager, rights, flag));
+    const rights = await this.permissions.rightsOf(user, project);
+    const presentedFlag = presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
     const roles = await this.dataSource
       .getRepository(Role)
       .find({ where: { id: In(rows.map((row) => row.roleId)) }, relations: { createdBy: true } });

@@ -1,0 +1,21 @@
+import { Transform } from 'class-transformer';
+import { Allow } from 'class-validator';
+import { DEFAULT_PAGE_SIZE, type PageRequest, pageParameter } from './pagination.util';
+
+/**
+ * `?limit=&offset=` of a list, as DRF's LimitOffsetPagination reads them: a limit that is not a
+ * positive integer is the default page size and a bad offset is 0; neither is an error.
+ */
+export class PageQueryDto {
+  @Allow()
+  @Transform(({ value }) => pageParameter(value, { strict: true }) ?? DEFAULT_PAGE_SIZE)
+  limit: number = DEFAULT_PAGE_SIZE;
+
+  @Allow()
+  @Transform(({ value }) => pageParameter(value, { strict: false }) ?? 0)
+  offset = 0;
+
+  get page(): PageRequest {
+    return { limit: this.limit, offset: this.offset };
+  }
+}

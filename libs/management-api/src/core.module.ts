@@ -1,0 +1,22 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
+import type { ManagementConfig } from '@hogbase/config';
+import { PostgresAvailability } from './common/postgres-availability.service';
+import { EVENT_STORE_CONNECTION } from './events/event-store.service';
+import { MANAGEMENT_CONFIG } from './management-config.token';
+import { RouteMatcher } from './routes/route-matcher';
+
+/** What every feature may inject: the app's configuration and connections, and the route table. */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(config: ManagementConfig, clickhouse: ClickHouseConnectionConfig | null): DynamicModule {
+    const providers = [
+      { provide: MANAGEMENT_CONFIG, useValue: config },
+      { provide: EVENT_STORE_CONNECTION, useValue: clickhouse },
+      PostgresAvailability,
+      RouteMatcher,
+    ];
+    return { module: CoreModule, providers, exports: providers };
+  }
+}

@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { DnsChallengeService } from './dns-challenge.service';
+import { DomainController } from './domain.controller';
+import { DomainService } from './domain.service';
+
+@Module({ controllers: [DomainController], providers: [DomainService, DnsChallengeService] })
+export class DomainsModule {}

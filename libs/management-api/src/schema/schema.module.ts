@@ -1,0 +1,6 @@
+import { Module } from '@nestjs/common';
+import { OpenApiDocument } from './openapi-document';
+import { SchemaController } from './schema.controller';
+
+@Module({ controllers: [SchemaController], providers: [OpenApiDocument] })
+export class SchemaModule {}
