@@ -8,7 +8,7 @@ import { DEAD_LETTER_REASON_HEADER, publishDeadLetter } from './dead-letter.util
 import { InProcessBus } from './in-process.bus';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger } from './queue-logger.util';
-import type { ConsumedBatch, ConsumedMessage } from './queue.types';
+import type { ConsumedBatch, ConsumedMessage, DecodedBatch } from './queue.types';
 
 function message(key: string, sequence: number): QueueMessage {
   return { key, value: JSON.stringify({ key, sequence }), headers: { sequence: String(sequence) } };
@@ -25,11 +25,11 @@ function gate(): { opened: Promise<void>; open: () => void } {
  * A handler whose first call says it waits, then holds until `insert` opens (as the ingestion
  * handler's call waits for its ClickHouse insert); later calls end at once.
  */
-function firstCallWaits(batches: ConsumedBatch[], insert: { opened: Promise<void> }) {
-  return async (batch: ConsumedBatch) => {
+function firstCallWaits<Decoded>(batches: DecodedBatch<Decoded>[], insert: { opened: Promise<void> }) {
+  return async (batch: DecodedBatch<Decoded>) => {
     batches.push(batch);
     if (batches.length > 1) return;
-    batch.waiting?.();
+    batch.waiting();
     await insert.opened;
   };
 }
@@ -230,12 +230,18 @@ describe('InProcessBus', () => {
     expect(topics.sort()).toEqual([EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC].sort());
   });
 
-  it('prepares the queued messages while a handler call waits, and delivers those same objects', async () => {
+  it('decodes the queued messages while a handler call waits, and delivers those same objects with what it made', async () => {
     const bus = new InProcessBus();
     const insert = gate();
     const prepared: ConsumedMessage[] = [];
-    const batches: ConsumedBatch[] = [];
-    await bus.start(firstCallWaits(batches, insert), { prepare: (queued) => void prepared.push(queued) });
+    const batches: DecodedBatch<{ decodedAhead: ConsumedMessage }>[] = [];
+    await bus.startDecoding({
+      decode: (queued) => {
+        prepared.push(queued);
+        return { decodedAhead: queued };
+      },
+      handle: firstCallWaits(batches, insert),
+    });
 
     const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
     await new Promise((resolve) => setImmediate(resolve));
@@ -266,26 +272,30 @@ describe('InProcessBus', () => {
     expect(batches[1].messages.map(({ offset }) => Number(offset))).toEqual(
       Array.from({ length: 150 }, (_, index) => index + 1),
     );
+    // What was decoded ahead, not decoded again; the first call's message, decoded now.
+    expect(batches[1].decoded().map(({ decodedAhead }) => decodedAhead)).toEqual(prepared.slice(0, 150));
+    expect(prepared).toHaveLength(150);
+    expect(batches[0].decoded()).toEqual([{ decodedAhead: batches[0].messages[0] }]);
   });
 
-  it('prepares nothing for a call that does not say it waits, nor once the call has ended', async () => {
+  it('decodes nothing ahead for a call that does not say it waits, nor once the call has ended', async () => {
     const bus = new InProcessBus();
     const hold = gate();
     const prepared: string[] = [];
     const delivered: string[] = [];
     let third: Promise<void> | undefined;
-    await bus.start(
-      async (batch) => {
+    await bus.startDecoding({
+      handle: async (batch) => {
         delivered.push(...batch.messages.map(({ key }) => key ?? ''));
         if (delivered.length === 1) await hold.opened;
         if (delivered.length === 2) {
           // Queued before this call ends, which then says it waits: nothing is left to wait for.
           third = bus.publish(EVENTS_TOPIC, [message('c', 0)]);
-          batch.waiting?.();
+          batch.waiting();
         }
       },
-      { prepare: (queued) => void prepared.push(queued.key ?? '') },
-    );
+      decode: (queued) => void prepared.push(queued.key ?? ''),
+    });
     const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);
     await new Promise((resolve) => setImmediate(resolve));
     const second = bus.publish(EVENTS_TOPIC, [message('b', 0)]);
@@ -298,16 +308,17 @@ describe('InProcessBus', () => {
     expect(prepared).toEqual([]);
   });
 
-  it('delivers a message whose preparation threw, and logs the failure', async () => {
+  it('delivers a message whose decoding ahead threw, and logs the failure', async () => {
     const errors: unknown[] = [];
     const bus = new InProcessBus({
       logger: { ...silentLogger, error: (details) => void errors.push(details) },
     });
     const insert = gate();
-    const batches: ConsumedBatch[] = [];
-    await bus.start(firstCallWaits(batches, insert), {
-      prepare: () => {
-        throw new Error('cannot prepare');
+    const batches: DecodedBatch<never>[] = [];
+    await bus.startDecoding({
+      handle: firstCallWaits(batches, insert),
+      decode: () => {
+        throw new Error('cannot decode');
       },
     });
     const first = bus.publish(EVENTS_TOPIC, [message('a', 0)]);

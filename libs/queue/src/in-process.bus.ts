@@ -4,8 +4,8 @@ import { silentLogger, type QueueLogger } from './queue-logger.util';
 import type { IngestionProgress } from './ingestion-progress';
 import type {
   BatchHandler,
-  BatchHandlerHooks,
   ConsumedMessage,
+  DecodingBatchHandler,
   EventConsumer,
   EventPublisher,
   QueueReadiness,
@@ -15,9 +15,8 @@ export interface InProcessBusOptions {
   /** Topics whose messages go to the handler. Default: the live and the historical events topics. */
   topics?: readonly string[];
   /**
-   * Most messages per handler call. Default 5,000: an insert's cost on chDB is mostly per insert
-   * (measured, merges included: about 42 µs of CPU a row in inserts of 250 rows, 20 in 1,000, 12 in
-   * 5,000), so the more requests one call carries, the less each event costs.
+   * Most messages per handler call. Default 5,000: a chDB insert costs mostly per insert, so the
+   * more requests one call carries, the less each event costs (bench/README.md).
    */
   maxBatchSize?: number;
   /** Messages waiting for the handler beyond which a publish is refused (503). Default 100,000. */
@@ -37,8 +36,8 @@ export interface InProcessBusOptions {
  */
 const PUBLISH_BOUND_MS = 5_000;
 
-/** Messages prepared between two looks at the event loop while a handler call waits. */
-const PREPARE_SLICE = 100;
+/** Messages decoded between two looks at the event loop while a handler call waits. */
+const DECODE_SLICE = 100;
 
 /** One publish call, waiting for all of its segments to be processed. */
 interface PendingPublish {
@@ -50,10 +49,10 @@ interface PendingPublish {
   reject: (error: Error) => void;
 }
 
-/** A handler call that said it waits (`ConsumedBatch.waiting`). */
+/** A handler call that said it waits (`DecodedBatch.waiting`). */
 interface WaitingCall {
   ended: boolean;
-  /** Resumes the preparing of queued messages: a publish arrived, or the call ended. */
+  /** Resumes the decoding of queued messages: a publish arrived, or the call ended. */
   wake?: () => void;
 }
 
@@ -62,8 +61,8 @@ interface Segment {
   topic: string;
   messages: ConsumedMessage[];
   publish: PendingPublish;
-  /** How many of its messages the handler has prepared (BatchHandlerHooks.prepare). */
-  prepared: number;
+  /** `decode` of its first messages, made while an earlier call waited. */
+  decoded: unknown[];
 }
 
 /**
@@ -77,9 +76,9 @@ interface Segment {
  * order, so per-key order holds; a publish larger than maxBatchSize is split over consecutive
  * calls and resolves after the last one.
  *
- * While a call waits for its ClickHouse insert (`ConsumedBatch.waiting`), the bus hands the queued
- * messages to the handler's `prepare` (decoding them), a slice at a time: the main thread would
- * otherwise idle then, and the next call starts with that work done.
+ * While a call waits for its ClickHouse insert (`DecodedBatch.waiting`), the bus runs the handler's
+ * `decode` on the queued messages, a slice at a time: the main thread would otherwise idle then,
+ * and the next call starts with that work done.
  *
  * Failure semantics (the choice): the bus does not retry. A handler throw rejects every publish
  * whose messages were in that handler call with QueueUnavailableError; capture answers 503 and the
@@ -96,10 +95,13 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
   private readonly queue: Segment[] = [];
   private readonly nextOffset = new Map<string, bigint>();
   private queuedMessages = 0;
-  private handler: BatchHandler | undefined;
-  /** The handler call during whose wait queued messages are being prepared, if any. */
+  /**
+   * NOTE: `unknown` stands for the handler's own Decoded type: what `decode` made goes back to the
+   * same handler only (Segment.decoded).
+   */
+  private handler: DecodingBatchHandler<unknown> | undefined;
+  /** The handler call during whose wait queued messages are being decoded, if any. */
   private waitingCall: WaitingCall | undefined;
-  private prepare: BatchHandlerHooks['prepare'];
   private accepting = true;
   private draining: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -156,7 +158,7 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
           });
           offset += 1n;
         }
-        this.queue.push({ topic, messages: consumed, publish, prepared: 0 });
+        this.queue.push({ topic, messages: consumed, publish, decoded: [] });
       }
       this.nextOffset.set(topic, offset);
       this.queuedMessages += messages.length;
@@ -165,11 +167,14 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     });
   }
 
-  start(handler: BatchHandler, hooks: BatchHandlerHooks = {}): Promise<void> {
+  start(handler: BatchHandler): Promise<void> {
+    return this.startDecoding({ decode: () => undefined, handle: handler });
+  }
+
+  startDecoding<Decoded>(handler: DecodingBatchHandler<Decoded>): Promise<void> {
     if (this.handler) return Promise.reject(new Error('the in-process bus already has a consumer'));
     if (!this.accepting) return Promise.reject(new Error('the in-process bus is stopped'));
     this.handler = handler;
-    this.prepare = hooks.prepare;
     return Promise.resolve();
   }
 
@@ -234,12 +239,15 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
   private async processQueue(): Promise<void> {
     // Let publishes issued in the same tick join the first batch.
     await Promise.resolve();
-    while (this.queue.length > 0 && this.handler) {
+    for (;;) {
+      const handler = this.handler;
+      if (!handler || this.queue.length === 0) return;
       const segments = this.takeBatch();
       // One handler call per topic (in practice the batch has a single topic).
       const topics = [...new Set(segments.map((segment) => segment.topic))];
       for (const topic of topics) {
         await this.deliver(
+          handler,
           topic,
           segments.filter((segment) => segment.topic === topic),
         );
@@ -262,50 +270,59 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
   }
 
   /**
-   * While a handler call waits (`ConsumedBatch.waiting`), prepares the queued messages that the
-   * next calls will take, oldest first, PREPARE_SLICE at a time so the waiting call resumes
+   * While a handler call waits (`DecodedBatch.waiting`), decodes the queued messages that the
+   * next calls will take, oldest first, DECODE_SLICE at a time so the waiting call resumes
    * promptly, and the publishes that arrive meanwhile too, until the call ends.
    */
-  private async prepareQueued(call: WaitingCall): Promise<void> {
-    const prepare = this.prepare;
-    if (!prepare) return;
+  private async decodeQueued(call: WaitingCall, handler: DecodingBatchHandler<unknown>): Promise<void> {
     for (;;) {
       // The waiting call first: it may still have synchronous work before it really waits.
       await new Promise((resolve) => setImmediate(resolve));
       if (call.ended) return;
-      let budget = PREPARE_SLICE;
+      let budget = DECODE_SLICE;
       for (const segment of this.queue) {
-        for (; segment.prepared < segment.messages.length && budget > 0; budget -= 1) {
-          prepare(segment.messages[segment.prepared]);
-          segment.prepared += 1;
+        for (; segment.decoded.length < segment.messages.length && budget > 0; budget -= 1) {
+          segment.decoded.push(handler.decode(segment.messages[segment.decoded.length]));
         }
         if (budget === 0) break;
       }
       if (budget > 0) {
-        // Everything queued is prepared: wait for the next publish, or for the call to end.
+        // Everything queued is decoded: wait for the next publish, or for the call to end.
         await new Promise<void>((resolve) => (call.wake = resolve));
         call.wake = undefined;
       }
     }
   }
 
-  private async deliver(topic: string, segments: Segment[]): Promise<void> {
-    const handler = this.handler;
-    if (!handler || segments.length === 0) return;
+  /** One handler call over `segments` (non-empty, one topic). */
+  private async deliver(
+    handler: DecodingBatchHandler<unknown>,
+    topic: string,
+    segments: Segment[],
+  ): Promise<void> {
     const messages: ConsumedMessage[] = [];
     for (const segment of segments) {
       for (const message of segment.messages) messages.push(message);
     }
+    const decoded = () => {
+      const values: unknown[] = [];
+      for (const segment of segments) {
+        segment.messages.forEach((message, index) =>
+          values.push(index < segment.decoded.length ? segment.decoded[index] : handler.decode(message)),
+        );
+      }
+      return values;
+    };
     const call: WaitingCall = { ended: false };
-    let preparing: Promise<void> | undefined;
+    let decoding: Promise<void> | undefined;
     const waiting = () => {
       this.waitingCall = call;
-      preparing ??= this.prepareQueued(call).catch((error: unknown) =>
-        this.logger.error({ err: error }, 'preparing queued messages failed'),
+      decoding ??= this.decodeQueued(call, handler).catch((error: unknown) =>
+        this.logger.error({ err: error }, 'decoding queued messages failed'),
       );
     };
     try {
-      await handler({ topic, partition: 0, messages, waiting });
+      await handler.handle({ topic, partition: 0, messages, decoded, waiting });
     } catch (error) {
       this.logger.warn(
         {
@@ -329,7 +346,7 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
       call.ended = true;
       call.wake?.();
       if (this.waitingCall === call) this.waitingCall = undefined;
-      await preparing;
+      await decoding;
     }
     for (const { publish } of segments) {
       publish.remainingSegments -= 1;

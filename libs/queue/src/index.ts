@@ -1,4 +1,5 @@
 export * from './queue.types';
+export * from './decoded-batch.util';
 export * from './queue.errors';
 export * from './queue-logger.util';
 export * from './kafka-client.util';

@@ -13,7 +13,14 @@ import { createKafkaClient, isKafkaConfigurationError, type KafkaClientOptions }
 import { KafkaConsumerState, type KafkaConsumerStatus } from './kafka-consumer.status';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger, type KafkaLogEntry, type QueueLogger } from './queue-logger.util';
-import type { BatchHandler, ConsumedMessage, EventConsumer, QueueReadiness } from './queue.types';
+import { decodingInCall } from './decoded-batch.util';
+import type {
+  BatchHandler,
+  ConsumedMessage,
+  DecodingBatchHandler,
+  EventConsumer,
+  QueueReadiness,
+} from './queue.types';
 
 export interface KafkaConsumerOptions extends KafkaClientOptions {
   groupId: string;
@@ -185,6 +192,11 @@ export class KafkaEventConsumer implements EventConsumer {
     // A bad option (kafkajs refuses a heartbeat not below the session timeout) fails the start.
     this.connectAndRun().catch((error: unknown) => this.fail(error));
     return started;
+  }
+
+  /** Decodes in the call: the partitions' calls run side by side, none waits while another decodes. */
+  startDecoding<Decoded>(handler: DecodingBatchHandler<Decoded>): Promise<void> {
+    return this.start(decodingInCall(handler));
   }
 
   stop(): Promise<void> {

@@ -49,13 +49,6 @@ export interface ConsumedBatch {
    * the partition's lag after this batch is `highWatermark - lastOffset - 1`.
    */
   highWatermark?: string;
-  /**
-   * Given by a consumer that can use the handler's waits (the in-process bus): the handler calls it
-   * when what is left of the call mostly waits for another thread (its ClickHouse insert), and the
-   * consumer then prepares the next batches' messages meanwhile (`BatchHandlerHooks.prepare`),
-   * starting after the call's synchronous work of the moment.
-   */
-  waiting?: () => void;
 }
 
 /**
@@ -65,15 +58,27 @@ export interface ConsumedBatch {
  */
 export type BatchHandler = (batch: ConsumedBatch) => Promise<void>;
 
-/** What a handler offers its consumer beside the call itself. */
-export interface BatchHandlerHooks {
+/**
+ * A handler in two steps, so that its consumer may run the first ahead of the call: `decode` is
+ * the work on one message that needs nothing but the message, `handle` is the call (with
+ * BatchHandler's contract). The in-process bus decodes queued messages while the running call
+ * waits (`DecodedBatch.waiting`); a Kafka consumer decodes in the call.
+ */
+export interface DecodingBatchHandler<Decoded> {
+  decode(message: ConsumedMessage): Decoded;
+  handle(batch: DecodedBatch<Decoded>): Promise<void>;
+}
+
+/** A batch for a DecodingBatchHandler. */
+export interface DecodedBatch<Decoded> extends ConsumedBatch {
+  /** `decode` of each message, in order: what was decoded ahead of the call, the rest now. */
+  decoded(): Decoded[];
   /**
-   * The handler's work on one message that needs nothing but the message (decoding it), done ahead
-   * of its call while the running call waits (`ConsumedBatch.waiting`). The handler keeps what it
-   * made for the call that delivers this same message object. Only the in-process bus calls it:
-   * a Kafka consumer's calls run side by side, one per partition, and leave no such waits.
+   * The handler says that what is left of its call mostly waits for another thread (its ClickHouse
+   * insert): a consumer whose calls run one after another on this thread decodes the next calls'
+   * messages meanwhile. Kafka's calls run side by side, one per partition: nothing to do there.
    */
-  prepare?: (message: ConsumedMessage) => void;
+  waiting(): void;
 }
 
 export interface EventConsumer {
@@ -83,7 +88,9 @@ export interface EventConsumer {
    * `ready()` says why it waits. Rejects on what retrying cannot fix (a topic that does not
    * exist), or when stop() is called first.
    */
-  start(handler: BatchHandler, hooks?: BatchHandlerHooks): Promise<void>;
+  start(handler: BatchHandler): Promise<void>;
+  /** start() for a handler in two steps: each message is decoded before, or at the start of, its call. */
+  startDecoding<Decoded>(handler: DecodingBatchHandler<Decoded>): Promise<void>;
   /**
    * Stops intake, waits for the batch in flight, commits what was processed, leaves the group
    * (its partitions go to the other members at once), disconnects. Bounded even when the broker

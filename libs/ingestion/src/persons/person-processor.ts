@@ -73,14 +73,15 @@ export class PersonProcessor {
     this.lockTimeoutMs = Math.max(1, Math.floor(options.lockTimeoutMs ?? 10_000));
   }
 
-  async processBatch(
-    events: readonly CapturedEvent[],
-    parse: (event: CapturedEvent) => ParsedEvent | RejectedEvent = parseCapturedEvent,
-  ): Promise<EventOutcome[]> {
+  processBatch(events: readonly CapturedEvent[]): Promise<EventOutcome[]> {
+    return this.processParsed(events.map((event) => parseCapturedEvent(event)));
+  }
+
+  /** processBatch of events already through parseCapturedEvent (the ingestion handler decodes ahead). */
+  async processParsed(events: readonly (ParsedEvent | RejectedEvent)[]): Promise<EventOutcome[]> {
     const outcomes = new Array<EventOutcome | undefined>(events.length);
     const parsed: PositionedEvent[] = [];
-    events.forEach((captured, position) => {
-      const result = parse(captured);
+    events.forEach((result, position) => {
       if (isParsedEvent(result)) parsed.push({ position, event: result });
       else outcomes[position] = result;
     });

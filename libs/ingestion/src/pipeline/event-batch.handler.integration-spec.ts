@@ -15,12 +15,13 @@ import {
   ensureTopics,
   KafkaEventConsumer,
   KafkaEventPublisher,
-  type ConsumedBatch,
+  decodedInCall,
   type ConsumedMessage,
+  type DecodedBatch,
 } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { PersonProcessor } from '../persons/person-processor';
-import { EventBatchHandler, type EventBatchHandlerOptions } from './event-batch.handler';
+import { EventBatchHandler, type DecodedEvent, type EventBatchHandlerOptions } from './event-batch.handler';
 import { IngestedEventMarker } from './ingested-event.marker';
 import { TeamTokenCache } from './team-token.cache';
 
@@ -104,17 +105,21 @@ describe('EventBatchHandler', () => {
     };
   }
 
-  function batchOf(values: (CapturedEvent | string)[]): ConsumedBatch {
-    return {
-      topic: EVENTS_TOPIC,
-      partition: 0,
-      messages: values.map((value) => ({
-        key: typeof value === 'string' ? null : partitionKey(value.team_id, value.distinct_id),
-        value: typeof value === 'string' ? value : JSON.stringify(value),
-        headers: {},
-        offset: String(offset++),
-      })),
-    };
+  /** A batch as a Kafka consumer delivers it: each message decoded in the call. */
+  function batchOf(values: (CapturedEvent | string)[]): DecodedBatch<DecodedEvent> {
+    return decodedInCall(
+      {
+        topic: EVENTS_TOPIC,
+        partition: 0,
+        messages: values.map((value) => ({
+          key: typeof value === 'string' ? null : partitionKey(value.team_id, value.distinct_id),
+          value: typeof value === 'string' ? value : JSON.stringify(value),
+          headers: {},
+          offset: String(offset++),
+        })),
+      },
+      (message) => handler.decode(message),
+    );
   }
 
   it('writes persons to Postgres and rows to ClickHouse, dead-lettering what cannot be processed', async () => {
@@ -202,28 +207,28 @@ describe('EventBatchHandler', () => {
     });
   });
 
-  it('uses what prepare made of a message ahead of its call, once', async () => {
+  it('uses what was decoded of a message ahead of its call, and decodes it anew when delivered again', async () => {
     const batch = batchOf([captured('prepared', 'user-6', { $set: { ready: true } })]);
     const [message] = batch.messages;
-    handler.prepare(message);
-    // Not read again: the call takes what prepare decoded.
+    const ahead = handler.decode(message);
+    // Not read again: the call takes what was decoded ahead.
     message.value = '{not json';
     deadLetters.length = 0;
-    await handler.handle(batch);
+    await handler.handle({ ...batch, decoded: () => [ahead] });
     const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
     const stored = rows.filter((row) => row.event === 'prepared');
     expect(stored).toHaveLength(1);
     expect(JSON.parse(stored[0].person_properties)).toMatchObject({ ready: true });
     expect(deadLetters).toEqual([]);
 
-    // Delivered again, the same message object is decoded anew: what was prepared served once.
+    // Delivered again, the same message object is decoded anew: what was decoded ahead served once.
     await handler.handle(batch);
     expect(deadLetters.map((dead) => dead.headers[DEAD_LETTER_REASON_HEADER].split(':')[0])).toEqual([
       'invalid_json',
     ]);
   });
 
-  it('parses again an event an app changed in place after it was prepared', async () => {
+  it('parses again an event an app changed in place after it was decoded ahead', async () => {
     const transforming = handlerWith({
       transformations: {
         transformationTeams: () => Promise.resolve(new Set([teamId])),
@@ -236,8 +241,8 @@ describe('EventBatchHandler', () => {
       },
     });
     const batch = batchOf([captured('transformed in place', 'user-7', { plain: 1 })]);
-    transforming.prepare(batch.messages[0]);
-    await transforming.handle(batch);
+    const ahead = transforming.decode(batch.messages[0]);
+    await transforming.handle({ ...batch, decoded: () => [ahead] });
     const rows = await readEvents(clickhouse.client, clickhouse.database, { teamId });
     const stored = rows.find((row) => row.event === 'transformed in place')!;
     expect(JSON.parse(stored.properties)).toMatchObject({ plain: 1, transformed: true });
@@ -338,19 +343,22 @@ describe('EventBatchHandler', () => {
     }
 
     /** A batch of one malformed message of about 1.04 MB: under the broker's limit, as consumed. */
-    function poisonBatch(bytes: number): ConsumedBatch {
-      return {
-        topic: EVENTS_TOPIC,
-        partition: 3,
-        messages: [
-          {
-            key: `${runKey}:${offset}`,
-            value: `{"event": "${'x'.repeat(bytes - 11)}`,
-            headers: {},
-            offset: String(offset++),
-          },
-        ],
-      };
+    function poisonBatch(bytes: number): DecodedBatch<DecodedEvent> {
+      return decodedInCall(
+        {
+          topic: EVENTS_TOPIC,
+          partition: 3,
+          messages: [
+            {
+              key: `${runKey}:${offset}`,
+              value: `{"event": "${'x'.repeat(bytes - 11)}`,
+              headers: {},
+              offset: String(offset++),
+            },
+          ],
+        },
+        (message) => handler.decode(message),
+      );
     }
 
     it('dead-letters a bounded copy of a malformed message whose whole copy the producer refuses, and counts it', async () => {

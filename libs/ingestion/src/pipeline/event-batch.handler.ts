@@ -13,6 +13,8 @@ import {
   toDeadLetter,
   type ConsumedBatch,
   type ConsumedMessage,
+  type DecodedBatch,
+  type DecodingBatchHandler,
   type EventPublisher,
 } from '@hogbase/queue';
 import { CoalescedInsert } from './coalesced-insert';
@@ -59,6 +61,19 @@ interface RowOfMessage {
   event: ProcessedEvent;
 }
 
+/**
+ * What a message's event is before persons: the captured event and what person processing makes
+ * of it; undefined for a message that is not a JSON object.
+ */
+export type DecodedEvent = { event: CapturedEvent; parsed: ParsedEvent | RejectedEvent } | undefined;
+
+/** A message whose event is being processed; `parsed` is cleared when an app changed the event. */
+interface CapturedMessage {
+  message: ConsumedMessage;
+  event: CapturedEvent;
+  parsed: ParsedEvent | RejectedEvent | undefined;
+}
+
 function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
   try {
     const value: unknown = JSON.parse(message.value);
@@ -77,18 +92,11 @@ function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
  * consumer retries the whole batch without committing, which is safe because person processing
  * is idempotent and the events table deduplicates by UUID.
  */
-export class EventBatchHandler {
+export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
   private readonly metrics: IngestionMetrics;
   private readonly outcomes: IngestionMetrics['events'];
   /** The concurrent handler calls' rows, in shared inserts. */
   private readonly inserts: CoalescedInsert<EventRow>;
-  /**
-   * What `prepare` made of a message ahead of its call: the decoded event (undefined: not JSON),
-   * and what person processing makes of that event (parseCapturedEvent), each taken once, by the
-   * call that delivers the message.
-   */
-  private readonly prepared = new WeakMap<ConsumedMessage, CapturedEvent | undefined>();
-  private readonly preparsed = new WeakMap<CapturedEvent, ParsedEvent | RejectedEvent>();
 
   constructor(private readonly options: EventBatchHandlerOptions) {
     this.metrics = new IngestionMetrics(options.registry);
@@ -132,7 +140,7 @@ export class EventBatchHandler {
    * leaves `captured` for `dropped`. Sequential, so one person's events keep their order.
    */
   private async transform(
-    captured: { message: ConsumedMessage; event: CapturedEvent }[],
+    captured: CapturedMessage[],
     dropped: { uuid: string | null; teamId: number | null; reason: string }[],
   ): Promise<void> {
     const transformations = this.options.transformations;
@@ -145,10 +153,9 @@ export class EventBatchHandler {
         kept.push(entry);
         continue;
       }
-      // An app may change the event in place: what was parsed of it ahead is stale.
-      this.preparsed.delete(entry.event);
+      // An app may change the event in place: what was parsed of it before is stale.
       const transformed = await transformations.transform(entry.event);
-      if (transformed) kept.push({ message: entry.message, event: transformed });
+      if (transformed) kept.push({ message: entry.message, event: transformed, parsed: undefined });
       else dropped.push({ uuid: entry.event.uuid, teamId: entry.event.team_id, reason: 'dropped_by_app' });
     }
     captured.splice(0, captured.length, ...kept);
@@ -160,7 +167,7 @@ export class EventBatchHandler {
    * topic could name a project with a token of their own.
    */
   private async keepOwnTokens(
-    captured: { message: ConsumedMessage; event: CapturedEvent }[],
+    captured: CapturedMessage[],
     deadLetters: { message: ConsumedMessage; reason: string }[],
   ): Promise<void> {
     const { tokens } = this.options;
@@ -244,24 +251,20 @@ export class EventBatchHandler {
     }
   }
 
-  /**
-   * BatchHandlerHooks.prepare: decodes a message and parses its event ahead of its call, which
-   * then spends its time on persons and the insert only. Both steps depend on the message alone.
-   */
-  readonly prepare = (message: ConsumedMessage): void => {
+  /** The message's JSON and its event's parse: they depend on the message alone. */
+  readonly decode = (message: ConsumedMessage): DecodedEvent => {
     const event = parseMessage(message);
-    this.prepared.set(message, event);
-    if (event) this.preparsed.set(event, parseCapturedEvent(event));
+    return event && { event, parsed: parseCapturedEvent(event) };
   };
 
-  readonly handle = async (batch: ConsumedBatch): Promise<void> => {
+  readonly handle = async (batch: DecodedBatch<DecodedEvent>): Promise<void> => {
     this.metrics.consumed.inc({ topic: batch.topic }, batch.messages.length);
     await timed(this.metrics.batchDuration, () => this.handleBatch(batch));
     this.recordLag(batch);
   };
 
   /** The partition's lag once this batch is written, when the queue says where the partition ends. */
-  private recordLag(batch: ConsumedBatch & { highWatermark?: string }): void {
+  private recordLag(batch: ConsumedBatch): void {
     const last = batch.messages.at(-1);
     const end = batch.highWatermark;
     const digits = /^\d+$/;
@@ -277,28 +280,23 @@ export class EventBatchHandler {
    * NOTE: outcomes are counted once the whole batch succeeded: a batch that throws comes again,
    * and its events must not be counted twice.
    */
-  private async handleBatch(batch: ConsumedBatch): Promise<void> {
+  private async handleBatch(batch: DecodedBatch<DecodedEvent>): Promise<void> {
     const dropped: { uuid: string | null; teamId: number | null; reason: string }[] = [];
     const deadLetters: { message: ConsumedMessage; reason: string }[] = [];
-    const captured: { message: ConsumedMessage; event: CapturedEvent }[] = [];
-    for (const message of batch.messages) {
-      const event = this.prepared.has(message) ? this.prepared.get(message) : parseMessage(message);
-      this.prepared.delete(message);
-      if (event) captured.push({ message, event });
+    const captured: CapturedMessage[] = [];
+    const decoded = batch.decoded();
+    batch.messages.forEach((message, index) => {
+      const decodedEvent = decoded[index];
+      if (decodedEvent) captured.push({ message, ...decodedEvent });
       else deadLetters.push({ message, reason: 'invalid_json: the message is not a JSON object' });
-    }
+    });
 
     if (captured.length > 0) await this.keepOwnTokens(captured, deadLetters);
     if (this.options.transformations) await this.transform(captured, dropped);
 
     const outcomes = await timed(this.metrics.postgresWrite, () =>
-      this.options.persons.processBatch(
-        captured.map(({ event }) => event),
-        (event) => {
-          const parsed = this.preparsed.get(event);
-          this.preparsed.delete(event);
-          return parsed ?? parseCapturedEvent(event);
-        },
+      this.options.persons.processParsed(
+        captured.map(({ event, parsed }) => parsed ?? parseCapturedEvent(event)),
       ),
     );
     const rows: RowOfMessage[] = [];
@@ -327,7 +325,7 @@ export class EventBatchHandler {
     });
 
     // What is left is the insert: its text is built at once, then chDB works on its own threads.
-    batch.waiting?.();
+    batch.waiting();
     const written = rows.length > 0 ? await this.insertRows(rows, deadLetters) : 0;
     if (written > 0) {
       const refused = new Set(deadLetters.map(({ message }) => message));

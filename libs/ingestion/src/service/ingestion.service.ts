@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AppDestinations, AppTransformations, createAppsRuntime } from '@hogbase/apps-runtime';
 import type { ClickHouseClient } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
-import { sleep, type BatchHandler, type EventConsumer, type EventPublisher } from '@hogbase/queue';
+import { sleep, type EventConsumer, type EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
 import { PersonProcessor } from '../persons/person-processor';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
@@ -109,10 +109,7 @@ export function startIngestionService(
 
   let state: StartState = { phase: 'preparing' };
   let lastWrittenAt = Number.NEGATIVE_INFINITY;
-  const handle: BatchHandler = async (batch) => {
-    await handler.handle(batch);
-    lastWrittenAt = Date.now();
-  };
+
   const wroteRecently = () => Date.now() - lastWrittenAt < RECENT_WRITE_MS;
   const stopSignal = new AbortController();
 
@@ -153,7 +150,13 @@ export function startIngestionService(
     );
     if (!prepared) return;
     const joined = await untilDone('joining', 'start consuming', () =>
-      consumer.start(handle, { prepare: handler.prepare }),
+      consumer.startDecoding({
+        decode: handler.decode,
+        handle: async (batch) => {
+          await handler.handle(batch);
+          lastWrittenAt = Date.now();
+        },
+      }),
     );
     if (!joined || stopSignal.signal.aborted) return;
     state = { phase: 'consuming' };

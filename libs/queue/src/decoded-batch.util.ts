@@ -1,0 +1,24 @@
+import type {
+  BatchHandler,
+  ConsumedBatch,
+  ConsumedMessage,
+  DecodedBatch,
+  DecodingBatchHandler,
+} from './queue.types';
+
+/** `batch` for a DecodingBatchHandler whose consumer decodes nothing ahead: all of it in the call. */
+export function decodedInCall<Decoded>(
+  batch: ConsumedBatch,
+  decode: (message: ConsumedMessage) => Decoded,
+): DecodedBatch<Decoded> {
+  return {
+    ...batch,
+    decoded: () => batch.messages.map((message) => decode(message)),
+    waiting: () => undefined,
+  };
+}
+
+/** A DecodingBatchHandler as a plain BatchHandler, for a consumer whose calls run side by side. */
+export function decodingInCall<Decoded>(handler: DecodingBatchHandler<Decoded>): BatchHandler {
+  return (batch) => handler.handle(decodedInCall(batch, (message) => handler.decode(message)));
+}
