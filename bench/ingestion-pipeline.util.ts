@@ -5,7 +5,12 @@ import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import type { Counter, Histogram } from 'prom-client';
-import { closeClickHouse, createClickHouse, type ClickHouseClient } from '@hogbase/clickhouse';
+import {
+  closeClickHouse,
+  openClickHouse,
+  type ClickHouseClient,
+  type EventsWriter,
+} from '@hogbase/clickhouse';
 import { loadIngestionConfig, type IngestionConfig, type KafkaConfig } from '@hogbase/config';
 import {
   createDeadLetterPublisher,
@@ -44,6 +49,7 @@ export interface BenchIngestion {
  */
 export interface IngestionPipeline {
   clickhouse: ClickHouseClient;
+  events: EventsWriter;
   pool: Pool;
   deadLetters: KafkaEventPublisher;
   kafka: KafkaConfig & { brokers: string[] };
@@ -107,7 +113,7 @@ export async function openIngestionPipeline(
     EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   });
   const kafka = { ...config.kafka, brokers };
-  const clickhouse = createClickHouse(config.clickhouse);
+  const { client: clickhouse, events } = openClickHouse(config.clickhouse);
   const pool = createIngestionPool({ ...config.database, url: databaseUrl }, logger);
   const deadLetters = createDeadLetterPublisher(kafka, logger);
   const close = async () => {
@@ -127,6 +133,7 @@ export async function openIngestionPipeline(
 
   return {
     clickhouse,
+    events,
     pool,
     deadLetters,
     kafka,
@@ -161,6 +168,7 @@ export async function openIngestionPipeline(
       const service = await startIngestionService(config, {
         pool,
         clickhouse,
+        events,
         consumer,
         deadLetters,
         logger,

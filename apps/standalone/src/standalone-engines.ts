@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { createCapturePublisher } from '@hogbase/capture-server';
-import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
+import { closeClickHouse, openClickHouse } from '@hogbase/clickhouse';
 import { ConfigError, STANDALONE_JOB_ENGINE_CONNECTIONS, type StandaloneConfig } from '@hogbase/config';
 import {
   createIngestionConsumer,
@@ -44,7 +44,7 @@ export function openStandaloneEngines(
   logger: Logger,
 ): StandaloneEngines {
   const databaseUrl = postgres.url;
-  const clickhouse = createClickHouse(config.clickhouse);
+  const { client: clickhouse, events } = openClickHouse(config.clickhouse);
   const ingestionPool = createIngestionPool(
     { url: databaseUrl, poolSize: config.ingestion.database.poolSize },
     logger,
@@ -71,6 +71,7 @@ export function openStandaloneEngines(
       ingestion: {
         pool: ingestionPool,
         clickhouse,
+        events,
         consumer,
         deadLetters: publisher,
         logger: ingestionLogger,
@@ -93,6 +94,7 @@ export function openStandaloneEngines(
     ingestion: {
       pool: ingestionPool,
       clickhouse,
+      events,
       consumer: bus,
       deadLetters: bus,
       logger: ingestionLogger,

@@ -10,6 +10,12 @@ import {
   parseError,
 } from '@clickhouse/client';
 import type { ChdbConnection } from 'chdb/connection';
+import {
+  clientEventsWriter,
+  embeddedEventsWriter,
+  type EmbeddedRawInsert,
+  type EventsWriter,
+} from './events.repository';
 import { assertDatabaseName } from './sql-identifier.util';
 
 export type { ClickHouseClient } from '@clickhouse/client';
@@ -87,8 +93,8 @@ function loadChdb(): ChdbModules {
     );
   }
 }
-/** Each embedded client's native connection, for what only chDB offers (embeddedRawInsert). */
-const embeddedClients = new WeakMap<ClickHouseClient, ChdbConnection>();
+/** The embedded clients open, so that closing the last one releases the engine's data path. */
+const embeddedClients = new WeakSet<ClickHouseClient>();
 
 export class ClickHouseEngineError extends Error {
   /** `CHDB_CONNECTION` when chDB could not open its data path (as chDB's own error says). */
@@ -134,18 +140,8 @@ export function isEmbeddedClickHouse(client: ClickHouseClient): boolean {
   return embeddedClients.has(client);
 }
 
-/**
- * chDB's raw insert for an embedded client (undefined for a server's): the body goes to the engine
- * as the `Buffer` it is, with the settings in the statement. Through `client.insert` the chDB
- * connection joins the body to the statement as one string and applies each setting as a `SET`
- * statement of its own: on a 1,250-row insert of events that cost ~3 ms of the ~14.
- * Its errors are ClickHouse's (parseError), as the client's are.
- */
-export function embeddedRawInsert(
-  client: ClickHouseClient,
-): ((params: Parameters<ChdbConnection['chdb']['rawInsert']>[0]) => Promise<void>) | undefined {
-  const connection = embeddedClients.get(client);
-  if (!connection) return undefined;
+/** chDB's raw insert on `connection`, failing with ClickHouse's errors (parseError) as the client does. */
+function rawInsertOn(connection: ChdbConnection): EmbeddedRawInsert {
   return async (params) => {
     try {
       await connection.chdb.rawInsert(params);
@@ -158,14 +154,21 @@ export function embeddedRawInsert(
   };
 }
 
+/** A client, and the way event rows reach its engine: chosen here, where the engine is known. */
+export interface OpenedClickHouse {
+  client: ClickHouseClient;
+  /** The events table of the config's database, written as this engine takes rows best. */
+  events: EventsWriter;
+}
+
 /**
- * A `@clickhouse/client` client: HTTP to the server at `url`, or the in-process chDB engine under
- * `dataPath`. The SQL is the same for both; close it with `closeClickHouse`.
+ * createClickHouse, with the events writer of the engine it opened: the client's insert on a
+ * server, chDB's raw insert on the embedded engine.
  */
-export function createClickHouse(config: ClickHouseConnectionConfig): ClickHouseClient {
+export function openClickHouse(config: ClickHouseConnectionConfig): OpenedClickHouse {
   assertDatabaseName(config.database);
   if (config.url) {
-    return createClient({
+    const client = createClient({
       url: config.url,
       username: config.username,
       password: config.password,
@@ -173,11 +176,24 @@ export function createClickHouse(config: ClickHouseConnectionConfig): ClickHouse
       application: 'hogbase',
       clickhouse_settings: CLICKHOUSE_DEFAULT_SETTINGS,
     });
+    return { client, events: clientEventsWriter(client, config.database) };
   }
-  return createEmbeddedClient(config);
+  const { client, connection } = createEmbeddedClient(config);
+  return { client, events: embeddedEventsWriter(rawInsertOn(connection), config.database) };
 }
 
-function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseClient {
+/**
+ * A `@clickhouse/client` client: HTTP to the server at `url`, or the in-process chDB engine under
+ * `dataPath`. The SQL is the same for both; close it with `closeClickHouse`.
+ */
+export function createClickHouse(config: ClickHouseConnectionConfig): ClickHouseClient {
+  return openClickHouse(config).client;
+}
+
+function createEmbeddedClient(config: ClickHouseConnectionConfig): {
+  client: ClickHouseClient;
+  connection: ChdbConnection;
+} {
   const requested = config.dataPath ? path.resolve(config.dataPath) : embeddedEngine?.dataPath;
   if (!requested) {
     throw new ClickHouseEngineError(
@@ -216,8 +232,8 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): ClickHouseCli
   });
   embeddedEngine = embeddedEngine ?? { dataPath: requested, openClients: 0 };
   embeddedEngine.openClients += 1;
-  embeddedClients.set(client, connection);
-  return client;
+  embeddedClients.add(client);
+  return { client, connection };
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ClickHouseError } from '@clickhouse/client';
 import { toClickHouseDateTime64 } from './clickhouse-datetime.util';
 import type { EventRow } from './event-row';
-import { insertEvents, readEvents, rowContentErrorName } from './events.repository';
+import { readEvents, rowContentErrorName } from './events.repository';
 import { createTestClickHouse, TestClickHouse } from './testing';
 
 const PERSON_ID = '0190c3a4-1b2c-7d3e-8f40-123456789abc';
@@ -50,8 +50,8 @@ describe('events repository', () => {
       }),
     );
 
-    await insertEvents(clickHouse.client, clickHouse.database, rows);
-    await insertEvents(clickHouse.client, clickHouse.database, rows);
+    await clickHouse.events.insert(rows);
+    await clickHouse.events.insert(rows);
 
     const stored = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
     expect(stored).toHaveLength(1_000);
@@ -64,8 +64,8 @@ describe('events repository', () => {
 
   it('keeps the latest version of an event inserted again', async () => {
     const row = eventRow({ _timestamp: '2024-03-01 10:00:01' });
-    await insertEvents(clickHouse.client, clickHouse.database, [row]);
-    await insertEvents(clickHouse.client, clickHouse.database, [
+    await clickHouse.events.insert([row]);
+    await clickHouse.events.insert([
       { ...row, person_properties: '{"plan":"pro"}', _timestamp: '2024-03-01 10:05:00' },
     ]);
 
@@ -75,7 +75,7 @@ describe('events repository', () => {
 
   it('deduplicates within a project only: the same uuid in another project is another event', async () => {
     const row = eventRow();
-    await insertEvents(clickHouse.client, clickHouse.database, [row, { ...row, team_id: 2 }]);
+    await clickHouse.events.insert([row, { ...row, team_id: 2 }]);
 
     expect(await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 })).toHaveLength(1);
     expect(await readEvents(clickHouse.client, clickHouse.database, { teamId: 2 })).toHaveLength(1);
@@ -87,7 +87,7 @@ describe('events repository', () => {
       created_at: toClickHouseDateTime64('2024-03-01T01:00:00.000001+01:00'),
       person_created_at: '2023-12-31 23:59:59.123',
     });
-    await insertEvents(clickHouse.client, clickHouse.database, [row]);
+    await clickHouse.events.insert([row]);
 
     const [stored] = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
     expect(stored).toMatchObject({
@@ -102,7 +102,7 @@ describe('events repository', () => {
       properties: JSON.stringify({ $group_0: 'acme', $group_2: 42, emoji: '🦔', quote: 'it\'s "ok"' }),
       elements_chain: 'a:nth-child="1"',
     });
-    await insertEvents(clickHouse.client, clickHouse.database, [row]);
+    await clickHouse.events.insert([row]);
 
     const [stored] = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
     expect(stored).toEqual({
@@ -129,7 +129,7 @@ describe('events repository', () => {
       person_properties: JSON.stringify({ name: text }),
       $group_0: text,
     });
-    await insertEvents(clickHouse.client, clickHouse.database, [row]);
+    await clickHouse.events.insert([row]);
 
     const [stored] = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
     expect(stored).toMatchObject(row);
@@ -139,7 +139,7 @@ describe('events repository', () => {
     const properties = JSON.stringify({ $group_0: 'acme' });
     const withGroup = eventRow({ properties, $group_0: 'explicit', _offset: 7 });
     const withoutGroup = eventRow({ properties });
-    await insertEvents(clickHouse.client, clickHouse.database, [withGroup, withoutGroup]);
+    await clickHouse.events.insert([withGroup, withoutGroup]);
 
     const stored = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
     const byUuid = new Map(stored.map((event) => [event.uuid, event]));
@@ -148,7 +148,7 @@ describe('events repository', () => {
   });
 
   it('returns 64-bit integers as strings, exactly, past 2^53', async () => {
-    await insertEvents(clickHouse.client, clickHouse.database, [eventRow({ _offset: '9007199254740993' })]);
+    await clickHouse.events.insert([eventRow({ _offset: '9007199254740993' })]);
 
     const [stored] = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
     expect(stored?._offset).toBe('9007199254740993');
@@ -159,14 +159,14 @@ describe('events repository', () => {
   it('refuses a row with a field the table does not have, instead of dropping it', async () => {
     const row = { ...eventRow(), not_a_column: 'x' } as EventRow;
 
-    await expect(insertEvents(clickHouse.client, clickHouse.database, [row])).rejects.toThrow(/not_a_column/);
+    await expect(clickHouse.events.insert([row])).rejects.toThrow(/not_a_column/);
     expect(await count(clickHouse, false)).toBe('0');
   });
 
   it("refuses a value the column cannot hold with ClickHouse's exception name, and writes none of the batch", async () => {
     const rows = [eventRow(), eventRow({ person_id: 'not-a-uuid' })];
 
-    const refusal = insertEvents(clickHouse.client, clickHouse.database, rows);
+    const refusal = clickHouse.events.insert(rows);
 
     await expect(refusal).rejects.toBeInstanceOf(ClickHouseError);
     expect(rowContentErrorName(await refusal.catch((error: unknown) => error))).toMatch(/^CANNOT_PARSE/);
@@ -174,7 +174,7 @@ describe('events repository', () => {
   });
 
   it('does nothing for an empty batch', async () => {
-    await insertEvents(clickHouse.client, clickHouse.database, []);
+    await clickHouse.events.insert([]);
 
     expect(await count(clickHouse, false)).toBe('0');
   });
@@ -182,11 +182,8 @@ describe('events repository', () => {
   it('keeps the rows of two databases apart on the shared engine', async () => {
     const other = await createTestClickHouse();
     try {
-      await insertEvents(clickHouse.client, clickHouse.database, [eventRow({ event: 'in-first' })]);
-      await insertEvents(other.client, other.database, [
-        eventRow({ event: 'in-second' }),
-        eventRow({ event: 'in-second' }),
-      ]);
+      await clickHouse.events.insert([eventRow({ event: 'in-first' })]);
+      await other.events.insert([eventRow({ event: 'in-second' }), eventRow({ event: 'in-second' })]);
 
       const first = await readEvents(clickHouse.client, clickHouse.database, { teamId: 1 });
       const second = await readEvents(other.client, other.database, { teamId: 1 });

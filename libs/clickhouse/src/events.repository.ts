@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { embeddedRawInsert } from './clickhouse.client';
 import { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow, type StoredEventRow } from './event-row';
 import { eventRowsAsTsv } from './events-tsv.util';
 import { assertDatabaseName } from './sql-identifier.util';
@@ -24,39 +23,75 @@ const EMBEDDED_INSERT_SETTINGS = {
 };
 
 /**
- * Inserts a batch in one INSERT (TabSeparated: eventRowsAsTsv), so a batch is one part, not one
- * part per event. Rows that leave out different optional columns go in one INSERT per set of
- * columns. Inserting rows again is harmless: the table collapses rows with the same team, day and
- * uuid. On the embedded engine the INSERT is chDB's raw insert (embeddedRawInsert).
+ * Writes batches of rows to one database's events table, each batch in one INSERT (TabSeparated:
+ * eventRowsAsTsv), so a batch is one part, not one part per event; rows that leave out different
+ * optional columns go in one INSERT per set of columns. Writing rows again is harmless: the table
+ * collapses rows with the same team, day and uuid. Made by openClickHouse for the engine it
+ * opened (OpenedClickHouse.events).
  */
-export async function insertEvents(
+export interface EventsWriter {
+  insert(rows: readonly EventRow[]): Promise<void>;
+}
+
+/** chDB's raw insert: the body as a `Buffer`, the settings in the statement. */
+export type EmbeddedRawInsert = (params: {
+  table: string;
+  values: Buffer;
+  format: 'TabSeparatedWithNames';
+  settings: Record<string, number>;
+}) => Promise<void>;
+
+/** Through `@clickhouse/client`'s insert: what a ClickHouse server gets, and any client can do. */
+export function clientEventsWriter(client: ClickHouseClient, database: string): EventsWriter {
+  const table = `${assertDatabaseName(database)}.${EVENTS_TABLE}`;
+  return {
+    async insert(rows) {
+      for (const { columns, body } of eventRowsAsTsv(rows)) {
+        await client.insert({
+          table,
+          // Backquoted: `$group_0` is not a bare identifier.
+          columns: columns.map((column) => `\`${column}\``) as [string, ...string[]],
+          values: Readable.from([body], { objectMode: false, encoding: 'utf8' }),
+          format: 'TabSeparated',
+          clickhouse_settings: INSERT_SETTINGS,
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Through chDB's raw insert, on the embedded engine: its `@clickhouse/client` connection would
+ * join the body to the statement as one string and send each setting as a `SET` of its own.
+ */
+export function embeddedEventsWriter(rawInsert: EmbeddedRawInsert, database: string): EventsWriter {
+  const table = `${assertDatabaseName(database)}.${EVENTS_TABLE}`;
+  return {
+    async insert(rows) {
+      for (const { columns, body } of eventRowsAsTsv(rows)) {
+        // The columns as the body's first row: the raw insert's column list takes only names of
+        // letters, digits and underscores, and `$group_0` is not one.
+        await rawInsert({
+          table,
+          values: Buffer.from(`${columns.join('\t')}\n${body}`),
+          format: 'TabSeparatedWithNames',
+          settings: EMBEDDED_INSERT_SETTINGS,
+        });
+      }
+    },
+  };
+}
+
+/**
+ * clientEventsWriter's insert, for tests and tools that put rows in place; ingestion writes
+ * through the writer its engine was opened with.
+ */
+export function insertEvents(
   client: ClickHouseClient,
   database: string,
   rows: readonly EventRow[],
 ): Promise<void> {
-  const table = `${assertDatabaseName(database)}.${EVENTS_TABLE}`;
-  const rawInsert = embeddedRawInsert(client);
-  for (const { columns, body } of eventRowsAsTsv(rows)) {
-    if (rawInsert) {
-      // The columns as the body's first row: the raw insert's column list takes only names of
-      // letters, digits and underscores, and `$group_0` is not one.
-      await rawInsert({
-        table,
-        values: Buffer.from(`${columns.join('\t')}\n${body}`),
-        format: 'TabSeparatedWithNames',
-        settings: EMBEDDED_INSERT_SETTINGS,
-      });
-      continue;
-    }
-    await client.insert({
-      table,
-      // Backquoted: `$group_0` is not a bare identifier.
-      columns: columns.map((column) => `\`${column}\``) as [string, ...string[]],
-      values: Readable.from([body], { objectMode: false, encoding: 'utf8' }),
-      format: 'TabSeparated',
-      clickhouse_settings: INSERT_SETTINGS,
-    });
-  }
+  return clientEventsWriter(client, database).insert(rows);
 }
 
 export interface ReadEventsOptions {

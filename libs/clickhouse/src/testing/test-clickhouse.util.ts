@@ -2,13 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ClickHouseClient, closeClickHouse, createClickHouse } from '../clickhouse.client';
+import { ClickHouseClient, closeClickHouse, openClickHouse } from '../clickhouse.client';
+import type { EventsWriter } from '../events.repository';
 import { migrateClickHouse } from '../migration-runner';
 
 export interface TestClickHouse {
   client: ClickHouseClient;
   /** A database of its own, named `test_clickhouse_<pid>_<random>`. */
   database: string;
+  /** Its events table, written as ingestion writes it on this engine (OpenedClickHouse.events). */
+  events: EventsWriter;
   /** Drops the database and closes the client. Safe to call twice. */
   drop(): Promise<void>;
 }
@@ -76,7 +79,7 @@ export async function createTestClickHouse(
   removeStaleDataPaths();
   const database = `test_clickhouse_${process.pid}_${randomBytes(4).toString('hex')}`;
   assertTestClickHouseDatabase(database);
-  const client = createClickHouse({ database, dataPath: testClickHouseDataPath() });
+  const { client, events } = openClickHouse({ database, dataPath: testClickHouseDataPath() });
   let dropped = false;
   const drop = async (): Promise<void> => {
     if (dropped) return;
@@ -98,5 +101,5 @@ export async function createTestClickHouse(
     await drop();
     throw error;
   }
-  return { client, database, drop };
+  return { client, database, events, drop };
 }

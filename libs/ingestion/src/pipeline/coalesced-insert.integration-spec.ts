@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { insertEvents, readEvents, rowContentErrorName, type EventRow } from '@hogbase/clickhouse';
-import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
+import {
+  closeClickHouse,
+  openClickHouse,
+  readEvents,
+  rowContentErrorName,
+  type EventRow,
+} from '@hogbase/clickhouse';
+import {
+  createTestClickHouse,
+  testClickHouseDataPath,
+  type TestClickHouse,
+} from '@hogbase/clickhouse/testing';
 import { CoalescedInsert } from './coalesced-insert';
 
 describe('CoalescedInsert on chDB', () => {
@@ -38,7 +48,7 @@ describe('CoalescedInsert on chDB', () => {
     const inserts: number[] = [];
     const insert = (batch: readonly EventRow[]) => {
       inserts.push(batch.length);
-      return insertEvents(clickhouse.client, clickhouse.database, batch);
+      return clickhouse.events.insert(batch);
     };
     return { inserts, insert };
   }
@@ -87,23 +97,31 @@ describe('CoalescedInsert on chDB', () => {
   });
 
   it('fails every write of a shared insert that fails for another reason, and goes on afterwards', async () => {
-    let database = `${clickhouse.database}_missing`;
-    const inserts: number[] = [];
-    const coalesced = new CoalescedInsert((batch: readonly EventRow[]) => {
-      inserts.push(batch.length);
-      return insertEvents(clickhouse.client, database, batch);
+    const missing = openClickHouse({
+      database: `${clickhouse.database}_missing`,
+      dataPath: testClickHouseDataPath(),
     });
-    const results = await Promise.allSettled([
-      coalesced.write(rows(1, 'a')),
-      coalesced.write(rows(1, 'b')),
-      coalesced.write(rows(1, 'c')),
-    ]);
-    expect(results.map(({ status }) => status)).toEqual(['rejected', 'rejected', 'rejected']);
-    expect(rowContentErrorName((results[1] as PromiseRejectedResult).reason)).toBeUndefined();
-    expect(inserts).toEqual([1, 2]);
+    try {
+      let events = missing.events;
+      const inserts: number[] = [];
+      const coalesced = new CoalescedInsert((batch: readonly EventRow[]) => {
+        inserts.push(batch.length);
+        return events.insert(batch);
+      });
+      const results = await Promise.allSettled([
+        coalesced.write(rows(1, 'a')),
+        coalesced.write(rows(1, 'b')),
+        coalesced.write(rows(1, 'c')),
+      ]);
+      expect(results.map(({ status }) => status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(rowContentErrorName((results[1] as PromiseRejectedResult).reason)).toBeUndefined();
+      expect(inserts).toEqual([1, 2]);
 
-    database = clickhouse.database;
-    await coalesced.write(rows(1, 'd'));
-    expect(await storedDistinctIds()).toEqual(['d']);
+      events = clickhouse.events;
+      await coalesced.write(rows(1, 'd'));
+      expect(await storedDistinctIds()).toEqual(['d']);
+    } finally {
+      await closeClickHouse(missing.client);
+    }
   });
 });

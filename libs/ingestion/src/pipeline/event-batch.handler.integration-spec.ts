@@ -1,8 +1,12 @@
 import { Client, Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { readEvents } from '@hogbase/clickhouse';
-import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
+import { closeClickHouse, openClickHouse, readEvents } from '@hogbase/clickhouse';
+import {
+  createTestClickHouse,
+  testClickHouseDataPath,
+  type TestClickHouse,
+} from '@hogbase/clickhouse/testing';
 import { DEAD_LETTER_TOPIC, EVENTS_TOPIC, partitionKey, type CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import {
@@ -66,8 +70,7 @@ describe('EventBatchHandler', () => {
   function handlerWith(options: Partial<EventBatchHandlerOptions> = {}): EventBatchHandler {
     return new EventBatchHandler({
       persons: new PersonProcessor(pool),
-      clickhouse: clickhouse.client,
-      database: clickhouse.database,
+      events: clickhouse.events,
       deadLetters: deadLetterBus,
       tokens: new TeamTokenCache(pool),
       ingestedEvents: new IngestedEventMarker(pool, pino({ level: 'silent' })),
@@ -485,7 +488,15 @@ describe('EventBatchHandler', () => {
   });
 
   it('throws (so the batch is retried, not committed) when ClickHouse cannot take the rows', async () => {
-    const broken = handlerWith({ database: 'test_database_that_does_not_exist' });
-    await expect(broken.handle(batchOf([captured('lost?', 'user-4')]))).rejects.toThrow();
+    const missing = openClickHouse({
+      database: 'test_database_that_does_not_exist',
+      dataPath: testClickHouseDataPath(),
+    });
+    try {
+      const broken = handlerWith({ events: missing.events });
+      await expect(broken.handle(batchOf([captured('lost?', 'user-4')]))).rejects.toThrow();
+    } finally {
+      await closeClickHouse(missing.client);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { insertEvents, rowContentErrorName, type ClickHouseClient, type EventRow } from '@hogbase/clickhouse';
+import { rowContentErrorName, type EventRow, type EventsWriter } from '@hogbase/clickhouse';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import type { DestinationEvent } from '@hogbase/apps-runtime';
 import type { PersonProcessor } from '../persons/person-processor';
@@ -25,8 +25,8 @@ import type { TeamTokenCache } from './team-token.cache';
 
 export interface EventBatchHandlerOptions {
   persons: PersonProcessor;
-  clickhouse: ClickHouseClient;
-  database: string;
+  /** The events table (OpenedClickHouse.events of the engine ingestion writes to). */
+  events: EventsWriter;
   /** Where messages that cannot be processed go, with the reason in a header. */
   deadLetters: EventPublisher;
   /** Whether a message's token is its project's (a message whose token is not is dead-lettered). */
@@ -103,7 +103,7 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     this.outcomes = this.metrics.events;
     this.inserts = new CoalescedInsert((rows) => {
       this.metrics.clickhouseInsertRows.observe(rows.length);
-      return insertEvents(options.clickhouse, options.database, rows);
+      return options.events.insert(rows);
     });
   }
 

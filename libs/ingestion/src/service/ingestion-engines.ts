@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { closeClickHouse, createClickHouse } from '@hogbase/clickhouse';
+import { closeClickHouse, openClickHouse } from '@hogbase/clickhouse';
 import { ConfigError, type DatabaseConfig, type IngestionConfig, type KafkaConfig } from '@hogbase/config';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { postgresPoolTimeouts } from '@hogbase/postgres';
@@ -86,12 +86,13 @@ export function openIngestionEngines(config: IngestionConfig, logger: Logger): O
   if (!brokers) throw new ConfigError('KAFKA_BROKERS', '', 'is required when ingestion runs alone');
   const kafka = { ...config.kafka, brokers };
   const pool = createIngestionPool({ ...config.database, url }, logger);
-  const clickhouse = createClickHouse(config.clickhouse);
+  const { client: clickhouse, events } = openClickHouse(config.clickhouse);
   const consumer = createIngestionConsumer(kafka, logger);
   const deadLetters = createDeadLetterPublisher(kafka, logger);
   return {
     pool,
     clickhouse,
+    events,
     consumer,
     deadLetters,
     logger,

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AppDestinations, AppTransformations, createAppsRuntime } from '@hogbase/apps-runtime';
-import type { ClickHouseClient } from '@hogbase/clickhouse';
+import type { ClickHouseClient, EventsWriter } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
 import { sleep, type EventConsumer, type EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
@@ -16,7 +16,10 @@ import { prepareEventStores } from './event-stores';
 export interface IngestionEngines {
   /** Persons and groups (createIngestionPool). */
   pool: Pool;
+  /** Migrations and readiness. */
   clickhouse: ClickHouseClient;
+  /** Where the events go: the writer openClickHouse made for the engine behind `clickhouse`. */
+  events: EventsWriter;
   /** The event topics' consumer: Kafka (createIngestionConsumer) or the in-process bus. */
   consumer: EventConsumer;
   /** Where messages that cannot be processed go: a Kafka publisher, or the in-process bus. */
@@ -76,7 +79,7 @@ export function startIngestionService(
   config: IngestionConfig,
   engines: IngestionEngines,
 ): Promise<RunningService> {
-  const { pool, clickhouse, consumer, deadLetters, logger } = engines;
+  const { pool, clickhouse, events, consumer, deadLetters, logger } = engines;
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics, prefix: 'ingestion_' });
   const apps = engines.databaseUrl ? createAppsRuntime(pool, config.apps, logger) : undefined;
@@ -96,8 +99,7 @@ export function startIngestionService(
   const transformations = apps ? new AppTransformations(pool, apps.apps, logger, metrics) : undefined;
   const handler = new EventBatchHandler({
     persons: new PersonProcessor(pool),
-    clickhouse,
-    database: config.clickhouse.database,
+    events,
     deadLetters,
     tokens: new TeamTokenCache(pool),
     ingestedEvents: new IngestedEventMarker(pool, logger),
