@@ -47,19 +47,10 @@ const RECENT_WRITE_MS = 10_000;
 type StartState =
   { phase: 'preparing' | 'joining'; lastError?: string } | { phase: 'consuming' } | { phase: 'stopped' };
 
-/** A consumer that can say why it is not consuming (EventConsumer.ready, where it has it). */
-interface SelfReportingConsumer {
-  ready?: () => { ready: boolean; reason?: string };
-}
-
 /** Whether the consumer is in its group and processing. */
 function consumerCheck(consumer: EventConsumer): CheckResult {
-  const reporting = consumer as EventConsumer & SelfReportingConsumer;
-  if (typeof reporting.ready === 'function') {
-    const { ready, reason } = reporting.ready();
-    return ready || (reason ?? 'the consumer is not consuming');
-  }
-  return consumer.healthy() || 'the consumer is not consuming (rejoining its group or stopped)';
+  const { ready, reason } = consumer.ready();
+  return ready || (reason ?? 'the consumer is not consuming');
 }
 
 function messageOf(error: unknown): string {
@@ -174,8 +165,8 @@ export function startIngestionService(
         return `preparing the event stores${state.lastError ? `: ${state.lastError}` : ''}`;
       case 'joining': {
         // The consumer may know better why it has not joined yet (the broker unreachable, say).
-        const own = (consumer as EventConsumer & SelfReportingConsumer).ready?.();
-        const reason = state.lastError ?? (own?.ready === false ? own.reason : undefined);
+        const own = consumer.ready();
+        const reason = state.lastError ?? (own.ready ? undefined : own.reason);
         return `joining the consumer group${reason ? `: ${reason}` : ''}`;
       }
       case 'stopped':
