@@ -68,8 +68,7 @@ function fieldOf(value: EventRow[EventColumn]): string {
  *
  * Why not JSONEachRow: the JSON columns (`properties`, `person_properties`) are strings holding
  * JSON, and a JSON row would escape every quote in them, which ClickHouse then unescapes; here
- * they go as written. On the ingestion bench, a fifth less ClickHouse write time per row
- * (bench/README.md).
+ * they go as written.
  */
 export function eventRowsAsTsv(rows: readonly EventRow[]): EventsTsv[] {
   const byShape = new Map<number, { columns: EventColumn[]; lines: string[] }>();

@@ -29,8 +29,8 @@ function messageOf(error: unknown): string {
 /**
  * The consumer's state, from the facts its events report (joined, Kafka unreachable, a batch
  * failing...), summed up as one status. A change of status is logged once, whatever number of
- * retries it spans (a broker outage used to print a line per connection attempt), and is what
- * `ready()` answers.
+ * retries it spans (not once per connection attempt of a broker outage), and is what `ready()`
+ * answers.
  */
 export class KafkaConsumerState {
   private lifecycle: Lifecycle = 'idle';

@@ -83,10 +83,9 @@ function partitionOf(_message: OutgoingMessage, key: Buffer | undefined): number
  * messages, so capture may answer 200. Failures become QueueUnavailableError (503) or
  * MessageTooLargeError (413).
  *
- * The client is @platformatic/kafka: measured beside kafkajs on the same broker and messages
- * (50-event publishes, 50 in flight), it took two to three times the events per second at less
- * than half the CPU per event (`npm run bench -- batch` reports both paths). Concurrent publishes
- * are pipelined on the broker connection, up to `maxInFlightRequests` produce requests at once.
+ * The client is @platformatic/kafka, for its throughput and CPU per event beside kafkajs
+ * (`npm run bench -- batch` measures both). Concurrent publishes are pipelined on the broker
+ * connection, up to `maxInFlightRequests` produce requests at once.
  *
  * NOTE: a publish that times out may still be written by the broker later (the request was on its
  * way); the SDK then retries and the duplicate is removed by the events table (dedup by UUID). For

@@ -21,11 +21,11 @@ export interface MergeRequest {
 }
 
 /**
- * PostHog's triggers (person-merge-service.ts): `$create_alias` / `$merge_dangerously` with a
- * truthy `alias`, and `$identify` with an `$anon_distinct_id` property (even a null one, which
- * stringifies to the illegal "null"). PostHog merges into the event's distinct id in every case;
- * we do too except for `$create_alias`, where the interface spec has the sender's id merged into
- * the alias, which becomes the main id.
+ * PostHog's triggers (nodejs/src/worker/ingestion/persons/person-merge-service.ts):
+ * `$create_alias` / `$merge_dangerously` with a truthy `alias`, and `$identify` with an
+ * `$anon_distinct_id` property (even a null one, which stringifies to the illegal "null"). PostHog
+ * merges into the event's distinct id in every case; we do too except for `$create_alias`, whose
+ * sender's id is merged into the alias, which becomes the main id.
  */
 export function mergeRequestOf(event: ParsedEvent): MergeRequest | null {
   const { properties } = event;
@@ -152,7 +152,7 @@ export class PersonEventApplier {
   }
 
   /**
-   * PostHog's merge rules (reference §2.2), in the direction of `mergeRequestOf`: the into id's
+   * PostHog's merge rules (person-merge-service.ts), in the direction of `mergeRequestOf`: the into id's
    * person survives and the other id joins it. Refused: same id, an illegal id on either side, or
    * an identified other person (except `$merge_dangerously`). Returns null when no merge applies,
    * so the event is processed as a plain property update of its own distinct id.

@@ -46,7 +46,7 @@ const rejectionFor = (
 });
 
 /**
- * Person and group processing for one consumed batch (ARCHITECTURE.md, data flow step 3).
+ * Person and group processing for one consumed batch, before its events are written.
  *
  * One transaction per batch, across its projects: lock the batch's distinct ids, read their
  * persons in two queries, apply the events in order in memory, write what changed with one

@@ -8,15 +8,13 @@ interface WaitingWrite<Row> {
 
 /**
  * Shares one INSERT between the handler calls that write at the same time (the partitions consumed
- * concurrently), so ClickHouse gets fewer, larger parts. Measured on chDB (rows of ~1.5 KB,
- * 200,000 rows): the engine's CPU, merges included, is 8.2 s in inserts of 400 rows, 5.5 s in
- * inserts of 1,000 and 4.1 s in inserts of 5,000: each insert (a part, and its share of the merges)
- * has a fixed cost beside the cost of its rows.
+ * concurrently), so ClickHouse gets fewer, larger parts: each insert (a part, and its share of
+ * the merges) has a fixed cost beside the cost of its rows (bench/README.md has the figures).
  *
  * One insert runs at a time. A write that arrives while it runs waits and goes with every other
  * waiting write in the next one (up to `maxRows`); a write that finds nothing running leaves at
  * once, so a lone batch never lingers. `write` resolves once its own rows are written, so a caller
- * commits its offsets only after its rows are stored, as before.
+ * commits its offsets only after its rows are stored.
  *
  * When a shared insert is refused for a row's content (rowContentErrorName), the rows are not
  * attributed: every write in it is tried again alone, so only the write that holds the refused
