@@ -1,11 +1,34 @@
 import { Module } from '@nestjs/common';
 import { FlagPermissionsService } from '../feature-flags/flag-permissions.service';
-import { FeatureFlagRoleAccessController, RolesController } from './roles.controller';
+import { FeatureFlagRoleAccessController } from './feature-flag-role-access.controller';
+import { FeatureFlagRoleAccessRepository } from './feature-flag-role-access.repository';
+import { FeatureFlagRoleAccessService } from './feature-flag-role-access.service';
+import { OrganizationResourceAccessRepository } from './organization-resource-access.repository';
+import { RoleMembershipRepository } from './role-membership.repository';
+import { RoleRepository } from './role.repository';
+import { RolesController } from './roles.controller';
 import { RolesService } from './roles.service';
 
+/**
+ * Roles, their members and their access to flags. It provides FlagPermissionsService, which the
+ * flags feature uses and which reads roles: the flags feature imports this module, not the reverse.
+ */
 @Module({
   controllers: [RolesController, FeatureFlagRoleAccessController],
-  providers: [RolesService, FlagPermissionsService],
-  exports: [FlagPermissionsService],
+  providers: [
+    RoleRepository,
+    RoleMembershipRepository,
+    FeatureFlagRoleAccessRepository,
+    OrganizationResourceAccessRepository,
+    RolesService,
+    FeatureFlagRoleAccessService,
+    FlagPermissionsService,
+  ],
+  exports: [
+    FlagPermissionsService,
+    RoleRepository,
+    FeatureFlagRoleAccessRepository,
+    OrganizationResourceAccessRepository,
+  ],
 })
 export class RolesModule {}

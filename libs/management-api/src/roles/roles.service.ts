@@ -1,70 +1,48 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, QueryFailedError } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import {
-  FeatureFlag,
-  FeatureFlagRoleAccess,
-  MembershipLevel,
-  OrganizationMembership,
-  OrganizationResourceAccess,
-  ResourceAccessLevel,
-  Role,
-  RoleMembership,
-  User,
-} from '@hogbase/postgres';
-import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
+import { MembershipLevel, ResourceAccessLevel, type Role, type User } from '@hogbase/postgres';
+import type { ResolvedOrganization } from '../auth/access-context';
 import { ApiError, notFound, permissionDenied } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
-import { presentFeatureFlag } from '../feature-flags/feature-flag.presenter';
-import { FEATURE_FLAGS_RESOURCE, FlagPermissionsService } from '../feature-flags/flag-permissions.service';
-import type { CreateRoleAccessDto, CreateRoleDto, CreateRoleMembershipDto, UpdateRoleDto } from './roles.dto';
+import { FeatureFlagRoleAccessRepository } from './feature-flag-role-access.repository';
+import { OrganizationResourceAccessRepository } from './organization-resource-access.repository';
+import { RoleMembershipRepository } from './role-membership.repository';
+import { RoleRepository } from './role.repository';
+import type { CreateRoleDto, CreateRoleMembershipDto, UpdateRoleDto } from './roles.dto';
 import {
   presentMembership,
   presentRole,
-  presentRoleAccess,
-  type RoleAccessResponse,
   type RoleMembershipResponse,
   type RoleResponse,
 } from './role.presenter';
 
-const UNIQUE_VIOLATION = '23505';
 const ADMIN_REQUIRED = 'You need to have admin level or higher.';
 
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof QueryFailedError && (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
-  );
-}
-
 /**
- * Roles of an organization, their members, and their access to flags (PostHog's ee role and
- * feature_flag_role_access viewsets, reference §8.4). Writes on roles need an admin.
+ * Roles of an organization and their members (PostHog's `ee/api/rbac/role.py`). Writes need an
+ * admin, checked before the role is looked up: a member is refused even for a role that does not
+ * exist. A path id the route could not read is null, and names no role.
  */
 @Injectable()
 export class RolesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly permissions: FlagPermissionsService,
+    private readonly roles: RoleRepository,
+    private readonly memberships: RoleMembershipRepository,
+    private readonly flagAccess: FeatureFlagRoleAccessRepository,
+    private readonly resourceAccess: OrganizationResourceAccessRepository,
   ) {}
 
   async list(
     { organization }: ResolvedOrganization,
     page: PageRequest,
   ): Promise<{ count: number; results: RoleResponse[] }> {
-    const [roles, count] = await this.dataSource.getRepository(Role).findAndCount({
-      where: { organizationId: organization.id },
-      relations: { createdBy: true },
-      order: { createdAt: 'ASC', id: 'ASC' },
-      skip: page.offset,
-      take: page.limit,
-    });
-    return { count, results: await this.presentAll(roles) };
+    const [roles, count] = await this.roles.listInOrganization(organization.id, page);
+    return { count, results: await this.present(roles) };
   }
 
-  async retrieve(resolved: ResolvedOrganization, id: string): Promise<RoleResponse> {
-    return (await this.presentAll([await this.find(resolved, id)]))[0];
+  async retrieve(resolved: ResolvedOrganization, id: string | null): Promise<RoleResponse> {
+    return (await this.present([await this.find(resolved, id)]))[0];
   }
 
   async create(user: User, resolved: ResolvedOrganization, dto: CreateRoleDto): Promise<RoleResponse> {
@@ -72,219 +50,80 @@ export class RolesService {
     // A new role starts at the organization's default level for flags (37 without one).
     const level =
       dto.feature_flags_access_level ??
-      (
-        await this.dataSource
-          .getRepository(OrganizationResourceAccess)
-          .findOneBy({ organizationId: resolved.organization.id, resource: FEATURE_FLAGS_RESOURCE })
-      )?.accessLevel ??
+      (await this.resourceAccess.flagsLevel(resolved.organization.id)) ??
       ResourceAccessLevel.CanAlwaysEdit;
-    const repository = this.dataSource.getRepository(Role);
-    const role = repository.create({
+    const role = await this.roles.insert({
       id: uuidv7(),
       organizationId: resolved.organization.id,
       name: dto.name,
       featureFlagsAccessLevel: level,
       createdById: user.id,
     });
-    await this.saveUnique(role);
+    if (!role) throw nameTaken();
     role.createdBy = user;
     return presentRole(role, [], []);
   }
 
-  async update(resolved: ResolvedOrganization, id: string, dto: UpdateRoleDto): Promise<RoleResponse> {
+  async update(resolved: ResolvedOrganization, id: string | null, dto: UpdateRoleDto): Promise<RoleResponse> {
     requireAdmin(resolved);
     const role = await this.find(resolved, id);
     if (dto.name !== undefined) role.name = dto.name;
     if (dto.feature_flags_access_level !== undefined)
       role.featureFlagsAccessLevel = dto.feature_flags_access_level;
-    const { createdBy, ...columns } = role;
-    await this.saveUnique(columns);
-    role.createdBy = createdBy;
-    return (await this.presentAll([role]))[0];
+    if (!(await this.roles.update(role))) throw nameTaken();
+    return (await this.present([role]))[0];
   }
 
-  async remove(resolved: ResolvedOrganization, id: string): Promise<void> {
+  async remove(resolved: ResolvedOrganization, id: string | null): Promise<void> {
     requireAdmin(resolved);
     const role = await this.find(resolved, id);
-    await this.dataSource.getRepository(Role).delete({ id: role.id });
+    await this.roles.delete(role.id);
   }
 
-  async listMembers(resolved: ResolvedOrganization, roleId: string, page: PageRequest) {
+  async listMembers(
+    resolved: ResolvedOrganization,
+    roleId: string | null,
+    page: PageRequest,
+  ): Promise<{ count: number; results: RoleMembershipResponse[] }> {
     const role = await this.find(resolved, roleId);
-    const [members, count] = await this.dataSource.getRepository(RoleMembership).findAndCount({
-      where: { roleId: role.id },
-      relations: { user: true },
-      order: { joinedAt: 'ASC', id: 'ASC' },
-      skip: page.offset,
-      take: page.limit,
-    });
+    const [members, count] = await this.memberships.listOfRole(role.id, page);
     return { count, results: members.map(presentMembership) };
   }
 
   async addMember(
     resolved: ResolvedOrganization,
-    roleId: string,
+    roleId: string | null,
     dto: CreateRoleMembershipDto,
   ): Promise<RoleMembershipResponse> {
     requireAdmin(resolved);
     const role = await this.find(resolved, roleId);
     // Only a member of the organization can hold one of its roles.
     const user = isUuid(dto.user_uuid)
-      ? await this.dataSource.getRepository(User).findOneBy({ uuid: dto.user_uuid })
+      ? await this.memberships.findOrganizationMember(resolved.organization.id, dto.user_uuid)
       : null;
-    const isMember =
-      user !== null &&
-      (await this.dataSource
-        .getRepository(OrganizationMembership)
-        .existsBy({ organizationId: resolved.organization.id, userId: user.id }));
-    if (!user || !isMember) throw new ApiError('invalid_input', 'User does not exist.', 'user_uuid');
-    const repository = this.dataSource.getRepository(RoleMembership);
-    const membership = { id: uuidv7(), roleId: role.id, userId: user.id };
-    try {
-      await repository.insert(membership);
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new ApiError('unique', 'User is already part of the role.', 'user_uuid');
-      throw error;
-    }
-    const saved = await repository.findOneOrFail({ where: { id: membership.id }, relations: { user: true } });
-    return presentMembership(saved);
+    if (!user) throw new ApiError('invalid_input', 'User does not exist.', 'user_uuid');
+    const membership = await this.memberships.insert(role.id, user.id);
+    if (!membership) throw new ApiError('unique', 'User is already part of the role.', 'user_uuid');
+    return presentMembership(membership);
   }
 
-  async removeMember(resolved: ResolvedOrganization, roleId: string, id: string): Promise<void> {
+  async removeMember(
+    resolved: ResolvedOrganization,
+    roleId: string | null,
+    id: string | null,
+  ): Promise<void> {
     requireAdmin(resolved);
     const role = await this.find(resolved, roleId);
-    const result = isUuid(id)
-      ? await this.dataSource.getRepository(RoleMembership).delete({ id, roleId: role.id })
-      : { affected: 0 };
-    if (!result.affected) throw notFound();
-  }
-
-  // Role access of one flag.
-
-  async listAccess(user: User, project: ResolvedProject, flagId: string, page: PageRequest) {
-    const flag = await this.flagOf(project, flagId);
-    const [rows, count] = await this.dataSource.getRepository(FeatureFlagRoleAccess).findAndCount({
-      where: { featureFlagId: flag.id },
-      order: { id: 'ASC' },
-      skip: page.offset,
-      take: page.limit,
-    });
-    return { count, results: await this.presentAccess(user, project, flag, rows) };
-  }
-
-  async retrieveAccess(
-    user: User,
-    project: ResolvedProject,
-    flagId: string,
-    id: string,
-  ): Promise<RoleAccessResponse> {
-    const flag = await this.flagOf(project, flagId);
-    const row = /^\d{1,9}$/.test(id)
-      ? await this.dataSource
-          .getRepository(FeatureFlagRoleAccess)
-          .findOneBy({ id: Number(id), featureFlagId: flag.id })
-      : null;
-    if (!row) throw notFound();
-    return (await this.presentAccess(user, project, flag, [row]))[0];
-  }
-
-  async createAccess(
-    user: User,
-    project: ResolvedProject,
-    flagId: string,
-    dto: CreateRoleAccessDto,
-  ): Promise<RoleAccessResponse> {
-    const flag = await this.flagOf(project, flagId);
-    await this.requireRoleAccessEdit(user, project, flag);
-    const role = isUuid(dto.role_id)
-      ? await this.dataSource
-          .getRepository(Role)
-          .findOneBy({ id: dto.role_id, organizationId: project.organization.id })
-      : null;
-    if (!role) throw new ApiError('invalid_input', 'Role does not exist.', 'role_id');
-    const repository = this.dataSource.getRepository(FeatureFlagRoleAccess);
-    let row: FeatureFlagRoleAccess;
-    try {
-      row = await repository.save(repository.create({ featureFlagId: flag.id, roleId: role.id }));
-    } catch (error) {
-      if (isUniqueViolation(error)) {
-        throw new ApiError('unique', 'The fields feature_flag, role must make a unique set.');
-      }
-      throw error;
-    }
-    return (await this.presentAccess(user, project, flag, [row]))[0];
-  }
-
-  async removeAccess(user: User, project: ResolvedProject, flagId: string, id: string): Promise<void> {
-    const flag = await this.flagOf(project, flagId);
-    await this.requireRoleAccessEdit(user, project, flag);
-    const result = /^\d{1,9}$/.test(id)
-      ? await this.dataSource
-          .getRepository(FeatureFlagRoleAccess)
-          .delete({ id: Number(id), featureFlagId: flag.id })
-      : { affected: 0 };
-    if (!result.affected) throw notFound();
-  }
-
-  private async requireRoleAccessEdit(
-    user: User,
-    project: ResolvedProject,
-    flag: FeatureFlag,
-  ): Promise<void> {
-    const rights = await this.permissions.rightsOf(user, project);
-    if (!this.permissions.mayManageRoleAccess(rights, flag)) {
-      throw permissionDenied("You can't edit roles for this feature flag.");
-    }
-  }
-
-  /** A flag of the project (deleted ones too), or PostHog's 404 for role access. */
-  private async flagOf(project: ResolvedProject, id: string): Promise<FeatureFlag> {
-    const flag = /^\d{1,9}$/.test(id)
-      ? await this.dataSource
-          .getRepository(FeatureFlag)
-          .findOne({ where: { id: Number(id), teamId: project.team.id }, relations: { createdBy: true } })
-      : null;
-    if (!flag) throw notFound('Feature flag not found.');
-    return flag;
-  }
-
-  private async find({ organization }: ResolvedOrganization, id: string): Promise<Role> {
-    const role = isUuid(id)
-      ? await this.dataSource
-          .getRepository(Role)
-          .findOne({ where: { id, organizationId: organization.id }, relations: { createdBy: true } })
-      : null;
-    if (!role) throw notFound();
-    return role;
-  }
-
-  private async saveUnique(role: Role): Promise<void> {
-    try {
-      await this.dataSource.getRepository(Role).save(role);
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new ApiError('unique', 'There is already a role with this name.', 'name');
-      throw error;
-    }
+    if (id === null || !(await this.memberships.delete(role.id, id))) throw notFound();
   }
 
   /** Roles with their members and the flags they were given access to, in two queries. */
-  private async presentAll(roles: readonly Role[]): Promise<RoleResponse[]> {
+  async present(roles: readonly Role[]): Promise<RoleResponse[]> {
     if (roles.length === 0) return [];
     const ids = roles.map((role) => role.id);
     const [members, flags] = await Promise.all([
-      this.dataSource.getRepository(RoleMembership).find({
-        where: { roleId: In(ids) },
-        relations: { user: true },
-        order: { joinedAt: 'ASC', id: 'ASC' },
-      }),
-      this.dataSource.query<{ role_id: string; id: number; key: string }[]>(
-        `SELECT a.role_id, f.id, f.key FROM feature_flag_role_access a
-           JOIN feature_flags f ON f.id = a.feature_flag_id
-          WHERE a.role_id = ANY($1::uuid[]) ORDER BY f.id`,
-        [ids],
-      ),
+      this.memberships.listOfRoles(ids),
+      this.flagAccess.flagsOfRoles(ids),
     ]);
     return roles.map((role) =>
       presentRole(
@@ -295,23 +134,17 @@ export class RolesService {
     );
   }
 
-  private async presentAccess(
-    user: User,
-    project: ResolvedProject,
-    flag: FeatureFlag,
-    rows: readonly FeatureFlagRoleAccess[],
-  ): Promise<RoleAccessResponse[]> {
-    if (rows.length === 0) return [];
-    const rights = await this.permissions.rightsOf(user, project);
-    const presentedFlag = presentFeatureFlag(flag, await this.permissions.canEdit(rights, flag));
-    const roles = await this.dataSource
-      .getRepository(Role)
-      .find({ where: { id: In(rows.map((row) => row.roleId)) }, relations: { createdBy: true } });
-    const presentedRoles = new Map((await this.presentAll(roles)).map((role) => [role.id, role]));
-    return rows.map((row) => presentRoleAccess(row, presentedFlag, presentedRoles.get(row.roleId)!));
+  private async find({ organization }: ResolvedOrganization, id: string | null): Promise<Role> {
+    const role = id === null ? null : await this.roles.findInOrganization(organization.id, id);
+    if (!role) throw notFound();
+    return role;
   }
 }
 
 function requireAdmin({ membership }: ResolvedOrganization): void {
   if (membership.level < MembershipLevel.Admin) throw permissionDenied(ADMIN_REQUIRED);
+}
+
+function nameTaken(): ApiError {
+  return new ApiError('unique', 'There is already a role with this name.', 'name');
 }
