@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import {
   buildLocalEvaluationPayload,
   evaluateFlag,
@@ -11,11 +9,14 @@ import {
   type LocalEvaluationPayload,
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
-import { Cohort, type User } from '@hogbase/postgres';
+import type { User } from '@hogbase/postgres';
 import type { ResolvedProject } from '../auth/access-context';
+import { CohortRepository } from '../cohorts/cohort.repository';
 import { ApiError } from '../common/api-error';
 import { iso } from '../common/iso.util';
 import { EventStore } from '../events/event-store.service';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { PersonRepository, type FlagSubject } from '../persons/person.repository';
 import type { MyFlagResponse, StaticCohortResponse } from './feature-flag-actions.presenter';
 import { presentMinimalFlag } from './feature-flag.presenter';
 import { FeatureFlagService } from './feature-flag.service';
@@ -25,13 +26,14 @@ import { UsageDashboardService } from './usage-dashboard.service';
 /** Persons (or groups) read per query when a whole project is evaluated. */
 const SUBJECT_BATCH = 5_000;
 
-export type DashboardOutcome = { success: true } | { success: false; error: string };
-
-interface Subject {
-  id: string;
-  distinctId: string;
-  properties: Record<string, unknown>;
+/** The evaluation inputs of evaluation_reasons and my_flags. */
+export interface FlagEvaluationQuery {
+  distinct_id?: string;
+  /** As sent: checked (400 on `groups`) only once the request is otherwise complete. */
+  groups?: unknown;
 }
+
+export type DashboardOutcome = { success: true } | { success: false; error: string };
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -56,21 +58,23 @@ function groupsParam(raw: unknown): Record<string, string | number> {
   throw new ApiError('invalid', 'groups must be a JSON object of group type to group key', 'groups');
 }
 
-/** The flag actions that evaluate flags (reference §8.4), over the project's Postgres data. */
+/** The flag actions that evaluate flags (`posthog/api/feature_flag.py`), over the project's Postgres data. */
 @Injectable()
 export class FeatureFlagActionsService {
   private readonly store: FlagStore;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
     private readonly flags: FeatureFlagService,
+    private readonly cohorts: CohortRepository,
+    private readonly persons: PersonRepository,
     private readonly permissions: FlagPermissionsService,
     private readonly dashboards: UsageDashboardService,
     private readonly events: EventStore,
   ) {
     this.store = new FlagStore({
       query: async <T>(text: string, values?: unknown[]) => ({
-        rows: await dataSource.query<T[]>(text, values),
+        rows: await unitOfWork.manager.query<T[]>(text, values),
       }),
     });
   }
@@ -87,14 +91,14 @@ export class FeatureFlagActionsService {
   /** `{<key>: {value, evaluation: {reason, condition_index}}}` for every live flag. */
   async evaluationReasons(
     { team }: ResolvedProject,
-    query: Record<string, unknown>,
+    query: FlagEvaluationQuery,
   ): Promise<
     Record<
       string,
       { value: string | boolean; evaluation: { reason: string; condition_index: number | null } }
     >
   > {
-    const distinctId = typeof query.distinct_id === 'string' ? query.distinct_id : '';
+    const distinctId = query.distinct_id ?? '';
     if (distinctId === '') throw new ApiError('invalid', 'distinct_id is required');
     const definitions = await this.store.teamFlags(team.id);
     const context = await this.store.contextFor(definitions, {
@@ -118,11 +122,7 @@ export class FeatureFlagActionsService {
   }
 
   /** Every live flag's value for the key's user (its distinct id), newest flag first. */
-  async myFlags(
-    user: User,
-    project: ResolvedProject,
-    query: Record<string, unknown>,
-  ): Promise<MyFlagResponse[]> {
+  async myFlags(user: User, project: ResolvedProject, query: FlagEvaluationQuery): Promise<MyFlagResponse[]> {
     const definitions = await this.store.teamFlags(project.team.id);
     if (definitions.flags.length === 0) return [];
     const context = await this.store.contextFor(definitions, {
@@ -187,7 +187,7 @@ export class FeatureFlagActionsService {
    * A static cohort of the persons the flag matches now. PostHog fills it in the background; here
    * it is filled before answering, so the cohort is usable in flag filters at once.
    */
-  async createStaticCohort(user: User, project: ResolvedProject, id: string): Promise<StaticCohortResponse> {
+  async createStaticCohort(user: User, project: ResolvedProject, id: number): Promise<StaticCohortResponse> {
     const entity = await this.flags.find(project, id);
     const definitions = await this.store.teamFlags(project.team.id);
     const flag = definitions.flags.find((candidate) => candidate.id === entity.id) ?? {
@@ -203,25 +203,17 @@ export class FeatureFlagActionsService {
     });
     const now = new Date();
     const stamp = now.toISOString().slice(0, 19).replace('T', ' ');
-    const cohort = await this.dataSource.transaction(async (manager) => {
-      const repository = manager.getRepository(Cohort);
-      const created = await repository.save(
-        repository.create({
-          teamId: project.team.id,
-          name: `Users with feature flag ${entity.key} enabled at ${stamp}`,
-          isStatic: true,
-          isCalculating: false,
-          count: members.length,
-          lastCalculation: now,
-          createdById: user.id,
-        }),
-      );
-      for (let start = 0; start < members.length; start += SUBJECT_BATCH) {
-        await manager.query(
-          `INSERT INTO cohort_people (cohort_id, person_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING`,
-          [created.id, members.slice(start, start + SUBJECT_BATCH)],
-        );
-      }
+    const cohort = await this.unitOfWork.run(async () => {
+      const created = await this.cohorts.insert({
+        teamId: project.team.id,
+        name: `Users with feature flag ${entity.key} enabled at ${stamp}`,
+        isStatic: true,
+        isCalculating: false,
+        count: members.length,
+        lastCalculation: now,
+        createdById: user.id,
+      });
+      await this.cohorts.addPersons(created.id, members);
       return created;
     });
     return {
@@ -242,7 +234,7 @@ export class FeatureFlagActionsService {
     };
   }
 
-  async dashboard(user: User, project: ResolvedProject, id: string): Promise<DashboardOutcome> {
+  async dashboard(user: User, project: ResolvedProject, id: number): Promise<DashboardOutcome> {
     const flag = await this.editable(user, project, id);
     try {
       await this.dashboards.ensure(flag);
@@ -253,7 +245,7 @@ export class FeatureFlagActionsService {
   }
 
   /** Enriched analytics exist once the flag's feature reported `$feature_view` / `$feature_interaction` events. */
-  async enrichUsageDashboard(user: User, project: ResolvedProject, id: string): Promise<DashboardOutcome> {
+  async enrichUsageDashboard(user: User, project: ResolvedProject, id: number): Promise<DashboardOutcome> {
     const flag = await this.editable(user, project, id);
     const [row] = await this.events.select<{ found: number | string }>(
       `SELECT count() > 0 AS found FROM ${this.events.table}
@@ -271,7 +263,7 @@ export class FeatureFlagActionsService {
     }
   }
 
-  private async editable(user: User, project: ResolvedProject, id: string) {
+  private async editable(user: User, project: ResolvedProject, id: number) {
     const flag = await this.flags.find(project, id);
     await this.flags.requireEdit(await this.permissions.rightsOf(user, project), flag);
     return flag;
@@ -284,7 +276,7 @@ export class FeatureFlagActionsService {
   private async forEachSubject(
     definitions: TeamFlags,
     groupTypeIndex: number | null,
-    visit: (context: EvaluationContext, subject: Subject) => void,
+    visit: (context: EvaluationContext, subject: FlagSubject) => void,
   ): Promise<void> {
     const cohorts = Object.fromEntries(definitions.cohorts.map((cohort) => [String(cohort.id), cohort]));
     const groupType =
@@ -292,24 +284,15 @@ export class FeatureFlagActionsService {
     if (groupTypeIndex !== null && groupType === undefined) return;
     let after = '0';
     for (;;) {
-      const subjects: Subject[] =
+      const subjects =
         groupTypeIndex === null
-          ? await this.dataSource.query(
-              `SELECT p.id::text AS id, p.properties,
-                      (SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id
-                        ORDER BY d.distinct_id LIMIT 1) AS "distinctId"
-                 FROM persons p WHERE p.team_id = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
-              [definitions.teamId, after, SUBJECT_BATCH],
-            )
-          : await this.dataSource.query(
-              `SELECT g.id::text AS id, g.group_properties AS properties, g.group_key AS "distinctId"
-                 FROM groups g WHERE g.team_id = $1 AND g.group_type_index = $2 AND g.id > $3
-                ORDER BY g.id LIMIT $4`,
-              [definitions.teamId, groupTypeIndex, after, SUBJECT_BATCH],
-            );
+          ? await this.persons.personsAfter(definitions.teamId, after, SUBJECT_BATCH)
+          : await this.persons.groupsAfter(definitions.teamId, groupTypeIndex, after, SUBJECT_BATCH);
       if (subjects.length === 0) return;
       const memberships =
-        groupTypeIndex === null ? await this.staticMemberships(subjects) : new Map<string, Set<number>>();
+        groupTypeIndex === null
+          ? await this.cohorts.staticMemberships(subjects.map((subject) => subject.id))
+          : new Map<string, Set<number>>();
       for (const subject of subjects) {
         const staticCohorts = memberships.get(subject.id);
         const context: EvaluationContext =
@@ -334,19 +317,5 @@ export class FeatureFlagActionsService {
       }
       after = subjects[subjects.length - 1].id;
     }
-  }
-
-  private async staticMemberships(subjects: readonly Subject[]): Promise<Map<string, Set<number>>> {
-    const rows: { person_id: string; cohort_id: number }[] = await this.dataSource.query(
-      `SELECT person_id::text, cohort_id FROM cohort_people WHERE person_id = ANY($1::bigint[])`,
-      [subjects.map((subject) => subject.id)],
-    );
-    const memberships = new Map<string, Set<number>>();
-    for (const row of rows) {
-      const set = memberships.get(row.person_id) ?? new Set<number>();
-      set.add(row.cohort_id);
-      memberships.set(row.person_id, set);
-    }
-    return memberships;
   }
 }

@@ -10,7 +10,6 @@ import {
   Patch,
   Post,
   Query,
-  Req,
   Res,
 } from '@nestjs/common';
 import {
@@ -22,15 +21,15 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.presenter';
 import { ActivityLogService, toActivityPage } from '../activity/activity-log.service';
 import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 import { RequestUrl } from '../common/request-url.decorator';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { Page, toPage } from '../common/pagination.util';
+import { IntegerIdParam } from '../common/path-params.pipe';
 import { projectScoped } from '../routes/project-scoped-paths';
 import {
   ApiEmptyResponse,
@@ -41,7 +40,8 @@ import {
 import { ErrorResponse } from '../schema/error-response.dto';
 import { CreateFeatureFlagDto, UpdateFeatureFlagDto } from './feature-flag.dto';
 import { FeatureFlagResponse } from './feature-flag.presenter';
-import { FEATURE_FLAG_SCOPE, FeatureFlagService, type FlagListQuery } from './feature-flag.service';
+import { FEATURE_FLAG_SCOPE, FeatureFlagService } from './feature-flag.service';
+import { FlagEvaluationQueryDto, FlagListQueryDto, LocalEvaluationQueryDto } from './feature-flag-query.dto';
 import {
   DashboardOutcomeResponse,
   type EvaluationReasonsResponse,
@@ -56,13 +56,7 @@ import { FeatureFlagActionsService } from './feature-flag-actions.service';
 
 const PROJECT = 'project_id';
 
-function listQuery(query: Record<string, unknown>): FlagListQuery {
-  const active = query.active === 'true' ? true : query.active === 'false' ? false : undefined;
-  const type = query.type === 'boolean' || query.type === 'multivariant' ? query.type : undefined;
-  return { active, type, search: typeof query.search === 'string' ? query.search : undefined };
-}
-
-/** The list's filters (listQuery): a value it does not know is no filter, as in PostHog. */
+/** The list's filters (FlagListQueryDto): a value it does not know is no filter, as in PostHog. */
 const ApiFlagListFilters = (): MethodDecorator =>
   applyDecorators(
     ApiQuery({ name: 'search', required: false, type: String, description: 'Part of the key or name' }),
@@ -122,17 +116,16 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:read', projectParam: PROJECT })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: FlagListQueryDto,
   ): Promise<Page<FeatureFlagResponse>> {
-    const page = pageRequestFrom(query);
     const { count, results } = await this.flags.list(
       caller.user,
       requireProject(caller),
-      page,
-      listQuery(query),
+      query.page,
+      query.filters,
     );
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, query.page, count, results);
   }
 
   @Post()
@@ -174,7 +167,7 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:read', projectParam: PROJECT })
   evaluationReasons(
     @Caller() caller: AccessContext,
-    @Query() query: Record<string, unknown>,
+    @Query() query: FlagEvaluationQueryDto,
   ): Promise<EvaluationReasonsResponse> {
     return this.actions.evaluationReasons(requireProject(caller), query);
   }
@@ -193,9 +186,9 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:read', projectParam: PROJECT })
   localEvaluation(
     @Caller() caller: AccessContext,
-    @Query() query: Record<string, unknown>,
+    @Query() query: LocalEvaluationQueryDto,
   ): Promise<LocalEvaluationResponse> {
-    return this.actions.localEvaluation(requireProject(caller), query.send_cohorts !== undefined);
+    return this.actions.localEvaluation(requireProject(caller), query.send_cohorts);
   }
 
   @Get('my_flags')
@@ -205,7 +198,7 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:read', projectParam: PROJECT })
   myFlags(
     @Caller() caller: AccessContext,
-    @Query() query: Record<string, unknown>,
+    @Query() query: FlagEvaluationQueryDto,
   ): Promise<MyFlagResponse[]> {
     return this.actions.myFlags(caller.user, requireProject(caller), query);
   }
@@ -223,7 +216,7 @@ export class FeatureFlagController {
   @Get(':id')
   @ApiModelResponse(FeatureFlagResponse)
   @Access({ scope: 'feature_flag:read', projectParam: PROJECT })
-  retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<FeatureFlagResponse> {
+  retrieve(@Caller() caller: AccessContext, @IntegerIdParam('id') id: number): Promise<FeatureFlagResponse> {
     return this.flags.retrieve(caller.user, requireProject(caller), id);
   }
 
@@ -233,7 +226,7 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:write', projectParam: PROJECT })
   update(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @IntegerIdParam('id') id: number,
     @Body() dto: UpdateFeatureFlagDto,
   ): Promise<FeatureFlagResponse> {
     return this.flags.update(caller.user, requireProject(caller), id, dto);
@@ -254,7 +247,7 @@ export class FeatureFlagController {
   @Access({ scope: 'activity_log:read', projectParam: PROJECT })
   async flagActivity(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @IntegerIdParam('id') id: number,
     @RequestUrl() url: URL,
     @Query() query: ActivityPageQueryDto,
   ): Promise<ActivityPage> {
@@ -275,7 +268,7 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:write', projectParam: PROJECT })
   createStaticCohort(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @IntegerIdParam('id') id: number,
   ): Promise<StaticCohortResponse> {
     return this.actions.createStaticCohort(caller.user, requireProject(caller), id);
   }
@@ -285,7 +278,11 @@ export class FeatureFlagController {
   @ApiOperation({ summary: "(Re)create the flag's usage dashboard" })
   @ApiDashboardOutcome()
   @Access({ scope: 'feature_flag:write', projectParam: PROJECT })
-  async dashboard(@Caller() caller: AccessContext, @Param('id') id: string, @Res() response: Response) {
+  async dashboard(
+    @Caller() caller: AccessContext,
+    @IntegerIdParam('id') id: number,
+    @Res() response: Response,
+  ) {
     const outcome = await this.actions.dashboard(caller.user, requireProject(caller), id);
     response.status(outcome.success ? HttpStatus.OK : HttpStatus.BAD_REQUEST).json(outcome);
   }
@@ -299,7 +296,7 @@ export class FeatureFlagController {
   @Access({ scope: 'feature_flag:write', projectParam: PROJECT })
   async enrichUsageDashboard(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @IntegerIdParam('id') id: number,
     @Res() response: Response,
   ) {
     const outcome = await this.actions.enrichUsageDashboard(caller.user, requireProject(caller), id);

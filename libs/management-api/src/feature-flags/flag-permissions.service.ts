@@ -1,15 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { In } from 'typeorm';
-import {
-  FeatureFlagRoleAccess,
-  MembershipLevel,
-  OrganizationResourceAccess,
-  ResourceAccessLevel,
-  type FeatureFlag,
-} from '@hogbase/postgres';
+import { MembershipLevel, ResourceAccessLevel, type FeatureFlag, type User } from '@hogbase/postgres';
 import type { ResolvedProject } from '../auth/access-context';
-import { UnitOfWork } from '../persistence/unit-of-work.service';
-import type { User } from '@hogbase/postgres';
+import { FeatureFlagRoleAccessRepository } from '../roles/feature-flag-role-access.repository';
+import { OrganizationResourceAccessRepository } from '../roles/organization-resource-access.repository';
+import { RoleRepository } from '../roles/role.repository';
 
 /** The resource name of flags in organization_resource_access. */
 export const FEATURE_FLAGS_RESOURCE = 'feature flags';
@@ -26,31 +20,27 @@ export interface FlagEditRights {
 }
 
 /**
- * PostHog's can_user_edit_feature_flag (reference §8.1): the flag's creator, an admin, or anyone
- * when the organization lets everyone edit flags; otherwise the user's roles decide, and a
+ * PostHog's can_user_edit_feature_flag (`posthog/models/feature_flag/permissions.py`): the flag's
+ * creator, an admin, or anyone when the organization lets everyone edit flags; otherwise the user's roles decide, and a
  * "can only view" role edits only the flags it was given access to.
  */
 @Injectable()
 export class FlagPermissionsService {
-  constructor(private readonly unitOfWork: UnitOfWork) {}
+  constructor(
+    private readonly resources: OrganizationResourceAccessRepository,
+    private readonly roles: RoleRepository,
+    private readonly roleAccess: FeatureFlagRoleAccessRepository,
+  ) {}
 
   async rightsOf(user: User, { organization, membership }: ResolvedProject): Promise<FlagEditRights> {
-    const { manager } = this.unitOfWork;
-    const [resource, roles] = await Promise.all([
-      manager
-        .getRepository(OrganizationResourceAccess)
-        .findOneBy({ organizationId: organization.id, resource: FEATURE_FLAGS_RESOURCE }),
-      manager.query<{ id: string; level: number }[]>(
-        `SELECT r.id, r.feature_flags_access_level AS level
-           FROM roles r JOIN role_memberships m ON m.role_id = r.id
-          WHERE r.organization_id = $1 AND m.user_id = $2`,
-        [organization.id, user.id],
-      ),
+    const [organizationLevel, roles] = await Promise.all([
+      this.resources.flagsLevel(organization.id),
+      this.roles.levelsOfMember(organization.id, user.id),
     ]);
     return {
       userId: user.id,
       isAdmin: membership.level >= MembershipLevel.Admin,
-      organizationLevel: resource?.accessLevel ?? null,
+      organizationLevel,
       roleLevel: roles.length === 0 ? null : Math.max(...roles.map((role) => Number(role.level))),
       roleIds: roles.map((role) => role.id),
     };
@@ -67,11 +57,7 @@ export class FlagPermissionsService {
     }
     if (needLinks.length > 0) {
       const links =
-        rights.roleIds.length === 0
-          ? []
-          : await this.unitOfWork
-              .repository(FeatureFlagRoleAccess)
-              .findBy({ featureFlagId: In(needLinks), roleId: In(rights.roleIds) });
+        rights.roleIds.length === 0 ? [] : await this.roleAccess.linksBetween(needLinks, rights.roleIds);
       const linked = new Set(links.map((link) => link.featureFlagId));
       for (const id of needLinks) result.set(id, linked.has(id));
     }

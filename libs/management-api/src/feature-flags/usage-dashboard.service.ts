@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { Dashboard, FeatureFlag } from '@hogbase/postgres';
+import type { Dashboard, FeatureFlag } from '@hogbase/postgres';
+import { DashboardRepository } from '../dashboards/dashboard.repository';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { FeatureFlagRepository } from './feature-flag.repository';
 
 /** The insight a usage-dashboard tile shows: a trend of the flag's events, as PostHog generates it. */
 function trendTile(name: string, event: string, key: string, math: string, breakdown: string | null) {
@@ -43,60 +44,57 @@ export type EnrichOutcome =
 /** A flag's generated usage dashboard ("Generated Dashboard: <key> Usage"). */
 @Injectable()
 export class UsageDashboardService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly dashboards: DashboardRepository,
+    private readonly flags: FeatureFlagRepository,
+  ) {}
 
-  /** Creates the flag's usage dashboard and links it. */
-  async create(manager: EntityManager, flag: FeatureFlag): Promise<Dashboard> {
-    const repository = manager.getRepository(Dashboard);
-    const dashboard = await repository.save(
-      repository.create({
-        teamId: flag.teamId,
-        name: `Generated Dashboard: ${flag.key} Usage`,
-        description: `Usage of the feature flag ${flag.key}`,
-        tiles: [...USAGE_TILES(flag.key), ...(flag.hasEnrichedAnalytics ? ENRICHED_TILES(flag.key) : [])],
-        hasEnrichedAnalytics: flag.hasEnrichedAnalytics,
-        createdById: flag.createdById,
-      }),
-    );
+  /** Creates the flag's usage dashboard and links it, in the caller's unit of work. */
+  async create(flag: FeatureFlag): Promise<Dashboard> {
+    const dashboard = await this.dashboards.insert({
+      teamId: flag.teamId,
+      name: `Generated Dashboard: ${flag.key} Usage`,
+      description: `Usage of the feature flag ${flag.key}`,
+      tiles: [...USAGE_TILES(flag.key), ...(flag.hasEnrichedAnalytics ? ENRICHED_TILES(flag.key) : [])],
+      hasEnrichedAnalytics: flag.hasEnrichedAnalytics,
+      createdById: flag.createdById,
+    });
     flag.usageDashboardId = dashboard.id;
-    await manager.getRepository(FeatureFlag).update({ id: flag.id }, { usageDashboardId: dashboard.id });
+    await this.flags.update(flag.id, { usageDashboardId: dashboard.id });
     return dashboard;
   }
 
   /** `:id/dashboard/`: (re)creates the usage dashboard when it is gone; adds enriched tiles when due. */
   async ensure(flag: FeatureFlag): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const existing = flag.usageDashboardId
-        ? await manager.getRepository(Dashboard).findOneBy({ id: flag.usageDashboardId, deleted: false })
-        : null;
+    await this.unitOfWork.run(async () => {
+      const existing = flag.usageDashboardId ? await this.dashboards.findLive(flag.usageDashboardId) : null;
       if (!existing) {
-        await this.create(manager, flag);
+        await this.create(flag);
         return;
       }
       if (flag.hasEnrichedAnalytics && !existing.hasEnrichedAnalytics) {
-        await this.addEnrichedTiles(manager, existing, flag.key);
+        await this.addEnrichedTiles(existing, flag.key);
       }
     });
   }
 
   /** `:id/enrich_usage_dashboard/`, once the caller knows enriched events exist. */
   async enrich(flag: FeatureFlag): Promise<EnrichOutcome> {
-    return this.dataSource.transaction(async (manager) => {
-      const dashboard = flag.usageDashboardId
-        ? await manager.getRepository(Dashboard).findOneBy({ id: flag.usageDashboardId, deleted: false })
-        : null;
+    return this.unitOfWork.run(async () => {
+      const dashboard = flag.usageDashboardId ? await this.dashboards.findLive(flag.usageDashboardId) : null;
       if (!dashboard) return { success: false, error: 'Usage dashboard not found' };
       if (dashboard.hasEnrichedAnalytics)
         return { success: false, error: 'Usage dashboard already has enriched data' };
-      await this.addEnrichedTiles(manager, dashboard, flag.key);
-      await manager.getRepository(FeatureFlag).update({ id: flag.id }, { hasEnrichedAnalytics: true });
+      await this.addEnrichedTiles(dashboard, flag.key);
+      await this.flags.update(flag.id, { hasEnrichedAnalytics: true });
       return { success: true };
     });
   }
 
-  private async addEnrichedTiles(manager: EntityManager, dashboard: Dashboard, key: string): Promise<void> {
+  private async addEnrichedTiles(dashboard: Dashboard, key: string): Promise<void> {
     dashboard.tiles = [...dashboard.tiles, ...ENRICHED_TILES(key)];
     dashboard.hasEnrichedAnalytics = true;
-    await manager.getRepository(Dashboard).save(dashboard);
+    await this.dashboards.save(dashboard);
   }
 }
