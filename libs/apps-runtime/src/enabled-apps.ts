@@ -29,7 +29,7 @@ interface ConfigRow {
  * SECURITY: a config with `code_pinned_at` (another organization's app) runs its own copy of the
  * code, taken when its admin enabled or upgraded it, never the app's files as they are now: the
  * app's organization cannot change what runs on this project's events and secrets. Other configs
- * run the app's latest entry (the management API's plugin-code-pins.ts copies the same file).
+ * run the app's latest entry (the management API's plugin-config.repository.ts copies the same file).
  */
 const CONFIG_SELECT = `
   SELECT c.id, c.plugin_id, c.team_id, c.config, p.name, p.metrics,
@@ -52,7 +52,7 @@ const CONFIG_SELECT = `
 /**
  * The capabilities of the code a config runs (`c` the config, `p` its plugin), which decide whether
  * ingestion calls its project's apps at all: a pinned config's are those of its copy, taken with it
- * (plugin-code-pins.ts), since the app's current version may have dropped or added a method.
+ * (plugin-config.repository.ts), since the app's current version may have dropped or added a method.
  */
 export const RUN_CAPABILITIES =
   'CASE WHEN c.code_pinned_at IS NULL THEN p.capabilities ELSE c.pinned_capabilities END';

@@ -1,15 +1,15 @@
 import {
   Body,
   Controller,
+  createParamDecorator,
   Delete,
   Get,
   HttpCode,
   HttpStatus,
-  Param,
   Patch,
   Post,
   Query,
-  Req,
+  type ExecutionContext,
 } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request } from 'express';
@@ -19,8 +19,8 @@ import { toActivityPage } from '../activity/activity-log.service';
 import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import {
@@ -30,11 +30,12 @@ import {
   ApiPage,
   FREE_FORM_ARRAY,
 } from '../schema/api-responses.decorator';
-import { collectionOfPath } from './pipeline-collections';
+import { collectionOfPath, type PipelineCollection } from './pipeline-collections.util';
 import { assertPluginAccess } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
 import { PluginCatalogService } from './plugin-catalog.service';
 import { PluginConfigService } from './plugin-config.service';
+import { PluginIdParam, type PluginId } from './plugin-id.pipe';
 import { PluginSourceService, updateSourceBody } from './plugin-source.service';
 import { CreatePipelineAppDto, UpdatePipelineAppDto, UpgradePipelineAppDto } from './plugin.dto';
 import {
@@ -71,6 +72,11 @@ const BODY_VALIDATION = new ApiValidationPipe();
 function organizationOf(caller: AccessContext) {
   return requireOrganization(caller).organization;
 }
+
+/** `@Collection() collection`: the collection the request's path names. */
+const Collection = createParamDecorator((_data: unknown, context: ExecutionContext): PipelineCollection =>
+  collectionOfPath(context.switchToHttp().getRequest<Request>().path),
+);
 
 /**
  * Pipeline transformations, destinations and frontend apps: the actions beyond the five routes
@@ -142,10 +148,10 @@ export class PipelineAppActionController {
   @Access(READ)
   async checkForUpdates(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
   ): Promise<PluginUpdateCheckResponse> {
-    return this.sources.checkForUpdates(organizationOf(caller), collectionOfPath(request.path), id);
+    return this.sources.checkForUpdates(organizationOf(caller), collection, id);
   }
 
   @Get(':id/source')
@@ -154,10 +160,10 @@ export class PipelineAppActionController {
   @Access(READ)
   async source(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
   ): Promise<Record<string, string | null>> {
-    return this.sources.source(organizationOf(caller), collectionOfPath(request.path), id);
+    return this.sources.source(organizationOf(caller), collection, id);
   }
 
   @Patch(':id/update_source')
@@ -185,11 +191,10 @@ export class PipelineAppActionController {
   @Access(WRITE)
   async updateSource(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
     @Body() body: unknown,
   ): Promise<PipelineAppResponse | Record<string, string | null>> {
-    const collection = collectionOfPath(request.path);
     const parsed = updateSourceBody(body);
     if (parsed.kind === 'fields') {
       const dto = (await BODY_VALIDATION.transform(body, {
@@ -208,11 +213,11 @@ export class PipelineAppActionController {
   @Access(WRITE)
   async upgrade(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
     @Body() _dto: UpgradePipelineAppDto,
   ): Promise<PipelineAppResponse> {
-    return this.sources.upgrade(organizationOf(caller), collectionOfPath(request.path), id, caller.user);
+    return this.sources.upgrade(organizationOf(caller), collection, id, caller.user);
   }
 }
 
@@ -231,16 +236,12 @@ export class PipelineAppController {
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @Collection() collection: PipelineCollection,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<PipelineAppResponse>> {
-    const page = pageRequestFrom(query);
-    const { count, results } = await this.plugins.list(
-      organizationOf(caller),
-      collectionOfPath(request.path),
-      page,
-    );
-    return toPage(publicRequestUrl(request), page, count, results);
+    const { count, results } = await this.plugins.list(organizationOf(caller), collection, query.page);
+    return toPage(url, query.page, count, results);
   }
 
   @Post()
@@ -251,10 +252,10 @@ export class PipelineAppController {
   @Access(WRITE)
   async create(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
+    @Collection() collection: PipelineCollection,
     @Body() dto: CreatePipelineAppDto,
   ): Promise<PipelineAppResponse> {
-    return this.plugins.create(organizationOf(caller), collectionOfPath(request.path), caller.user, dto);
+    return this.plugins.create(organizationOf(caller), collection, caller.user, dto);
   }
 
   @Get(':id')
@@ -262,10 +263,10 @@ export class PipelineAppController {
   @Access(READ)
   async retrieve(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
   ): Promise<PipelineAppResponse> {
-    return this.plugins.retrieve(organizationOf(caller), collectionOfPath(request.path), id);
+    return this.plugins.retrieve(organizationOf(caller), collection, id);
   }
 
   @Patch(':id')
@@ -274,11 +275,11 @@ export class PipelineAppController {
   @Access(WRITE)
   async update(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
     @Body() dto: UpdatePipelineAppDto,
   ): Promise<PipelineAppResponse> {
-    return this.plugins.update(organizationOf(caller), collectionOfPath(request.path), id, caller.user, dto);
+    return this.plugins.update(organizationOf(caller), collection, id, caller.user, dto);
   }
 
   @Delete(':id')
@@ -288,9 +289,9 @@ export class PipelineAppController {
   @Access(WRITE)
   async remove(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
+    @Collection() collection: PipelineCollection,
+    @PluginIdParam('id') id: PluginId,
   ): Promise<void> {
-    await this.plugins.remove(organizationOf(caller), collectionOfPath(request.path), id, caller.user);
+    await this.plugins.remove(organizationOf(caller), collection, id, caller.user);
   }
 }

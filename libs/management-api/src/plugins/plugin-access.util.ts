@@ -34,10 +34,5 @@ export function assertActionAllowed(organization: Organization, plugin: Plugin, 
   }
 }
 
-/** An integer id in Postgres's range, or null: anything else is an id that cannot exist. */
-export function parsePluginId(value: string | number): number | null {
-  const text = String(value);
-  if (!/^\d{1,10}$/.test(text)) return null;
-  const id = Number(text);
-  return id >= 1 && id <= 2_147_483_647 ? id : null;
-}
+/** Kept here for the bootstrap's readers of app ids; the path's parser is PluginIdPipe. */
+export { parsePluginId } from './plugin-id.pipe';

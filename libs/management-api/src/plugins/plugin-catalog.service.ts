@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ManagementConfig } from '@hogbase/config';
 import { ApiError } from '../common/api-error';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
-import { BUNDLED_APPS_REPOSITORY } from './plugin-repository.catalog';
+import { BUNDLED_APPS_REPOSITORY } from './plugin-catalog.constants';
 
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_CATALOG_BYTES = 5 * 1024 * 1024;

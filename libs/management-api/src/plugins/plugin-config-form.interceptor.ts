@@ -11,7 +11,7 @@ import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import { ApiError, validationError } from '../common/api-error';
 import { exceedsDepth, MAX_BODY_DEPTH } from '../common/request-hardening.middleware';
-import { noAttachmentChanges, type AttachmentChanges } from './plugin-config-values';
+import { noAttachmentChanges, type AttachmentChanges } from './plugin-config-values.util';
 
 /** Largest file an attachment field takes: apps read it whole, in the sandbox's memory. */
 export const MAX_ATTACHMENT_BYTES = 1024 * 1024;

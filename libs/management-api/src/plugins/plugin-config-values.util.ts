@@ -189,3 +189,56 @@ export function changedKeys(
     ];
   });
 }
+
+/** An attachment as the activity names it: its key and file name. */
+export interface StoredAttachment {
+  key: string;
+  fileName: string;
+}
+
+/**
+ * What `changes` do to a config's `existing` attachments: the keys to delete (those it has), and
+ * PostHog's activities for them (attachment_created, _updated, _deleted), added files first.
+ */
+export function attachmentActivities(
+  existing: StoredAttachment[],
+  changes: AttachmentChanges,
+  secrets: ReadonlySet<string>,
+): { removed: string[]; activities: [string, ActivityChange[]][] } {
+  const before = new Map(existing.map((attachment) => [attachment.key, attachment.fileName]));
+  // A secret attachment's file name is shown masked, so its activity names none either.
+  const shown = (key: string, fileName: string | undefined) =>
+    fileName === undefined ? null : secrets.has(key) ? SECRET_MASK : fileName;
+  const activities: [string, ActivityChange[]][] = [];
+  for (const [key, upload] of changes.add) {
+    const previous = before.get(key);
+    activities.push([
+      previous === undefined ? 'attachment_created' : 'attachment_updated',
+      [
+        {
+          type: 'PluginConfig',
+          action: previous === undefined ? 'created' : 'changed',
+          field: key,
+          before: shown(key, previous),
+          after: shown(key, upload.fileName),
+        },
+      ],
+    ]);
+  }
+  const removed = [...changes.remove].filter((key) => before.has(key));
+  for (const key of removed) {
+    activities.push([
+      'attachment_deleted',
+      [
+        {
+          type: 'PluginConfig',
+          action: 'deleted',
+          field: key,
+          before: shown(key, before.get(key)),
+          after: null,
+        },
+      ],
+    ]);
+  }
+  return { removed, activities };
+}

@@ -5,26 +5,25 @@ import {
   Get,
   HttpCode,
   HttpStatus,
-  Param,
   Patch,
   Post,
   Query,
-  Req,
   UseInterceptors,
 } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiModelResponse, ApiNoContent, ApiPage, pageOf } from '../schema/api-responses.decorator';
-import { DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT } from './plugin-config-logs';
 import { AttachmentChangesOf, PluginConfigFormInterceptor } from './plugin-config-form.interceptor';
-import type { AttachmentChanges } from './plugin-config-values';
+import { DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT, PluginLogsQueryDto } from './plugin-config-query.dto';
+import type { AttachmentChanges } from './plugin-config-values.util';
 import { PluginConfigService } from './plugin-config.service';
+import { PluginIdParam, type PluginId } from './plugin-id.pipe';
 import { CreatePluginConfigDto, UpdatePluginConfigDto, UpgradePluginConfigDto } from './plugin.dto';
 import { PLUGIN_LOG_TYPES, PluginConfigResponse, PluginLogEntryResponse } from './plugin.presenter';
 
@@ -58,12 +57,11 @@ export class PluginConfigController {
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<PluginConfigResponse>> {
-    const page = pageRequestFrom(query);
-    const { count, results } = await this.configs.list(requireProject(caller), page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    const { count, results } = await this.configs.list(requireProject(caller), query.page);
+    return toPage(url, query.page, count, results);
   }
 
   @Post()
@@ -87,7 +85,10 @@ export class PluginConfigController {
   @Get(':id')
   @ApiModelResponse(PluginConfigResponse)
   @Access(READ)
-  async retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<PluginConfigResponse> {
+  async retrieve(
+    @Caller() caller: AccessContext,
+    @PluginIdParam('id') id: PluginId,
+  ): Promise<PluginConfigResponse> {
     return this.configs.retrieve(requireProject(caller), id);
   }
 
@@ -103,7 +104,7 @@ export class PluginConfigController {
   @UseInterceptors(PluginConfigFormInterceptor)
   async update(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @PluginIdParam('id') id: PluginId,
     @Body() dto: UpdatePluginConfigDto,
     @AttachmentChangesOf() attachments: AttachmentChanges,
   ): Promise<PluginConfigResponse> {
@@ -115,7 +116,7 @@ export class PluginConfigController {
   @ApiOperation({ summary: 'Delete a config: the app stops running in the project' })
   @ApiNoContent()
   @Access(WRITE)
-  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+  async remove(@Caller() caller: AccessContext, @PluginIdParam('id') id: PluginId): Promise<void> {
     await this.configs.remove(requireProject(caller), caller.user, id);
   }
 
@@ -130,7 +131,7 @@ export class PluginConfigController {
   @Access(WRITE)
   async upgrade(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @PluginIdParam('id') id: PluginId,
     @Body() _dto: UpgradePluginConfigDto,
   ): Promise<PluginConfigResponse> {
     return this.configs.upgrade(requireProject(caller), caller.user, id);
@@ -167,11 +168,11 @@ export class PluginConfigController {
   @Access(READ)
   async logs(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @PluginIdParam('id') id: PluginId,
+    @Query() query: PluginLogsQueryDto,
   ): Promise<Page<PluginLogEntryResponse>> {
     const { page, count, results } = await this.configs.logs(requireProject(caller), id, query);
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 }

@@ -1,20 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, type EntityManager } from 'typeorm';
-import { Plugin, PluginConfig, Team, type Organization, type User } from '@hogbase/postgres';
+import type { Organization, Plugin, PluginConfig, User } from '@hogbase/postgres';
 import type { ActivityChange } from '../activity/activity-log.service';
 import type { ResolvedProject } from '../auth/access-context';
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { iso } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
-import { assertPluginAccess, parsePluginId } from './plugin-access.util';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { assertPluginAccess } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
-import { applyAttachmentChanges, attachmentsOf, type AttachmentSummary } from './plugin-attachment.store';
-import { configSchemaOf, configsWithUpdates, pinCurrentCode, pinsCode } from './plugin-code-pins';
-import { logPage, type LogPage } from './plugin-config-logs';
+import { PluginAttachmentRepository, type AttachmentSummary } from './plugin-attachment.repository';
+import { configSchemaOf, pinsCode } from './plugin-code-pins.util';
+import type { PluginLogsQueryDto } from './plugin-config-query.dto';
+import { PluginLogEntryRepository } from './plugin-log-entry.repository';
+import { PluginConfigRepository } from './plugin-config.repository';
 import { PluginConfigSecrets } from './plugin-config-secrets.service';
 import {
+  attachmentActivities,
   attachmentKeysAfter,
   changedKeys,
   hasAttachmentChanges,
@@ -24,15 +26,25 @@ import {
   SECRET_MASK,
   validateConfig,
   type AttachmentChanges,
-} from './plugin-config-values';
+} from './plugin-config-values.util';
 import type { CreatePluginConfigDto, UpdatePluginConfigDto } from './plugin.dto';
+import { parsePluginId, type PluginId } from './plugin-id.pipe';
 import {
   type PipelineAppResponse,
   presentAttachment,
+  presentLogEntry,
   presentPluginConfig,
   type PluginConfigResponse,
+  type PluginLogEntryResponse,
 } from './plugin.presenter';
+import { PluginRepository } from './plugin.repository';
 import { PluginService } from './plugin.service';
+
+export interface LogPage {
+  page: PageRequest;
+  count: number;
+  results: PluginLogEntryResponse[];
+}
 
 /** Stands for a kept secret while the config is validated: present, and never stored. */
 const KEPT_SECRET = Symbol('kept secret');
@@ -41,7 +53,11 @@ const KEPT_SECRET = Symbol('kept secret');
 @Injectable()
 export class PluginConfigService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly configs: PluginConfigRepository,
+    private readonly attachments: PluginAttachmentRepository,
+    private readonly logEntries: PluginLogEntryRepository,
+    private readonly pluginRows: PluginRepository,
     private readonly plugins: PluginService,
     private readonly secrets: PluginConfigSecrets,
     private readonly activity: PluginActivityService,
@@ -52,19 +68,14 @@ export class PluginConfigService {
     page: PageRequest,
   ): Promise<{ count: number; results: PluginConfigResponse[] }> {
     assertPluginAccess(project.organization, false);
-    const [configs, count] = await this.dataSource.getRepository(PluginConfig).findAndCount({
-      where: { teamId: project.team.id, deleted: false },
-      order: { order: 'ASC', pluginId: 'ASC', id: 'ASC' },
-      skip: page.offset,
-      take: page.limit,
-    });
-    return { count, results: await this.presentAll(this.dataSource.manager, configs, false) };
+    const [configs, count] = await this.configs.pageLiveInProject(project.team.id, page);
+    return { count, results: await this.presentAll(configs, false) };
   }
 
-  async retrieve(project: ResolvedProject, id: string): Promise<PluginConfigResponse> {
+  async retrieve(project: ResolvedProject, id: PluginId): Promise<PluginConfigResponse> {
     assertPluginAccess(project.organization, false);
-    const config = await this.find(this.dataSource.manager, project, id);
-    return (await this.presentAll(this.dataSource.manager, [config], true))[0];
+    const config = await this.find(project, id);
+    return (await this.presentAll([config], true))[0];
   }
 
   async create(
@@ -75,11 +86,11 @@ export class PluginConfigService {
   ): Promise<PluginConfigResponse> {
     const { organization, team } = project;
     assertPluginAccess(organization, false);
-    return this.dataSource.transaction(async (manager) => {
+    return this.unitOfWork.run(async () => {
       // Only "not found" reads as DRF's bad pk: a failing database stays a 500, not a 400.
       // Locked: the code and schema pinned below are those the config was checked against.
       const plugin = await this.plugins
-        .find(manager, organization, null, dto.plugin, true)
+        .find(organization, null, parsePluginId(dto.plugin), true)
         .catch((error: unknown) => {
           if (!(error instanceof ApiError && error.code === 'not_found')) throw error;
           throw validationError(
@@ -89,16 +100,13 @@ export class PluginConfigService {
           );
         });
       // One config per app and project (PostHog's unique plugin/team), counted among those not deleted.
-      await manager.query('SELECT pg_advisory_xact_lock($1, $2)', [plugin.id, team.id]);
-      const existing = await manager
-        .getRepository(PluginConfig)
-        .exists({ where: { pluginId: plugin.id, teamId: team.id, deleted: false } });
-      if (existing)
+      await this.configs.lockSlot(plugin.id, team.id);
+      if (await this.configs.existsLive(plugin.id, team.id))
         throw validationError('This app is already configured for this project.', 'plugin', 'unique');
       const values = await this.resolveConfig(plugin, plugin.configSchema, {}, dto.config ?? {}, attachments);
       attachmentKeysAfter(plugin.configSchema, new Set(), attachments);
       const now = new Date();
-      const config = manager.getRepository(PluginConfig).create({
+      const config = this.configs.build({
         pluginId: plugin.id,
         teamId: team.id,
         enabled: dto.enabled ?? false,
@@ -111,38 +119,32 @@ export class PluginConfigService {
         createdAt: now,
         updatedAt: now,
       });
-      await manager.getRepository(PluginConfig).save(config);
-      if (pinsCode(organization, plugin)) await pinCurrentCode(manager, config, now);
+      await this.configs.save(config);
+      if (pinsCode(organization, plugin)) await this.configs.pinCurrentCode(config, now);
       await this.activity.recordConfig(organization, user, plugin, config, 'config_created');
       const secrets = secretKeys(plugin.configSchema);
-      for (const [activity, changes] of await applyAttachmentChanges(
-        manager,
-        config,
-        [],
-        attachments,
-        secrets,
-      )) {
+      for (const [activity, changes] of await this.applyAttachmentChanges(config, [], attachments, secrets)) {
         await this.activity.recordConfig(organization, user, plugin, config, activity, changes);
       }
-      return (await this.presentAll(manager, [config], true))[0];
+      return (await this.presentAll([config], true))[0];
     });
   }
 
   async update(
     project: ResolvedProject,
     user: User,
-    id: string,
+    id: PluginId,
     dto: UpdatePluginConfigDto,
     attachments: AttachmentChanges = noAttachmentChanges(),
   ): Promise<PluginConfigResponse> {
     const { organization } = project;
     assertPluginAccess(organization, false);
-    return this.dataSource.transaction(async (manager) => {
-      const config = await this.find(manager, project, id, true);
-      const plugin = await manager.getRepository(Plugin).findOneByOrFail({ id: config.pluginId });
+    return this.unitOfWork.run(async () => {
+      const config = await this.find(project, id, true);
+      const plugin = await this.pluginRows.findById(config.pluginId);
       const schema = configSchemaOf(config, plugin);
       const activities: [string, ActivityChange[] | null][] = [];
-      const stored = await attachmentsOf(manager, [config.id]);
+      const stored = await this.attachments.summariesOf([config.id]);
       if (dto.config !== undefined) {
         const values = await this.resolveConfig(plugin, schema, config.config, dto.config, attachments);
         const changed = changedKeys(schema, config.config, values);
@@ -165,48 +167,46 @@ export class PluginConfigService {
       }
       // A new updated_at is also how the apps runtime learns that the attachments changed.
       config.updatedAt = new Date();
-      await manager.getRepository(PluginConfig).save(config);
+      await this.configs.save(config);
       activities.push(
-        ...(await applyAttachmentChanges(manager, config, stored, attachments, secretKeys(schema))),
+        ...(await this.applyAttachmentChanges(config, stored, attachments, secretKeys(schema))),
       );
       for (const [activity, changes] of activities) {
         await this.activity.recordConfig(organization, user, plugin, config, activity, changes);
       }
-      return (await this.presentAll(manager, [config], true))[0];
+      return (await this.presentAll([config], true))[0];
     });
   }
 
   /** PostHog's destroy soft-deletes: the row stays (deleted, disabled) for its logs and stats. */
-  async remove(project: ResolvedProject, user: User, id: string): Promise<void> {
+  async remove(project: ResolvedProject, user: User, id: PluginId): Promise<void> {
     assertPluginAccess(project.organization, false);
-    await this.dataSource.transaction(async (manager) => {
-      const config = await this.find(manager, project, id, true);
-      const plugin = await manager.getRepository(Plugin).findOneByOrFail({ id: config.pluginId });
+    await this.unitOfWork.run(async () => {
+      const config = await this.find(project, id, true);
+      const plugin = await this.pluginRows.findById(config.pluginId);
       config.deleted = true;
       config.enabled = false;
       config.updatedAt = new Date();
-      await manager.getRepository(PluginConfig).save(config);
+      await this.configs.save(config);
       await this.activity.recordConfig(project.organization, user, plugin, config, 'config_deleted');
     });
   }
 
   /**
-   * Moves a config pinned to a copy of another organization's app (plugin-code-pins.ts) to the
+   * Moves a config pinned to a copy of another organization's app (plugin-code-pins.util.ts) to the
    * app's current code and schema: its admin has looked at the new version. A config that follows
    * the app's latest code is answered as it is.
    */
-  async upgrade(project: ResolvedProject, user: User, id: string): Promise<PluginConfigResponse> {
+  async upgrade(project: ResolvedProject, user: User, id: PluginId): Promise<PluginConfigResponse> {
     assertPluginAccess(project.organization, false);
-    return this.dataSource.transaction(async (manager) => {
-      const config = await this.find(manager, project, id, true);
+    return this.unitOfWork.run(async () => {
+      const config = await this.find(project, id, true);
       const before = config.codePinnedAt;
       if (before) {
-        // Shared lock: the app's organization cannot write code between the copy and the answer.
-        const plugin = await manager
-          .getRepository(Plugin)
-          .findOneOrFail({ where: { id: config.pluginId }, lock: { mode: 'pessimistic_read' } });
+        // The app's organization cannot write code between the copy and the answer.
+        const plugin = await this.pluginRows.findByIdLockedForRead(config.pluginId);
         const at = new Date();
-        await pinCurrentCode(manager, config, at);
+        await this.configs.pinCurrentCode(config, at);
         await this.activity.recordConfig(project.organization, user, plugin, config, 'config_updated', [
           {
             type: 'PluginConfig',
@@ -217,15 +217,17 @@ export class PluginConfigService {
           },
         ]);
       }
-      return (await this.presentAll(manager, [config], true))[0];
+      return (await this.presentAll([config], true))[0];
     });
   }
 
-  /** A page of a config's log lines, newest first (see logPage for the parameters). */
-  async logs(project: ResolvedProject, id: string, query: Record<string, unknown>): Promise<LogPage> {
+  /** A page of a config's log lines, newest first; the query is read once the config is found. */
+  async logs(project: ResolvedProject, id: PluginId, query: PluginLogsQueryDto): Promise<LogPage> {
     assertPluginAccess(project.organization, false);
-    const config = await this.find(this.dataSource.manager, project, id);
-    return logPage(this.dataSource.manager, config, query);
+    const config = await this.find(project, id);
+    const { page, filter } = query.read();
+    const [entries, count] = await this.logEntries.pageOf(config, filter, page);
+    return { page, count, results: entries.map(presentLogEntry) };
   }
 
   /**
@@ -234,34 +236,12 @@ export class PluginConfigService {
    */
   async exportsUnsubscribeConfigs(organization: Organization): Promise<PluginConfigResponse[]> {
     assertPluginAccess(organization, false);
-    const configs = await this.dataSource
-      .getRepository(PluginConfig)
-      .createQueryBuilder('config')
-      .innerJoin(Team, 'team', 'team.id = config.team_id')
-      .innerJoin(Plugin, 'plugin', 'plugin.id = config.plugin_id')
-      .where('team.organization_id = :organizationId', { organizationId: organization.id })
-      .andWhere('config.enabled AND NOT config.deleted')
-      .andWhere(
-        `NOT (plugin.is_global AND (plugin.capabilities -> 'methods' @> '["processEvent"]'::jsonb OR plugin.capabilities = '{}'::jsonb))`,
-      )
-      .andWhere(`NOT (plugin.plugin_type = 'local' AND plugin.capabilities = '{}'::jsonb)`)
-      .orderBy('config.id', 'ASC')
-      .getMany();
-    return this.presentAll(this.dataSource.manager, configs, false);
+    return this.presentAll(await this.configs.listExportsToUnsubscribe(organization.id), false);
   }
 
-  private async find(
-    manager: EntityManager,
-    project: ResolvedProject,
-    rawId: string,
-    lock = false,
-  ): Promise<PluginConfig> {
-    const id = parsePluginId(rawId);
+  private async find(project: ResolvedProject, id: PluginId, lock = false): Promise<PluginConfig> {
     if (id === null) throw notFound();
-    const config = await manager.getRepository(PluginConfig).findOne({
-      where: { id, teamId: project.team.id, deleted: false },
-      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+    const config = await this.configs.findLiveInProject(project.team.id, id, lock);
     if (!config) throw notFound();
     return config;
   }
@@ -313,23 +293,35 @@ export class PluginConfigService {
     }
   }
 
+  /** Stores and deletes a config's attachments (already checked against its schema); answers their activities. */
+  private async applyAttachmentChanges(
+    config: PluginConfig,
+    existing: AttachmentSummary[],
+    changes: AttachmentChanges,
+    secrets: ReadonlySet<string>,
+  ): Promise<[string, ActivityChange[]][]> {
+    for (const [key, upload] of changes.add) await this.attachments.put(config, key, upload);
+    const { removed, activities } = attachmentActivities(existing, changes, secrets);
+    await this.attachments.deleteKeys(config.id, removed);
+    return activities;
+  }
+
   private async presentAll(
-    manager: EntityManager,
     configs: PluginConfig[],
     withPluginInfo: boolean,
   ): Promise<PluginConfigResponse[]> {
     if (configs.length === 0) return [];
     const pluginIds = [...new Set(configs.map((config) => config.pluginId))];
-    const plugins = await manager.getRepository(Plugin).findBy({ id: In(pluginIds) });
+    const plugins = await this.pluginRows.findByIds(pluginIds);
     const byId = new Map(plugins.map((plugin) => [plugin.id, plugin]));
     const infos = withPluginInfo
-      ? new Map((await this.plugins.presentAll(plugins, manager)).map((info) => [info.id, info]))
+      ? new Map((await this.plugins.presentAll(plugins)).map((info) => [info.id, info]))
       : new Map<number, PipelineAppResponse>();
     const ids = configs.map((config) => config.id);
-    const rates = await this.deliveryRates(manager, ids);
-    const withUpdates = await configsWithUpdates(manager, configs);
+    const rates = await this.configs.deliveryRates(ids);
+    const withUpdates = await this.configs.idsWithCodeUpdates(configs);
     const attachments = new Map<number, AttachmentSummary[]>();
-    for (const attachment of await attachmentsOf(manager, ids)) {
+    for (const attachment of await this.attachments.summariesOf(ids)) {
       attachments.set(attachment.pluginConfigId, [
         ...(attachments.get(attachment.pluginConfigId) ?? []),
         attachment,
@@ -350,20 +342,5 @@ export class PluginConfigService {
         infos.get(config.pluginId),
       );
     });
-  }
-
-  /** succeeded / (succeeded + failed) over the last 24 hours, per config; none when nothing was delivered. */
-  private async deliveryRates(manager: EntityManager, ids: number[]): Promise<Map<number, number>> {
-    const rows: { plugin_config_id: number; succeeded: string; failed: string }[] = await manager.query(
-      `SELECT plugin_config_id, sum(succeeded) AS succeeded, sum(failed) AS failed FROM plugin_delivery_stats
-       WHERE plugin_config_id = ANY($1) AND hour >= now() - interval '24 hours' GROUP BY plugin_config_id`,
-      [ids],
-    );
-    const rates = new Map<number, number>();
-    for (const row of rows) {
-      const total = Number(row.succeeded) + Number(row.failed);
-      if (total > 0) rates.set(row.plugin_config_id, Number(row.succeeded) / total);
-    }
-    return rates;
   }
 }

@@ -1,14 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { Plugin, PluginSourceFile, type Organization, type User } from '@hogbase/postgres';
+import type { Organization, User } from '@hogbase/postgres';
 import { ApiError, validationError } from '../common/api-error';
-import type { PipelineCollection } from './pipeline-collections';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import type { PipelineCollection } from './pipeline-collections.util';
 import { assertActionAllowed, assertPluginAccess } from './plugin-access.util';
+import type { PluginId } from './plugin-id.pipe';
 import { downloadedAppFields, PluginInstaller } from './plugin-installer.service';
 import { PIPELINE_APP_FIELDS } from './plugin.dto';
 import type { PipelineAppResponse } from './plugin.presenter';
+import { PluginRepository } from './plugin.repository';
 import { PluginService } from './plugin.service';
+import { PluginSourceFileRepository } from './plugin-source-file.repository';
 
 const MAX_FILENAME = 200;
 const MAX_SOURCE_BYTES = 1024 * 1024;
@@ -77,20 +79,23 @@ export function sourceChanges(body: unknown): Map<string, string | null> {
 @Injectable()
 export class PluginSourceService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
     private readonly plugins: PluginService,
+    private readonly pluginRows: PluginRepository,
+    private readonly sourceFiles: PluginSourceFileRepository,
     private readonly installer: PluginInstaller,
   ) {}
 
   async source(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
   ): Promise<Record<string, string | null>> {
     assertPluginAccess(organization, false);
-    const plugin = await this.plugins.find(this.dataSource.manager, organization, collection, id);
+    const plugin = await this.plugins.find(organization, collection, id);
     assertActionAllowed(organization, plugin, 'source editing');
-    return this.sourceMap(plugin.id);
+    const files = await this.sourceFiles.listOf(plugin.id);
+    return Object.fromEntries(files.map((file) => [file.filename, file.source]));
   }
 
   /**
@@ -101,26 +106,23 @@ export class PluginSourceService {
   async updateSource(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
     user: User,
     changes: Map<string, string | null>,
   ): Promise<Record<string, string | null>> {
     assertPluginAccess(organization, true);
-    return this.dataSource.transaction(async (manager) => {
-      const plugin = await this.plugins.find(manager, organization, collection, id, true);
+    return this.unitOfWork.run(async () => {
+      const plugin = await this.plugins.find(organization, collection, id, true);
       assertActionAllowed(organization, plugin, 'source editing');
       const files = new Map(
-        (await manager.getRepository(PluginSourceFile).findBy({ pluginId: plugin.id })).map((file) => [
-          file.filename,
-          file.source ?? '',
-        ]),
+        (await this.sourceFiles.listOf(plugin.id)).map((file) => [file.filename, file.source ?? '']),
       );
       for (const [filename, source] of changes) {
         if (source === null) files.delete(filename);
         else files.set(filename, source);
       }
       const prepared = await this.installer.prepare(Object.fromEntries(files), { defaultName: plugin.name });
-      const before = await this.plugins.present(plugin, manager);
+      const before = await this.plugins.present(plugin);
       plugin.name = prepared.name;
       if (prepared.description !== null) plugin.description = prepared.description;
       if (prepared.icon !== null) plugin.icon = prepared.icon;
@@ -138,24 +140,16 @@ export class PluginSourceService {
         plugin.declaredMetrics = null;
       }
       plugin.updatedAt = new Date();
-      await manager.getRepository(Plugin).save(plugin);
+      await this.pluginRows.save(plugin);
       const built = new Map(prepared.files.map((file) => [file.filename, file]));
-      await this.plugins.saveFiles(
-        manager,
+      await this.sourceFiles.replace(
         plugin.id,
         [...files].map(
           ([filename, source]) =>
             built.get(filename) ?? { filename, source, transpiled: null, status: null, error: null },
         ),
       );
-      await this.plugins.recordUpdate(
-        manager,
-        organization,
-        user,
-        plugin,
-        before,
-        await this.plugins.present(plugin, manager),
-      );
+      await this.plugins.recordUpdate(organization, user, plugin, before, await this.plugins.present(plugin));
       return Object.fromEntries([...files].sort(([a], [b]) => a.localeCompare(b)));
     });
   }
@@ -164,11 +158,11 @@ export class PluginSourceService {
   async upgrade(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
     user: User,
   ): Promise<PipelineAppResponse> {
     assertPluginAccess(organization, true);
-    const found = await this.plugins.find(this.dataSource.manager, organization, collection, id);
+    const found = await this.plugins.find(organization, collection, id);
     assertActionAllowed(organization, found, 'upgrading');
     const address = found.urlWithSecrets ?? found.url;
     if (found.pluginType === 'source' || found.pluginType === 'inline' || !address) {
@@ -176,14 +170,14 @@ export class PluginSourceService {
     }
     // Downloaded outside the transaction: a slow remote holds no lock.
     const app = await this.installer.download(address);
-    return this.dataSource.transaction(async (manager) => {
-      const plugin = await this.plugins.find(manager, organization, collection, id, true);
-      const before = await this.plugins.present(plugin, manager);
+    return this.unitOfWork.run(async () => {
+      const plugin = await this.plugins.find(organization, collection, id, true);
+      const before = await this.plugins.present(plugin);
       Object.assign(plugin, downloadedAppFields(app), { updatedAt: new Date() });
-      await manager.getRepository(Plugin).save(plugin);
-      await this.plugins.saveFiles(manager, plugin.id, app.files);
-      const after = await this.plugins.present(plugin, manager);
-      await this.plugins.recordUpdate(manager, organization, user, plugin, before, after);
+      await this.pluginRows.save(plugin);
+      await this.sourceFiles.replace(plugin.id, app.files);
+      const after = await this.plugins.present(plugin);
+      await this.plugins.recordUpdate(organization, user, plugin, before, after);
       return after;
     });
   }
@@ -192,28 +186,19 @@ export class PluginSourceService {
   async checkForUpdates(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
   ): Promise<{ plugin: PipelineAppResponse }> {
     assertPluginAccess(organization, false);
-    const plugin = await this.plugins.find(this.dataSource.manager, organization, collection, id);
+    const plugin = await this.plugins.find(organization, collection, id);
     assertActionAllowed(organization, plugin, 'installation');
     const address = plugin.urlWithSecrets ?? plugin.url;
     if (address && (plugin.pluginType === 'custom' || plugin.pluginType === 'repository')) {
       const latest = await this.installer.latestVersion(address);
       plugin.latestTag = latest;
       plugin.latestTagCheckedAt = new Date();
-      // Only these two columns: a check is not an edit of the app (PostHog skips the reload too).
-      await this.dataSource
-        .getRepository(Plugin)
-        .update({ id: plugin.id }, { latestTag: latest, latestTagCheckedAt: plugin.latestTagCheckedAt });
+      // PostHog skips the reload too: a check is not an edit of the app.
+      await this.pluginRows.saveLatestTag(plugin.id, latest, plugin.latestTagCheckedAt);
     }
     return { plugin: await this.plugins.present(plugin) };
-  }
-
-  private async sourceMap(pluginId: number): Promise<Record<string, string | null>> {
-    const files = await this.dataSource
-      .getRepository(PluginSourceFile)
-      .find({ where: { pluginId }, order: { filename: 'ASC' } });
-    return Object.fromEntries(files.map((file) => [file.filename, file.source]));
   }
 }

@@ -3,7 +3,7 @@ import { PLUGIN_TYPES } from '@hogbase/postgres';
 import type { Plugin, PluginAttachment, PluginConfig, PluginLogEntry } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
 import { ANY_JSON, ApiModel, DATE_TIME, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
-import { SECRET_MASK } from './plugin-config-values';
+import { SECRET_MASK } from './plugin-config-values.util';
 
 const PLUGIN_LOG_SOURCES = ['SYSTEM', 'PLUGIN', 'CONSOLE'];
 /** The levels of an app's log lines (`type`), which the logs' `type_filter` takes. */

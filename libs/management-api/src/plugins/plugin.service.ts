@@ -1,22 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, QueryFailedError, type EntityManager, type SelectQueryBuilder } from 'typeorm';
-import { Organization, Plugin, PluginSourceFile, type PluginType, type User } from '@hogbase/postgres';
+import { QueryFailedError } from 'typeorm';
+import type { Organization, Plugin, PluginType, User } from '@hogbase/postgres';
 import { changesBetween } from '../activity/activity-log.service';
 import { notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
-import { collectionCondition, type PipelineCollection } from './pipeline-collections';
-import {
-  assertManagesGlobalApps,
-  assertOwnsPlugin,
-  assertPluginAccess,
-  parsePluginId,
-} from './plugin-access.util';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import type { PipelineCollection } from './pipeline-collections.util';
+import { assertManagesGlobalApps, assertOwnsPlugin, assertPluginAccess } from './plugin-access.util';
 import { PluginActivityService } from './plugin-activity.service';
 import { PluginCatalogService } from './plugin-catalog.service';
 import type { CreatePipelineAppDto, UpdatePipelineAppDto } from './plugin.dto';
+import type { PluginId } from './plugin-id.pipe';
 import { downloadedAppFields, PluginInstaller, type SourceFileState } from './plugin-installer.service';
 import { presentPlugin, type PipelineAppResponse } from './plugin.presenter';
+import { PluginRepository } from './plugin.repository';
+import { PluginSourceFileRepository } from './plugin-source-file.repository';
 
 /** The fields whose changes the activity log records. */
 const TRACKED_FIELDS = [
@@ -52,65 +50,42 @@ function isUniqueViolation(error: unknown): boolean {
 @Injectable()
 export class PluginService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly plugins: PluginRepository,
+    private readonly sourceFiles: PluginSourceFileRepository,
     private readonly installer: PluginInstaller,
     private readonly catalog: PluginCatalogService,
     private readonly activity: PluginActivityService,
   ) {}
 
-  /** The apps the organization sees, in one collection when given. */
-  visible(
-    manager: EntityManager,
-    organization: Organization,
-    collection: PipelineCollection | null,
-  ): SelectQueryBuilder<Plugin> {
-    const query = manager
-      .getRepository(Plugin)
-      .createQueryBuilder('plugin')
-      .where(
-        `(plugin.organization_id = :organizationId OR plugin.is_global OR EXISTS (
-          SELECT 1 FROM plugin_configs config JOIN teams team ON team.id = config.team_id
-          WHERE config.plugin_id = plugin.id AND NOT config.deleted AND team.organization_id = :organizationId))`,
-        { organizationId: organization.id },
-      );
-    if (collection) query.andWhere(collectionCondition(collection, 'plugin'), { createdThrough: collection });
-    return query;
-  }
-
-  /** An app the organization sees (in the collection), else 404: unknown and foreign ids look alike. */
+  /**
+   * An app the organization sees (in the collection), else 404: unknown, malformed and foreign ids
+   * look alike. Callers check the plugins access level first, so a malformed id is a 403 there too.
+   */
   async find(
-    manager: EntityManager,
     organization: Organization,
     collection: PipelineCollection | null,
-    rawId: string | number,
+    id: PluginId,
     lock = false,
   ): Promise<Plugin> {
-    const id = parsePluginId(rawId);
     if (id === null) throw notFound();
-    const query = this.visible(manager, organization, collection).andWhere('plugin.id = :id', { id });
-    if (lock) query.setLock('pessimistic_write');
-    const plugin = await query.getOne();
+    const plugin = await this.plugins.findVisible(organization.id, collection, id, lock);
     if (!plugin) throw notFound();
     return plugin;
   }
 
-  async presentAll(plugins: Plugin[], manager = this.dataSource.manager): Promise<PipelineAppResponse[]> {
-    const organizationIds = [...new Set(plugins.flatMap((plugin) => plugin.organizationId ?? []))];
-    const organizations = organizationIds.length
-      ? await manager.getRepository(Organization).find({
-          select: { id: true, name: true },
-          where: { id: In(organizationIds) },
-        })
-      : [];
-    const names = new Map(organizations.map((organization) => [organization.id, organization.name]));
+  async presentAll(plugins: Plugin[]): Promise<PipelineAppResponse[]> {
+    const names = await this.plugins.organizationNames([
+      ...new Set(plugins.flatMap((plugin) => plugin.organizationId ?? [])),
+    ]);
     const now = new Date();
     return plugins.map((plugin) =>
       presentPlugin(plugin, plugin.organizationId ? (names.get(plugin.organizationId) ?? null) : null, now),
     );
   }
 
-  async present(plugin: Plugin, manager = this.dataSource.manager): Promise<PipelineAppResponse> {
-    const [response] = await this.presentAll([plugin], manager);
+  async present(plugin: Plugin): Promise<PipelineAppResponse> {
+    const [response] = await this.presentAll([plugin]);
     return response;
   }
 
@@ -120,21 +95,17 @@ export class PluginService {
     page: PageRequest,
   ): Promise<{ count: number; results: PipelineAppResponse[] }> {
     assertPluginAccess(organization, false);
-    const [plugins, count] = await this.visible(this.dataSource.manager, organization, collection)
-      .orderBy('plugin.id', 'ASC')
-      .skip(page.offset)
-      .take(page.limit)
-      .getManyAndCount();
+    const [plugins, count] = await this.plugins.pageVisible(organization.id, collection, page);
     return { count, results: await this.presentAll(plugins) };
   }
 
   async retrieve(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
   ): Promise<PipelineAppResponse> {
     assertPluginAccess(organization, false);
-    return this.present(await this.find(this.dataSource.manager, organization, collection, id));
+    return this.present(await this.find(organization, collection, id));
   }
 
   /**
@@ -152,7 +123,7 @@ export class PluginService {
     if (dto.is_global) assertManagesGlobalApps(organization);
     const type: PluginType | null =
       dto.plugin_type ?? (dto.url === undefined ? null : dto.url.startsWith('file:') ? 'local' : 'custom');
-    const plugin = this.dataSource.getRepository(Plugin).create({
+    const plugin = this.plugins.build({
       organizationId: organization.id,
       pluginType: type,
       isGlobal: dto.is_global ?? false,
@@ -189,11 +160,11 @@ export class PluginService {
       files = app.files;
     }
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        await manager.getRepository(Plugin).save(plugin);
-        await this.saveFiles(manager, plugin.id, files);
+      return await this.unitOfWork.run(async () => {
+        await this.plugins.save(plugin);
+        await this.sourceFiles.replace(plugin.id, files);
         await this.activity.recordApp(organization, user, plugin, 'installed');
-        return this.present(plugin, manager);
+        return this.present(plugin);
       });
     } catch (error) {
       // Two installs of one URL at once: the unique index settles it.
@@ -205,13 +176,13 @@ export class PluginService {
   async update(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
     user: User,
     dto: UpdatePipelineAppDto,
   ): Promise<PipelineAppResponse> {
     assertPluginAccess(organization, true);
-    return this.dataSource.transaction(async (manager) => {
-      const plugin = await this.find(manager, organization, collection, id, true);
+    return this.unitOfWork.run(async () => {
+      const plugin = await this.find(organization, collection, id, true);
       assertOwnsPlugin(organization, plugin);
       if (dto.is_global !== undefined && dto.is_global !== plugin.isGlobal)
         assertManagesGlobalApps(organization);
@@ -220,7 +191,7 @@ export class PluginService {
       if (type !== null && type !== plugin.pluginType) {
         await this.checkTypeAndUrl(type, plugin.urlWithSecrets ?? plugin.url);
       }
-      const before = await this.present(plugin, manager);
+      const before = await this.present(plugin);
       plugin.pluginType = type;
       if (dto.name !== undefined) plugin.name = dto.name;
       if (dto.description !== undefined) plugin.description = dto.description ?? '';
@@ -233,9 +204,9 @@ export class PluginService {
       if (dto.metrics !== undefined) plugin.declaredMetrics = dto.metrics;
       if (dto.public_jobs !== undefined) plugin.publicJobs = dto.public_jobs;
       plugin.updatedAt = new Date();
-      await manager.getRepository(Plugin).save(plugin);
-      const after = await this.present(plugin, manager);
-      await this.recordUpdate(manager, organization, user, plugin, before, after);
+      await this.plugins.save(plugin);
+      const after = await this.present(plugin);
+      await this.recordUpdate(organization, user, plugin, before, after);
       return after;
     });
   }
@@ -243,17 +214,17 @@ export class PluginService {
   async remove(
     organization: Organization,
     collection: PipelineCollection,
-    id: string,
+    id: PluginId,
     user: User,
   ): Promise<void> {
     assertPluginAccess(organization, true);
-    await this.dataSource.transaction(async (manager) => {
-      const plugin = await this.find(manager, organization, collection, id, true);
+    await this.unitOfWork.run(async () => {
+      const plugin = await this.find(organization, collection, id, true);
       assertOwnsPlugin(organization, plugin);
       if (plugin.isGlobal) {
         throw validationError('This plugin is marked as global! Make it local before uninstallation');
       }
-      await manager.getRepository(Plugin).delete({ id: plugin.id });
+      await this.plugins.delete(plugin.id);
       await this.activity.recordApp(organization, user, plugin, 'uninstalled');
     });
   }
@@ -264,18 +235,11 @@ export class PluginService {
    */
   async unused(organization: Organization): Promise<number[]> {
     assertPluginAccess(organization, false);
-    const plugins = await this.visible(this.dataSource.manager, organization, null)
-      .andWhere(
-        'NOT EXISTS (SELECT 1 FROM plugin_configs used WHERE used.plugin_id = plugin.id AND used.enabled AND NOT used.deleted)',
-      )
-      .select('plugin.id')
-      .orderBy('plugin.id', 'ASC')
-      .getMany();
-    return plugins.map((plugin) => plugin.id);
+    return this.plugins.unusedIds(organization.id);
   }
 
+  /** The activity of an edit, in the caller's unit of work: the tracked fields that changed, if any. */
   async recordUpdate(
-    _manager: EntityManager,
     organization: Organization,
     user: User,
     plugin: Plugin,
@@ -289,25 +253,6 @@ export class PluginService {
       TRACKED_FIELDS,
     );
     if (changes.length > 0) await this.activity.recordApp(organization, user, plugin, 'updated', changes);
-  }
-
-  /** Replaces an app's stored files with these. */
-  async saveFiles(manager: EntityManager, pluginId: number, files: SourceFileState[]): Promise<void> {
-    const repository = manager.getRepository(PluginSourceFile);
-    await repository.delete({ pluginId });
-    if (files.length === 0) return;
-    const now = new Date();
-    await repository.insert(
-      files.map((file) => ({
-        pluginId,
-        filename: file.filename,
-        source: file.source,
-        transpiled: file.transpiled,
-        status: file.status,
-        error: file.error,
-        updatedAt: now,
-      })),
-    );
   }
 
   /**
@@ -343,10 +288,7 @@ export class PluginService {
   }
 
   private async refuseDuplicate(organization: Organization, url: string): Promise<void> {
-    const exists = await this.dataSource
-      .getRepository(Plugin)
-      .exists({ where: { organizationId: organization.id, url } });
-    if (exists) throw this.duplicate(url);
+    if (await this.plugins.existsWithUrl(organization.id, url)) throw this.duplicate(url);
   }
 
   private duplicate(url: string) {
