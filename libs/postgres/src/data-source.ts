@@ -1,7 +1,8 @@
 import type { PoolConfig } from 'pg';
-import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
-import { guardDataSource, unboundRunner } from './connection-guard';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { guardDataSource } from './connection-guard';
 import { ENTITIES } from './entities';
+import { migratePostgres, MIGRATIONS_TABLE } from './migration-runner.util';
 import { MIGRATIONS } from './migrations';
 
 export {
@@ -16,7 +17,7 @@ export {
  * statement, lock wait or forgotten transaction can hold a connection, and then a whole pool, for
  * good. Each is far above what a legitimate statement takes here: requests touch a handful of rows
  * by index, the event listing reads ClickHouse, ingestion writes persons in batches, and flag
- * actions read persons 5,000 at a time. Migrations are exempt (see runMigrationsExclusively).
+ * actions read persons 5,000 at a time. Migrations are exempt (see migratePostgres).
  */
 export interface PostgresTimeouts {
   /** Server side (statement_timeout): cancels a statement that runs longer. */
@@ -89,7 +90,7 @@ export function postgresDataSourceOptions(options: PostgresConnectionOptions): D
     url: options.url,
     entities: ENTITIES,
     migrations: MIGRATIONS,
-    migrationsTableName: 'typeorm_migrations',
+    migrationsTableName: MIGRATIONS_TABLE,
     migrationsTransactionMode: 'each',
     // NOTE: never synchronize; the schema is what the migrations say.
     synchronize: false,
@@ -113,42 +114,10 @@ export async function openDataSource(options: PostgresConnectionOptions): Promis
   });
   await dataSource.initialize();
   try {
-    await runMigrationsExclusively(dataSource);
+    await migratePostgres(dataSource);
   } catch (error) {
     await dataSource.destroy();
     throw error;
   }
   return dataSource;
-}
-
-// Any constant works; it only has to be the same for every process migrating this database.
-export const MIGRATION_LOCK_KEY = 7_345_021;
-
-/**
- * Several processes may start against one database at once (split mode, parallel test workers):
- * a session-level advisory lock makes them migrate one after the other instead of racing.
- *
- * The migrations run on the lock's own connection with the timeouts lifted: waiting for another
- * process's migrations, or building an index on a large table, may rightly take minutes.
- */
-export async function runMigrationsExclusively(dataSource: DataSource): Promise<void> {
-  const lockRunner = dataSource.createQueryRunner();
-  unboundRunner(lockRunner);
-  await lockRunner.connect();
-  try {
-    // NOTE: idle_in_transaction_session_timeout is left alone: migrations are never idle, and a
-    // SET of it hangs the embedded Postgres.
-    await lockRunner.query('SET statement_timeout = 0');
-    await lockRunner.query('SET lock_timeout = 0');
-    await lockRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    const executor = new MigrationExecutor(dataSource, lockRunner);
-    executor.transaction = 'each';
-    await executor.executePendingMigrations();
-  } finally {
-    await lockRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-    // Back to the connection's own bounds before the pool hands it to anyone else.
-    await lockRunner.query('RESET statement_timeout').catch(() => undefined);
-    await lockRunner.query('RESET lock_timeout').catch(() => undefined);
-    await lockRunner.release();
-  }
 }

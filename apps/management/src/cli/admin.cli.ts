@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
-import { DataSource, MigrationExecutor } from 'typeorm';
+import { DataSource } from 'typeorm';
 import {
   type ClickHouseClient,
   ClickHouseMigrationError,
@@ -27,8 +27,9 @@ import { ApiError, BootstrapService, InviteService, ManagementModule } from '@ho
 import {
   EmbeddedPostgres,
   findRunningEmbeddedPostgres,
+  migratePostgres as migratePostgresDatabase,
+  pendingPostgresMigrations,
   postgresDataSourceOptions,
-  runMigrationsExclusively,
   startEmbeddedPostgres,
 } from '@hogbase/postgres';
 import {
@@ -125,25 +126,15 @@ async function connectPostgres(
   return { databaseUrl: embedded.url, embedded };
 }
 
-/** Names of the migrations recorded in the database, oldest first (none before the first run). */
-async function executedPostgresMigrations(dataSource: DataSource): Promise<string[]> {
-  const executed = await new MigrationExecutor(dataSource).getExecutedMigrations();
-  return executed.sort((left, right) => left.timestamp - right.timestamp).map((migration) => migration.name);
-}
-
 async function migratePostgres(config: ManagementConfig): Promise<MigrateResult['postgres']> {
   const { databaseUrl, embedded } = await connectPostgres(config);
-  // Two connections: the migration lock's and the migrations'.
+  // A small pool: the migrations run on the migration lock's own connection.
   const dataSource = new DataSource(
     postgresDataSourceOptions({ url: databaseUrl, poolSize: 2, applicationName: 'admin-cli' }),
   );
   try {
     await dataSource.initialize();
-    // NOTE: a process migrating at the same moment takes turns under the lock; what it applied in
-    // between is reported here too, which is still what this database gained.
-    const before = new Set(await executedPostgresMigrations(dataSource));
-    await runMigrationsExclusively(dataSource);
-    const applied = (await executedPostgresMigrations(dataSource)).filter((name) => !before.has(name));
+    const { applied } = await migratePostgresDatabase(dataSource);
     return { target: describeDatabase(config.database, config.dataDir), applied };
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();
@@ -246,8 +237,7 @@ async function pendingSteps(
     );
     try {
       await dataSource.initialize();
-      const waiting = await new MigrationExecutor(dataSource).getPendingMigrations();
-      return waiting.map((migration) => migration.name);
+      return await pendingPostgresMigrations(dataSource);
     } finally {
       if (dataSource.isInitialized) await dataSource.destroy();
     }
