@@ -12,7 +12,7 @@ import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
 import { startCaptureThread } from './capture-thread/capture-thread';
 import { announcePorts, holdDataDirs } from './data-dir';
 import { firstRun } from './first-run';
-import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines';
+import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines.util';
 
 /**
  * The four services in one process over shared engines, capture on a worker thread of its own

@@ -1,4 +1,4 @@
-export * from './persons/person-processor';
+export * from './persons/person-processor.service';
 export * from './persons/person-processing.types';
 export * from './persons/person-uuid.util';
 export * from './persons/distinct-id.util';
@@ -9,5 +9,5 @@ export * from './pipeline/event-row.mapper';
 export * from './pipeline/ingestion.metrics';
 export * from './pipeline/team-token.cache';
 export * from './service/ingestion.service';
-export * from './service/ingestion-engines';
+export * from './service/ingestion-engines.util';
 export * from './service/event-stores';

@@ -5,7 +5,7 @@ import {
   type QueueMessage,
 } from '@hogbase/event-contract';
 import { DEAD_LETTER_REASON_HEADER, publishDeadLetter } from './dead-letter.util';
-import { InProcessBus } from './in-process.bus';
+import { InProcessBus } from './in-process-bus.server';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger } from './queue-logger.util';
 import type { ConsumedBatch, ConsumedMessage, DecodedBatch } from './queue.types';

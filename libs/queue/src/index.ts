@@ -7,7 +7,7 @@ export * from './kafka.publisher';
 export * from './kafka.consumer';
 export * from './kafka-topics.util';
 export * from './dead-letter.util';
-export * from './in-process.bus';
+export * from './in-process-bus.server';
 export * from './ingestion-progress';
 export * from './deadline.util';
 export { keyHash } from './murmur2.util';

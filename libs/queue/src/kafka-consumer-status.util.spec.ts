@@ -1,4 +1,4 @@
-import { KafkaConsumerState } from './kafka-consumer.status';
+import { KafkaConsumerState } from './kafka-consumer-status.util';
 import { KafkaEventConsumer } from './kafka.consumer';
 import { capturingLogger } from './testing/kafka-test.util';
 

@@ -10,7 +10,7 @@ import type {
 } from 'kafkajs';
 import { backoffMs, settlesWithin, sleep } from './deadline.util';
 import { createKafkaClient, isKafkaConfigurationError, type KafkaClientOptions } from './kafka-client.util';
-import { KafkaConsumerState, type KafkaConsumerStatus } from './kafka-consumer.status';
+import { KafkaConsumerState, type KafkaConsumerStatus } from './kafka-consumer-status.util';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger, type KafkaLogEntry, type QueueLogger } from './queue-logger.util';
 import { decodingInCall } from './decoded-batch.util';
@@ -68,7 +68,7 @@ export interface KafkaConsumerOptions extends KafkaClientOptions {
   stopTimeoutMs?: number;
 }
 
-export type { KafkaConsumerStatus } from './kafka-consumer.status';
+export type { KafkaConsumerStatus } from './kafka-consumer-status.util';
 
 /** The namespaces whose kafkajs error lines mean "cannot reach Kafka" (not a broker's answer). */
 const CONNECTION_NAMESPACES = new Set(['Connection', 'BrokerPool', 'Cluster']);

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { PersonProcessor } from '../persons/person-processor';
+import { PersonProcessor } from '../persons/person-processor.service';
 import {
   captured,
   countRows,

@@ -6,7 +6,7 @@ import {
   personOf,
   processed,
 } from '../testing/ingestion-test.helpers';
-import { PersonProcessor } from './person-processor';
+import { PersonProcessor } from './person-processor.service';
 import { personUuid } from './person-uuid.util';
 
 describe('PersonProcessor: identify, alias and merge (reference §2.2)', () => {

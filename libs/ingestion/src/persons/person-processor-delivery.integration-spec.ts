@@ -8,7 +8,7 @@ import {
   snapshot,
   processed,
 } from '../testing/ingestion-test.helpers';
-import { PersonProcessor } from './person-processor';
+import { PersonProcessor } from './person-processor.service';
 import { personUuid } from './person-uuid.util';
 
 describe('PersonProcessor: delivery (redelivery, poison messages, failures, concurrency)', () => {

@@ -7,7 +7,7 @@ import {
   createIngestionTestDatabase,
   IngestionTestDatabase,
 } from '../testing/ingestion-test.helpers';
-import { PersonProcessor } from './person-processor';
+import { PersonProcessor } from './person-processor.service';
 
 const DEADLINE_MS = 20_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

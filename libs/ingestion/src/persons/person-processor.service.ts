@@ -6,7 +6,7 @@ import { collectGroupTypes } from '../groups/group-types.util';
 import { GroupWrites } from '../groups/group-writes';
 import { isConcurrencyConflict, isDataRejection } from '../shared/postgres-errors.util';
 import { PersonBatchState } from './person-batch.state';
-import { distinctIdsToLoad, PersonEventApplier } from './person-event.applier';
+import { distinctIdsToLoad, PersonEventApplier } from './person-event-applier.util';
 import type { EventOutcome, RejectedEvent } from './person-processing.types';
 import {
   DistinctIdConflictError,

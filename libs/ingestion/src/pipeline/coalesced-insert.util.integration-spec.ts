@@ -11,7 +11,7 @@ import {
   testClickHouseDataPath,
   type TestClickHouse,
 } from '@hogbase/clickhouse/testing';
-import { CoalescedInsert } from './coalesced-insert';
+import { CoalescedInsert } from './coalesced-insert.util';
 
 describe('CoalescedInsert on chDB', () => {
   let clickhouse: TestClickHouse;

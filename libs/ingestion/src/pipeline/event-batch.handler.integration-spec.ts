@@ -24,7 +24,7 @@ import {
   type DecodedBatch,
 } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { PersonProcessor } from '../persons/person-processor';
+import { PersonProcessor } from '../persons/person-processor.service';
 import { EventBatchHandler, type DecodedEvent, type EventBatchHandlerOptions } from './event-batch.handler';
 import { IngestedEventMarker } from './ingested-event.marker';
 import { TeamTokenCache } from './team-token.cache';

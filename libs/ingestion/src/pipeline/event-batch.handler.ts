@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { rowContentErrorName, type EventRow, type EventsWriter } from '@hogbase/clickhouse';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import type { DestinationEvent } from '@hogbase/apps-runtime';
-import type { PersonProcessor } from '../persons/person-processor';
+import type { PersonProcessor } from '../persons/person-processor.service';
 import type { ProcessedEvent, RejectedEvent } from '../persons/person-processing.types';
 import { parseCapturedEvent, type ParsedEvent } from '../events/parse-captured-event.util';
 import { DEAD_LETTER_TOPIC, type QueueMessage } from '@hogbase/event-contract';
@@ -17,7 +17,7 @@ import {
   type DecodingBatchHandler,
   type EventPublisher,
 } from '@hogbase/queue';
-import { CoalescedInsert } from './coalesced-insert';
+import { CoalescedInsert } from './coalesced-insert.util';
 import { toEventRow } from './event-row.mapper';
 import { IngestionMetrics, timed } from './ingestion.metrics';
 import type { IngestedEventMarker } from './ingested-event.marker';

@@ -6,7 +6,7 @@ import type { ClickHouseClient, EventsWriter } from '@hogbase/clickhouse';
 import type { IngestionConfig } from '@hogbase/config';
 import { sleep, type EventConsumer, type EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type CheckResult, type RunningService } from '@hogbase/service-runtime';
-import { PersonProcessor } from '../persons/person-processor';
+import { PersonProcessor } from '../persons/person-processor.service';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
 import { IngestedEventMarker } from '../pipeline/ingested-event.marker';
 import { TeamTokenCache } from '../pipeline/team-token.cache';
