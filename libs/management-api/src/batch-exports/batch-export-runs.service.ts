@@ -1,20 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { intervalDuration, intervalsOverlapping, type BatchExportInterval } from '@hogbase/batch-exports';
-import {
+import type {
   BatchExport,
   BatchExportBackfill,
-  BatchExportLogEntry,
   BatchExportRun,
-  refreshBackfillStatus,
-  Team,
+  BatchExportRunStatus,
 } from '@hogbase/postgres';
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { iso, isUuid } from '../common/iso.util';
-import { EventStore } from '../events/event-store.service';
-import type { BatchExportScope } from './batch-export.service';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { BatchExportBackfillRepository } from './batch-export-backfill.repository';
+import { BatchExportEventsRepository } from './batch-export-events.repository';
+import { BatchExportRunRepository, type RunPosition } from './batch-export-run.repository';
+import { BatchExportRepository } from './batch-export.repository';
+import { BatchExportService, type BatchExportScope } from './batch-export.service';
 import {
   type BackfillCreatedResponse,
   type BackfillResponse,
@@ -25,18 +25,15 @@ import {
 } from './batch-export.presenter';
 
 /** Runs of a backfill that have ended, one way or another. */
-const FINISHED = ['Completed', 'Failed', 'Cancelled'];
-const CANCELLABLE = ['Starting', 'Running', 'FailedRetryable'];
+const FINISHED: readonly BatchExportRunStatus[] = ['Completed', 'Failed', 'Cancelled'];
+const CANCELLABLE: readonly BatchExportRunStatus[] = ['Starting', 'Running', 'FailedRetryable'];
 const RUNS_PAGE_SIZE = 100;
 /**
  * Most intervals one backfill may cover. Its runs are made up front, in one transaction: a range of
- * centuries (a persons export has no first event to clamp its start to) spent minutes of the
- * process's only event loop listing them and gigabytes building one INSERT, and on the embedded
- * engine every other app of `npm start` stalled with it (a Schemathesis finding, issue 29).
+ * centuries (a persons export has no first event to clamp its start to) would hold the event loop
+ * listing them, which the embedded engine shares with every other app of `npm start`.
  */
-const MAX_BACKFILL_INTERVALS = 10_000;
-/** Runs per INSERT: at 8 columns a row, far below Postgres's 65,535 bind parameters a statement. */
-const RUNS_PER_INSERT = 1_000;
+export const MAX_BACKFILL_INTERVALS = 10_000;
 const LOGS_LIMIT = 500;
 
 /** An ISO datetime with an offset, as PostHog's backfill takes it (a naive one is refused). */
@@ -62,8 +59,12 @@ function pythonDateTime(date: Date): string {
 @Injectable()
 export class BatchExportRunsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly events: EventStore,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly exports: BatchExportService,
+    private readonly exportRows: BatchExportRepository,
+    private readonly backfills: BatchExportBackfillRepository,
+    private readonly runs: BatchExportRunRepository,
+    private readonly events: BatchExportEventsRepository,
   ) {}
 
   /**
@@ -74,12 +75,12 @@ export class BatchExportRunsService {
    */
   async createBackfill(
     scope: BatchExportScope,
-    id: string,
+    id: string | null,
     body: { start_at?: unknown; end_at?: unknown },
   ): Promise<{ batchExport: BatchExport; backfill: BatchExportBackfill }> {
     let start = backfillDate(body.start_at, 'start_at');
     const end = backfillDate(body.end_at, 'end_at');
-    const batchExport = await this.findExport(this.dataSource.manager, scope, id);
+    const batchExport = await this.exports.find(scope, id);
     const interval = batchExport.interval as BatchExportInterval;
     const now = new Date();
     if (start && end && start >= end) {
@@ -91,7 +92,7 @@ export class BatchExportRunsService {
       );
     }
     if (batchExport.model === 'events') {
-      const earliest = await this.earliestEvent(batchExport.teamId);
+      const earliest = await this.events.earliestEvent(batchExport.teamId);
       if (!earliest) throw validationError('There is no data to backfill for this model.');
       if (end && end <= earliest) {
         throw validationError(
@@ -110,11 +111,11 @@ export class BatchExportRunsService {
         `The backfill date range covers about ${covered} intervals of '${interval}': at most ${MAX_BACKFILL_INTERVALS} can be backfilled at once. Backfill a shorter range.`,
       );
     }
-    const team = await this.dataSource.getRepository(Team).findOneByOrFail({ id: batchExport.teamId });
-    const intervals = intervalsOverlapping(interval, team.timezone, from, until);
+    const timezone = await this.exportRows.teamTimezone(batchExport.teamId);
+    const intervals = intervalsOverlapping(interval, timezone, from, until);
 
-    const backfill = await this.dataSource.transaction(async (manager) => {
-      const created = manager.getRepository(BatchExportBackfill).create({
+    const backfill = await this.unitOfWork.run(async () => {
+      const created = await this.backfills.insert({
         id: uuidv7(),
         batchExportId: batchExport.id,
         teamId: batchExport.teamId,
@@ -126,25 +127,19 @@ export class BatchExportRunsService {
         finishedAt: intervals.length === 0 ? now : null,
         lastUpdatedAt: now,
       });
-      await manager.getRepository(BatchExportBackfill).insert(created);
-      for (let offset = 0; offset < intervals.length; offset += RUNS_PER_INSERT) {
-        await manager.getRepository(BatchExportRun).insert(
-          intervals
-            .slice(offset, offset + RUNS_PER_INSERT)
-            .map(({ start: intervalStart, end: intervalEnd }) => ({
-              id: uuidv7(),
-              batchExportId: batchExport.id,
-              backfillId: created.id,
-              status: 'Starting' as const,
-              dataIntervalStart: intervalStart,
-              dataIntervalEnd: intervalEnd,
-              createdAt: now,
-              lastUpdatedAt: now,
-            })),
-        );
-      }
-      await this.log(
-        manager,
+      await this.runs.insertAll(
+        intervals.map(({ start: intervalStart, end: intervalEnd }) => ({
+          id: uuidv7(),
+          batchExportId: batchExport.id,
+          backfillId: created.id,
+          status: 'Starting' as const,
+          dataIntervalStart: intervalStart,
+          dataIntervalEnd: intervalEnd,
+          createdAt: now,
+          lastUpdatedAt: now,
+        })),
+      );
+      await this.runs.log(
         batchExport.id,
         null,
         'info',
@@ -156,21 +151,15 @@ export class BatchExportRunsService {
   }
 
   async listBackfills(scope: BatchExportScope, id: string): Promise<{ results: BackfillResponse[] }> {
-    const batchExport = await this.findExport(this.dataSource.manager, scope, id);
-    const backfills = await this.dataSource.getRepository(BatchExportBackfill).find({
-      where: { batchExportId: batchExport.id },
-      order: { createdAt: 'DESC', id: 'DESC' },
-      take: RUNS_PAGE_SIZE,
-    });
-    return { results: await this.presentBackfills(backfills) };
+    const batchExport = await this.exports.find(scope, id);
+    return {
+      results: await this.presentBackfills(await this.backfills.newest(batchExport.id, RUNS_PAGE_SIZE)),
+    };
   }
 
   async retrieveBackfill(scope: BatchExportScope, id: string, backfillId: string): Promise<BackfillResponse> {
-    const batchExport = await this.findExport(this.dataSource.manager, scope, id);
-    if (!isUuid(backfillId)) throw notFound();
-    const backfill = await this.dataSource
-      .getRepository(BatchExportBackfill)
-      .findOneBy({ id: backfillId, batchExportId: batchExport.id });
+    const batchExport = await this.exports.find(scope, id);
+    const backfill = await this.backfills.findInExport(batchExport.id, backfillId);
     if (!backfill) throw notFound();
     const [response] = await this.presentBackfills([backfill]);
     return response;
@@ -182,19 +171,12 @@ export class BatchExportRunsService {
     id: string,
     cursor: string | undefined,
   ): Promise<{ results: BatchExportRunResponse[]; nextCursor: string | null }> {
-    const batchExport = await this.findExport(this.dataSource.manager, scope, id);
-    const query = this.dataSource
-      .getRepository(BatchExportRun)
-      .createQueryBuilder('run')
-      .where('run.batch_export_id = :id', { id: batchExport.id })
-      .orderBy('run.created_at', 'DESC')
-      .addOrderBy('run.id', 'DESC')
-      .take(RUNS_PAGE_SIZE + 1);
-    if (cursor) {
-      const position = decodeCursor(cursor);
-      query.andWhere('(run.created_at, run.id) < (:createdAt, :runId)', position);
-    }
-    const runs = await query.getMany();
+    const batchExport = await this.exports.find(scope, id);
+    const runs = await this.runs.page(
+      batchExport.id,
+      cursor ? decodeCursor(cursor) : undefined,
+      RUNS_PAGE_SIZE + 1,
+    );
     const page = runs.slice(0, RUNS_PAGE_SIZE);
     const last = page[page.length - 1];
     return {
@@ -207,11 +189,11 @@ export class BatchExportRunsService {
   async retryRun(scope: BatchExportScope, id: string, runId: string): Promise<BackfillCreatedResponse> {
     const run = await this.findRun(scope, id, runId);
     const now = new Date();
-    const backfillId = await this.dataSource.transaction(async (manager) => {
-      const backfill = manager.getRepository(BatchExportBackfill).create({
+    const backfill = await this.unitOfWork.run(async () => {
+      const created = await this.backfills.insert({
         id: uuidv7(),
         batchExportId: run.batchExportId,
-        teamId: (await this.findExport(manager, scope, id)).teamId,
+        teamId: (await this.exports.find(scope, id)).teamId,
         startAt: run.dataIntervalStart,
         endAt: run.dataIntervalEnd,
         status: 'Starting',
@@ -220,51 +202,39 @@ export class BatchExportRunsService {
         finishedAt: null,
         lastUpdatedAt: now,
       });
-      await manager.getRepository(BatchExportBackfill).insert(backfill);
-      await manager.getRepository(BatchExportRun).insert({
-        id: uuidv7(),
-        batchExportId: run.batchExportId,
-        backfillId: backfill.id,
-        status: 'Starting',
-        dataIntervalStart: run.dataIntervalStart,
-        dataIntervalEnd: run.dataIntervalEnd,
-        createdAt: now,
-        lastUpdatedAt: now,
-      });
-      await this.log(manager, run.batchExportId, run.id, 'info', 'Retry requested');
-      return backfill.id;
+      await this.runs.insertAll([
+        {
+          id: uuidv7(),
+          batchExportId: run.batchExportId,
+          backfillId: created.id,
+          status: 'Starting',
+          dataIntervalStart: run.dataIntervalStart,
+          dataIntervalEnd: run.dataIntervalEnd,
+          createdAt: now,
+          lastUpdatedAt: now,
+        },
+      ]);
+      await this.runs.log(run.batchExportId, run.id, 'info', 'Retry requested');
+      return created;
     });
-    return { backfill_id: backfillId };
+    return { backfill_id: backfill.id };
   }
 
   /** A run not ended yet is marked Cancelled; a worker running it stops at its next checkpoint. */
   async cancelRun(scope: BatchExportScope, id: string, runId: string): Promise<RunCancelledResponse> {
     const run = await this.findRun(scope, id, runId);
-    const updated = await this.dataSource
-      .getRepository(BatchExportRun)
-      .createQueryBuilder()
-      .update()
-      .set({ status: 'Cancelled', finishedAt: () => 'now()', lastUpdatedAt: () => 'now()' })
-      .where('id = :id AND status IN (:...statuses)', { id: run.id, statuses: CANCELLABLE })
-      .execute();
-    if (!updated.affected) {
-      const current = await this.dataSource.getRepository(BatchExportRun).findOneByOrFail({ id: run.id });
-      throw validationError(`Cannot cancel a run that is in '${current.status}' status`);
+    if (!(await this.runs.cancel(run.id, CANCELLABLE))) {
+      const status = await this.runs.statusOf(run.id);
+      throw validationError(`Cannot cancel a run that is in '${status}' status`);
     }
-    await this.log(this.dataSource.manager, run.batchExportId, run.id, 'info', 'Cancel requested');
-    if (run.backfillId) {
-      await refreshBackfillStatus((sql, params) => this.dataSource.query(sql, params), run.backfillId);
-    }
+    await this.runs.log(run.batchExportId, run.id, 'info', 'Cancel requested');
+    if (run.backfillId) await this.backfills.refreshStatus(run.backfillId);
     return { cancelled: true };
   }
 
   async logs(scope: BatchExportScope, id: string): Promise<BatchExportLogsResponse> {
-    const batchExport = await this.findExport(this.dataSource.manager, scope, id);
-    const entries = await this.dataSource.getRepository(BatchExportLogEntry).find({
-      where: { batchExportId: batchExport.id },
-      order: { timestamp: 'DESC', id: 'DESC' },
-      take: LOGS_LIMIT,
-    });
+    const batchExport = await this.exports.find(scope, id);
+    const entries = await this.runs.newestLogs(batchExport.id, LOGS_LIMIT);
     return {
       results: entries.map((entry) => ({
         timestamp: iso(entry.timestamp),
@@ -275,38 +245,11 @@ export class BatchExportRunsService {
     };
   }
 
-  private async log(
-    manager: EntityManager,
-    batchExportId: string,
-    runId: string | null,
-    level: string,
-    message: string,
-  ): Promise<void> {
-    await manager.getRepository(BatchExportLogEntry).insert({ batchExportId, runId, level, message });
-  }
-
-  private async earliestEvent(teamId: number): Promise<Date | null> {
-    const [row] = await this.events.select<{ earliest: string | null }>(
-      `SELECT if(count() = 0, NULL, toString(min(timestamp))) AS earliest FROM ${this.events.table} WHERE team_id = {teamId:Int64}`,
-      { teamId },
-    );
-    return row?.earliest ? new Date(`${row.earliest.replace(' ', 'T')}Z`) : null;
-  }
-
   private async presentBackfills(backfills: BatchExportBackfill[]): Promise<BackfillResponse[]> {
-    const ids = backfills.map((backfill) => backfill.id);
-    const counts = ids.length
-      ? await this.dataSource
-          .getRepository(BatchExportRun)
-          .createQueryBuilder('run')
-          .select('run.backfill_id', 'backfill')
-          .addSelect('count(*) FILTER (WHERE run.status IN (:...finished))', 'finished')
-          .where({ backfillId: In(ids) })
-          .setParameter('finished', FINISHED)
-          .groupBy('run.backfill_id')
-          .getRawMany<{ backfill: string; finished: string }>()
-      : [];
-    const finishedOf = new Map(counts.map((row) => [row.backfill, Number(row.finished)]));
+    const finishedOf = await this.runs.countByBackfill(
+      backfills.map((backfill) => backfill.id),
+      FINISHED,
+    );
     return backfills.map((backfill) => {
       const total = backfill.totalRuns ?? 1;
       const finished = finishedOf.get(backfill.id) ?? 0;
@@ -333,25 +276,9 @@ export class BatchExportRunsService {
     });
   }
 
-  private async findExport(
-    manager: EntityManager,
-    scope: BatchExportScope,
-    id: string,
-  ): Promise<BatchExport> {
-    if (!isUuid(id) || scope.teamIds.length === 0) throw notFound();
-    const batchExport = await manager
-      .getRepository(BatchExport)
-      .findOneBy({ id, teamId: In(scope.teamIds), deleted: false });
-    if (!batchExport) throw notFound();
-    return batchExport;
-  }
-
   private async findRun(scope: BatchExportScope, id: string, runId: string): Promise<BatchExportRun> {
-    const batchExport = await this.findExport(this.dataSource.manager, scope, id);
-    if (!isUuid(runId)) throw notFound();
-    const run = await this.dataSource
-      .getRepository(BatchExportRun)
-      .findOneBy({ id: runId, batchExportId: batchExport.id });
+    const batchExport = await this.exports.find(scope, id);
+    const run = await this.runs.findInExport(batchExport.id, runId);
     if (!run) throw notFound();
     return run;
   }
@@ -361,7 +288,7 @@ function encodeCursor(run: BatchExportRun): string {
   return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');
 }
 
-function decodeCursor(cursor: string): { createdAt: Date; runId: string } {
+function decodeCursor(cursor: string): RunPosition {
   const [createdAt, runId] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const date = new Date(createdAt ?? '');
   if (Number.isNaN(date.getTime()) || !runId || !isUuid(runId)) {

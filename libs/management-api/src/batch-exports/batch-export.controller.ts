@@ -1,22 +1,11 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  HttpStatus,
-  Param,
-  Patch,
-  Post,
-  Query,
-  Req,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { UuidParam } from '../common/path-params.pipe';
+import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths';
 import {
   ApiCursorPage,
@@ -26,7 +15,13 @@ import {
   cursorPageOf,
 } from '../schema/api-responses.decorator';
 import { BatchExportRunsService } from './batch-export-runs.service';
-import { CreateBatchExportDto, UnpauseBatchExportDto, UpdateBatchExportDto } from './batch-export.dto';
+import { BatchExportIdParam } from './batch-export-id.pipe';
+import {
+  CreateBatchExportDto,
+  RunPageQueryDto,
+  UnpauseBatchExportDto,
+  UpdateBatchExportDto,
+} from './batch-export.dto';
 import {
   BackfillCreatedResponse,
   BackfillRequest,
@@ -80,12 +75,11 @@ export class BatchExportController {
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<BatchExportResponse>> {
-    const page = pageRequestFrom(query);
-    const { count, results } = await this.exports.list(await this.scope(caller), page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    const { count, results } = await this.exports.list(await this.scope(caller), query.page);
+    return toPage(url, query.page, count, results);
   }
 
   @Post()
@@ -104,7 +98,7 @@ export class BatchExportController {
   @Get(':id')
   @ApiModelResponse(BatchExportResponse)
   @Access(READ)
-  async retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<BatchExportResponse> {
+  async retrieve(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<BatchExportResponse> {
     return this.exports.retrieve(await this.scope(caller), id);
   }
 
@@ -114,7 +108,7 @@ export class BatchExportController {
   @Access(WRITE)
   async update(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @BatchExportIdParam('id') id: string | null,
     @Body() dto: UpdateBatchExportDto,
   ): Promise<BatchExportResponse> {
     return this.exports.update(await this.scope(caller), id, dto);
@@ -125,7 +119,7 @@ export class BatchExportController {
   @ApiOperation({ summary: 'Delete (softly): it stops running' })
   @ApiNoContent()
   @Access(WRITE)
-  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+  async remove(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<void> {
     await this.exports.remove(await this.scope(caller), id);
   }
 
@@ -134,7 +128,7 @@ export class BatchExportController {
   @ApiOperation({ summary: 'Pause: no interval runs until unpaused' })
   @ApiModelResponse(BatchExportResponse)
   @Access(WRITE)
-  async pause(@Caller() caller: AccessContext, @Param('id') id: string): Promise<BatchExportResponse> {
+  async pause(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<BatchExportResponse> {
     return this.exports.setPausedState(await this.scope(caller), id, true);
   }
 
@@ -145,7 +139,7 @@ export class BatchExportController {
   @Access(WRITE)
   async unpause(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @BatchExportIdParam('id') id: string | null,
     @Body() dto: UnpauseBatchExportDto,
   ): Promise<BatchExportResponse> {
     return this.exports.setPausedState(await this.scope(caller), id, false, dto.backfill ?? false);
@@ -159,7 +153,7 @@ export class BatchExportController {
   @Access(WRITE)
   async backfill(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @BatchExportIdParam('id') id: string | null,
     @Body() body: BackfillBody,
   ): Promise<BatchExportResponse> {
     const scope = await this.scope(caller);
@@ -173,7 +167,7 @@ export class BatchExportController {
   @Access(READ)
   async listBackfills(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @UuidParam('id') id: string,
   ): Promise<SinglePage<BackfillResponse>> {
     const { results } = await this.runs.listBackfills(await this.scope(caller), id);
     return { next: null, previous: null, results };
@@ -186,7 +180,7 @@ export class BatchExportController {
   @Access(WRITE)
   async createBackfill(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @BatchExportIdParam('id') id: string | null,
     @Body() body: BackfillBody,
   ): Promise<BackfillCreatedResponse> {
     const { backfill } = await this.runs.createBackfill(await this.scope(caller), id, body ?? {});
@@ -198,8 +192,8 @@ export class BatchExportController {
   @Access(READ)
   async retrieveBackfill(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
-    @Param('backfill_id') backfillId: string,
+    @UuidParam('id') id: string,
+    @UuidParam('backfill_id') backfillId: string,
   ): Promise<BackfillResponse> {
     return this.runs.retrieveBackfill(await this.scope(caller), id, backfillId);
   }
@@ -210,18 +204,13 @@ export class BatchExportController {
   @Access(READ)
   async listRuns(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Param('id') id: string,
-    @Query('cursor') cursor: unknown,
+    @RequestUrl() url: URL,
+    @UuidParam('id') id: string,
+    @Query() query: RunPageQueryDto,
   ): Promise<RunPage> {
-    const page = await this.runs.listRuns(
-      await this.scope(caller),
-      id,
-      typeof cursor === 'string' && cursor !== '' ? cursor : undefined,
-    );
+    const page = await this.runs.listRuns(await this.scope(caller), id, query.cursor);
     let next: string | null = null;
     if (page.nextCursor) {
-      const url = publicRequestUrl(request);
       url.searchParams.set('cursor', page.nextCursor);
       next = url.toString();
     }
@@ -235,8 +224,8 @@ export class BatchExportController {
   @Access(WRITE)
   async retryRun(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
-    @Param('run_id') runId: string,
+    @UuidParam('id') id: string,
+    @UuidParam('run_id') runId: string,
   ): Promise<BackfillCreatedResponse> {
     return this.runs.retryRun(await this.scope(caller), id, runId);
   }
@@ -248,8 +237,8 @@ export class BatchExportController {
   @Access(WRITE)
   async cancelRun(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
-    @Param('run_id') runId: string,
+    @UuidParam('id') id: string,
+    @UuidParam('run_id') runId: string,
   ): Promise<RunCancelledResponse> {
     return this.runs.cancelRun(await this.scope(caller), id, runId);
   }
@@ -258,7 +247,7 @@ export class BatchExportController {
   @ApiOperation({ summary: 'The newest 500 log lines of the export and its runs, newest first' })
   @ApiModelResponse(BatchExportLogsResponse)
   @Access(READ)
-  async logs(@Caller() caller: AccessContext, @Param('id') id: string): Promise<BatchExportLogsResponse> {
+  async logs(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<BatchExportLogsResponse> {
     return this.runs.logs(await this.scope(caller), id);
   }
 }

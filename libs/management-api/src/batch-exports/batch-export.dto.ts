@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
+  Allow,
   IsBoolean,
   IsDateString,
   IsDefined,
@@ -17,7 +18,7 @@ import {
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
 import { messages } from '../common/messages';
 import { ANY_JSON } from '../schema/api-responses.decorator';
-import { SUPPORTED_DESTINATIONS } from './batch-export-destinations';
+import { SUPPORTED_DESTINATIONS } from './batch-export-destinations.validator';
 
 export const BATCH_EXPORT_MODELS = ['events', 'persons'] as const;
 export const BATCH_EXPORT_INTERVALS = ['hour', 'day', 'week', 'every 5 minutes'] as const;
@@ -165,4 +166,11 @@ export class UnpauseBatchExportDto {
   @DrfBooleanField()
   @IsBoolean({ message: messages.boolean })
   backfill?: boolean;
+}
+
+/** `?cursor=` of the runs: the previous page's position; absent, empty or repeated, the first page. */
+export class RunPageQueryDto {
+  @Allow()
+  @Transform(({ value }) => (typeof value === 'string' && value !== '' ? value : undefined))
+  cursor?: string;
 }

@@ -3,7 +3,7 @@ import { BATCH_EXPORT_RUN_STATUSES } from '@hogbase/postgres';
 import type { BatchExport, BatchExportRun, BatchExportRunStatus } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
 import { ANY_JSON, ApiModel, DATE_TIME, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
-import { publicConfig, SUPPORTED_DESTINATIONS } from './batch-export-destinations';
+import { publicConfig, SUPPORTED_DESTINATIONS } from './batch-export-destinations.validator';
 import { BATCH_EXPORT_INTERVALS, BATCH_EXPORT_MODELS } from './batch-export.dto';
 
 @ApiModel('BatchExportRun')

@@ -1,26 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { intervalStart, type BatchExportInterval } from '@hogbase/batch-exports';
 import { compileBatchExportQuery, HogQLError, sharedHogQLParser } from '@hogbase/hogql';
 import type { ManagementConfig } from '@hogbase/config';
-import { BatchExport, BatchExportRun, Team, type PersonalApiKey } from '@hogbase/postgres';
+import type { BatchExport, BatchExportRun, PersonalApiKey, Team } from '@hogbase/postgres';
 import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
 import { ApiError, notFound, validationError } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
 import type { PageRequest } from '../common/pagination.util';
+import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
 import {
   destinationType,
   patchedDestinationConfig,
   type DestinationPolicy,
   validateDestinationConfig,
   validateModelDestination,
-} from './batch-export-destinations';
+} from './batch-export-destinations.validator';
+import { BatchExportRunRepository } from './batch-export-run.repository';
 import { BatchExportSecrets } from './batch-export-secrets.service';
 import type { CreateBatchExportDto, UpdateBatchExportDto } from './batch-export.dto';
 import { presentBatchExport, type BatchExportResponse } from './batch-export.presenter';
+import { BatchExportRepository } from './batch-export.repository';
 
 /** How many runs a batch export shows in `latest_runs` (PostHog's 10). */
 const LATEST_RUNS = 10;
@@ -71,7 +71,9 @@ export class BatchExportService {
   private readonly destinationPolicy: DestinationPolicy;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly exports: BatchExportRepository,
+    private readonly runs: BatchExportRunRepository,
     private readonly secrets: BatchExportSecrets,
     @Inject(MANAGEMENT_CONFIG) config: ManagementConfig,
   ) {
@@ -83,14 +85,11 @@ export class BatchExportService {
     { organization }: ResolvedOrganization,
     apiKey: PersonalApiKey,
   ): Promise<BatchExportScope> {
-    const teams = await this.dataSource.getRepository(Team).find({
-      select: { id: true },
-      where: { organizationId: organization.id },
-    });
+    const teamIds = await this.exports.teamIdsOfOrganization(organization.id);
     const scoped = apiKey.scopedTeams?.length ? new Set(apiKey.scopedTeams) : undefined;
     return {
       organizationId: organization.id,
-      teamIds: teams.map((team) => team.id).filter((id) => !scoped || scoped.has(id)),
+      teamIds: teamIds.filter((id) => !scoped || scoped.has(id)),
     };
   }
 
@@ -98,12 +97,7 @@ export class BatchExportService {
     scope: BatchExportScope,
     page: PageRequest,
   ): Promise<{ count: number; results: BatchExportResponse[] }> {
-    const [exports, count] = await this.dataSource.getRepository(BatchExport).findAndCount({
-      where: { teamId: In(scope.teamIds), deleted: false },
-      order: { createdAt: 'DESC', id: 'DESC' },
-      skip: page.offset,
-      take: page.limit,
-    });
+    const [exports, count] = await this.exports.listLive(scope.teamIds, page);
     return { count, results: await this.presentAll(exports) };
   }
 
@@ -119,7 +113,7 @@ export class BatchExportService {
     const now = new Date();
     const { startAt, endAt } = this.range(dto.start_at ?? null, dto.end_at ?? null);
     const paused = dto.paused ?? false;
-    const batchExport = this.dataSource.getRepository(BatchExport).create({
+    const batchExport = this.exports.create({
       id: uuidv7(),
       teamId,
       name: dto.name,
@@ -143,17 +137,21 @@ export class BatchExportService {
       createdAt: now,
       lastUpdatedAt: now,
     });
-    await this.dataSource.getRepository(BatchExport).save(batchExport);
+    await this.exports.save(batchExport);
     return presentBatchExport(batchExport, config, []);
   }
 
-  async retrieve(scope: BatchExportScope, id: string): Promise<BatchExportResponse> {
-    return this.present(await this.find(this.dataSource.manager, scope, id));
+  async retrieve(scope: BatchExportScope, id: string | null): Promise<BatchExportResponse> {
+    return this.present(await this.find(scope, id));
   }
 
-  async update(scope: BatchExportScope, id: string, dto: UpdateBatchExportDto): Promise<BatchExportResponse> {
-    return this.dataSource.transaction(async (manager) => {
-      const batchExport = await this.find(manager, scope, id, true);
+  async update(
+    scope: BatchExportScope,
+    id: string | null,
+    dto: UpdateBatchExportDto,
+  ): Promise<BatchExportResponse> {
+    return this.unitOfWork.run(async () => {
+      const batchExport = await this.find(scope, id, true);
       let config = await this.secrets.unseal(batchExport.destinationConfig);
       if (dto.destination) {
         const type = destinationType(dto.destination.type);
@@ -198,23 +196,19 @@ export class BatchExportService {
       // PostHog, where the serializer stores it and only the pause action sets it to now.
       if (dto.last_paused_at !== undefined) batchExport.lastPausedAt = parseDatetime(dto.last_paused_at);
       batchExport.lastUpdatedAt = new Date();
-      await manager.getRepository(BatchExport).save(batchExport);
-      return presentBatchExport(
-        batchExport,
-        config,
-        await this.latestRuns(manager, [batchExport.id]).then((runs) => runs.get(batchExport.id) ?? []),
-      );
+      await this.exports.save(batchExport);
+      return presentBatchExport(batchExport, config, await this.latestRunsOf(batchExport));
     });
   }
 
   /** Soft delete, as PostHog: the row stays (deleted, paused) for its runs; the API answers 404 after. */
   async remove(scope: BatchExportScope, id: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const batchExport = await this.find(manager, scope, id, true);
+    await this.unitOfWork.run(async () => {
+      const batchExport = await this.find(scope, id, true);
       batchExport.deleted = true;
       if (!batchExport.paused) this.setPaused(batchExport, true, false);
       batchExport.lastUpdatedAt = new Date();
-      await manager.getRepository(BatchExport).save(batchExport);
+      await this.exports.save(batchExport);
     });
   }
 
@@ -224,30 +218,28 @@ export class BatchExportService {
    */
   async setPausedState(
     scope: BatchExportScope,
-    id: string,
+    id: string | null,
     paused: boolean,
     backfill = false,
   ): Promise<BatchExportResponse> {
-    return this.dataSource.transaction(async (manager) => {
-      const batchExport = await this.find(manager, scope, id, true);
+    return this.unitOfWork.run(async () => {
+      const batchExport = await this.find(scope, id, true);
       if (batchExport.paused !== paused) {
         this.setPaused(batchExport, paused, backfill);
         if (!paused && backfill && batchExport.scheduledUntil === null && batchExport.lastPausedAt) {
           // Paused before the scheduler ever saw it running (created paused, or paused at once):
           // the gap starts with the interval the pause fell in.
-          const team = await manager.getRepository(Team).findOneByOrFail({ id: batchExport.teamId });
           batchExport.scheduledUntil = intervalStart(
             batchExport.interval as BatchExportInterval,
-            team.timezone,
+            await this.exports.teamTimezone(batchExport.teamId),
             batchExport.lastPausedAt,
           );
         }
         batchExport.lastUpdatedAt = new Date();
-        await manager.getRepository(BatchExport).save(batchExport);
+        await this.exports.save(batchExport);
       }
       const config = await this.secrets.unseal(batchExport.destinationConfig);
-      const runs = await this.latestRuns(manager, [batchExport.id]);
-      return presentBatchExport(batchExport, config, runs.get(batchExport.id) ?? []);
+      return presentBatchExport(batchExport, config, await this.latestRunsOf(batchExport));
     });
   }
 
@@ -270,9 +262,7 @@ export class BatchExportService {
       }
       return teamId;
     }
-    const all = await this.dataSource
-      .getRepository(Team)
-      .count({ where: { organizationId: scope.organizationId } });
+    const all = await this.exports.countTeamsOfOrganization(scope.organizationId);
     if (all === 1 && scope.teamIds.length === 1) return scope.teamIds[0];
     throw validationError(
       'This organization has more than one project: name the one to export with team_id.',
@@ -290,18 +280,13 @@ export class BatchExportService {
     return { startAt, endAt };
   }
 
-  private async find(
-    manager: EntityManager,
-    scope: BatchExportScope,
-    id: string,
-    lock = false,
-  ): Promise<BatchExport> {
-    // An unknown id, another organization's export and a malformed id all look the same: 404.
-    if (!isUuid(id) || scope.teamIds.length === 0) throw notFound();
-    const batchExport = await manager.getRepository(BatchExport).findOne({
-      where: { id, teamId: In(scope.teamIds), deleted: false },
-      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+  /**
+   * The scope's live export. An unknown id, another organization's export and a malformed id (null
+   * from the path's pipe) all look the same: 404.
+   */
+  async find(scope: BatchExportScope, id: string | null, lock = false): Promise<BatchExport> {
+    if (id === null || scope.teamIds.length === 0) throw notFound();
+    const batchExport = await this.exports.findLive(id, scope.teamIds, lock);
     if (!batchExport) throw notFound();
     return batchExport;
   }
@@ -312,9 +297,9 @@ export class BatchExportService {
   }
 
   private async presentAll(exports: BatchExport[]): Promise<BatchExportResponse[]> {
-    const runs = await this.latestRuns(
-      this.dataSource.manager,
+    const runs = await this.runs.latestOf(
       exports.map((batchExport) => batchExport.id),
+      LATEST_RUNS,
     );
     return Promise.all(
       exports.map(async (batchExport) =>
@@ -327,26 +312,7 @@ export class BatchExportService {
     );
   }
 
-  /** The last 10 runs of each export, newest first, in one query. */
-  private async latestRuns(manager: EntityManager, ids: string[]): Promise<Map<string, BatchExportRun[]>> {
-    const byExport = new Map<string, BatchExportRun[]>();
-    if (ids.length === 0) return byExport;
-    const runs = await manager
-      .getRepository(BatchExportRun)
-      .createQueryBuilder('run')
-      .where(
-        `run.id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY batch_export_id ORDER BY created_at DESC, id DESC) AS n
-           FROM batch_export_runs WHERE batch_export_id = ANY(:ids)) ranked WHERE n <= :limit)`,
-        { ids, limit: LATEST_RUNS },
-      )
-      .orderBy('run.created_at', 'DESC')
-      .addOrderBy('run.id', 'DESC')
-      .getMany();
-    for (const run of runs) {
-      const list = byExport.get(run.batchExportId) ?? [];
-      list.push(run);
-      byExport.set(run.batchExportId, list);
-    }
-    return byExport;
+  private async latestRunsOf(batchExport: BatchExport): Promise<BatchExportRun[]> {
+    return (await this.runs.latestOf([batchExport.id], LATEST_RUNS)).get(batchExport.id) ?? [];
   }
 }
