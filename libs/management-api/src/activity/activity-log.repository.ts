@@ -1,9 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import type { FindOptionsWhere } from 'typeorm';
+import { FindOperator, In, type FindOptionsWhere } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ActivityLog } from '@hogbase/postgres';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import type { ActivityEntry } from './activity-log.service';
+
+/**
+ * Which entries a page lists. It always binds the organization or the project the key reaches, so
+ * that no page reads another one's changes.
+ */
+export type ActivityFilter = ({ organizationId: string } | { teamId: number }) & {
+  organizationId?: string;
+  teamId?: number;
+  /**
+   * One scope (FeatureFlag) or several (an app's Plugin and PluginConfig entries). TypeORM's In()
+   * is accepted while a caller still passes one.
+   */
+  scope: string | readonly string[] | FindOperator<string>;
+  itemId?: string;
+};
 
 @Injectable()
 export class ActivityLogRepository {
@@ -35,11 +50,15 @@ export class ActivityLogRepository {
   }
 
   /** Newest first, with the user who made each change. */
-  findPage(
-    where: FindOptionsWhere<ActivityLog>,
-    skip: number,
-    take: number,
-  ): Promise<[ActivityLog[], number]> {
+  findPage(filter: ActivityFilter, skip: number, take: number): Promise<[ActivityLog[], number]> {
+    const { organizationId, teamId, scope, itemId } = filter;
+    // The connection refuses an undefined where value rather than ignore it: set only what is bound.
+    const where: FindOptionsWhere<ActivityLog> = {
+      scope: typeof scope === 'string' || scope instanceof FindOperator ? scope : In([...scope]),
+    };
+    if (organizationId !== undefined) where.organizationId = organizationId;
+    if (teamId !== undefined) where.teamId = teamId;
+    if (itemId !== undefined) where.itemId = itemId;
     return this.unitOfWork.repository(ActivityLog).findAndCount({
       where,
       relations: { user: true },

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { FindOptionsWhere } from 'typeorm';
-import type { ActivityLog, User } from '@hogbase/postgres';
+import type { User } from '@hogbase/postgres';
 import { iso } from '../common/iso.util';
 import type { ActivityItemResponse, ActivityPage } from './activity-log.presenter';
 import type { ActivityPageQueryDto } from './activity-page-query.dto';
-import { ActivityLogRepository } from './activity-log.repository';
+import { ActivityLogRepository, type ActivityFilter } from './activity-log.repository';
 
 export type { ActivityPage } from './activity-log.presenter';
+export type { ActivityFilter } from './activity-log.repository';
 
 /** One field's change, as PostHog's activity log describes it. */
 export interface ActivityChange {
@@ -70,13 +70,10 @@ export class ActivityLogService {
     return this.entries.insert(entry);
   }
 
-  /**
-   * A page of the entries `where` selects, newest first. `where` is the caller's scope (a project's
-   * flags, an organization's apps): it must always bind the organization or project the key reaches.
-   */
-  async page(query: ActivityPageQueryDto, where: FindOptionsWhere<ActivityLog>): Promise<ActivityEntries> {
+  /** A page of the entries `filter` selects (a project's flags, an organization's apps), newest first. */
+  async page(query: ActivityPageQueryDto, filter: ActivityFilter): Promise<ActivityEntries> {
     const { page, limit } = query;
-    const [entries, total] = await this.entries.findPage(where, (page - 1) * limit, limit);
+    const [entries, total] = await this.entries.findPage(filter, (page - 1) * limit, limit);
     return {
       results: entries.map((entry) => ({
         user: entry.user
