@@ -8,7 +8,7 @@ export const MAX_ACTIVITY_PAGE_SIZE = 1_000;
 
 /**
  * The last page anyone may ask for: its offset, (page - 1) * limit, stays within a Postgres integer
- * even at the largest page size, where a larger page used to fail in SQL (`bigint out of range`).
+ * even at the largest page size, so that no page number fails in SQL.
  */
 export const MAX_ACTIVITY_PAGE = 2_000_000;
 

@@ -1,21 +1,25 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { DataSource } from 'typeorm';
-import { Organization, OrganizationMembership, Team } from '@hogbase/postgres';
+import type { Team } from '@hogbase/postgres';
 import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
 import { projectIdFromParams } from '../routes/project-scoped-paths';
 import { ACCESS_RULE, AccessRule } from './access.decorator';
 import type { AccessContext } from './access-context';
-import { assertKeyNotRefused, assertKeyReachesOrganization } from './organization-access.util';
+import { AccessOrganizationIdPipe, AccessProjectIdPipe } from './access-params.pipe';
+import { AccessRepository } from './access.repository';
+import { OrganizationAccessService } from './organization-access.service';
+import { assertKeyNotRefused } from './organization-access.util';
 import { PersonalApiKeyService } from './personal-api-key.service';
 import { scopesGrant } from './scopes';
 
 type AccessRequest = Request & { access?: AccessContext };
 
 const BEARER = /^Bearer\s+(\S.*)$/i;
+
+const projectIds = new AccessProjectIdPipe();
+const organizationIds = new AccessOrganizationIdPipe();
+const projectOrganizationIds = new AccessOrganizationIdPipe('Project not found.');
 
 /**
  * The single gate of every route: authenticates the personal API key, checks its scope, resolves
@@ -32,7 +36,8 @@ export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly personalApiKeys: PersonalApiKeyService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accessRepository: AccessRepository,
+    private readonly organizationAccess: OrganizationAccessService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -69,16 +74,16 @@ export class AccessGuard implements CanActivate {
       const team = await this.resolveProject(projectId, access);
       // A project of an organization the user is not in answers exactly as a project that does not
       // exist, whatever the key's projects: membership is settled before any 403 names the id.
-      await this.resolveOrganization(team.organizationId, access, 'Project not found.');
+      await this.resolveOrganization(team.organizationId, access, projectOrganizationIds);
       if (apiKey.scopedTeams?.length && !apiKey.scopedTeams.includes(team.id)) {
         throw permissionDenied(`API key does not have access to the requested project: ID ${team.id}.`);
       }
       access.team = team;
     } else if (rule.organizationParam) {
-      await this.resolveOrganization(request.params[rule.organizationParam], access);
+      await this.resolveOrganization(request.params[rule.organizationParam], access, organizationIds);
     }
     if (access.organization) {
-      await assertKeyReachesOrganization(this.dataSource.manager, apiKey, access.organization);
+      await this.organizationAccess.assertKeyReachesOrganization(apiKey, access.organization);
     }
     assertKeyNotRefused(apiKey, rule);
     if (access.membership && rule.level !== undefined && access.membership.level < rule.level) {
@@ -90,28 +95,24 @@ export class AccessGuard implements CanActivate {
 
   private async resolveProject(rawId: string | string[] | undefined, access: AccessContext): Promise<Team> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
-    const id =
-      value === '@current' ? access.user.currentTeamId : /^\d{1,9}$/.test(value ?? '') ? Number(value) : null;
+    const id = value === '@current' ? access.user.currentTeamId : projectIds.transform(value ?? '');
     if (id === null) throw notFound('Project not found.');
-    const team = await this.dataSource.getRepository(Team).findOne({ where: { id } });
+    const team = await this.accessRepository.findProject(id);
     if (!team) throw notFound('Project not found.');
     return team;
   }
 
+  /** `ids` reads the path's id, with the 404 the route answers for one that names nothing. */
   private async resolveOrganization(
     rawId: string | string[] | undefined,
     access: AccessContext,
-    notFoundDetail = 'Not found.',
+    ids: AccessOrganizationIdPipe,
   ): Promise<void> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
-    const id = value === '@current' ? access.user.currentOrganizationId : value;
-    if (!id || !isUuid(id)) throw notFound(notFoundDetail);
-    const membership = await this.dataSource
-      .getRepository(OrganizationMembership)
-      .findOne({ where: { organizationId: id, userId: access.user.id } });
-    if (!membership) throw notFound(notFoundDetail);
-    const organization = await this.dataSource.getRepository(Organization).findOneOrFail({ where: { id } });
-    access.organization = organization;
+    const id = ids.transform((value === '@current' ? access.user.currentOrganizationId : value) ?? '');
+    const membership = await this.accessRepository.findMembership(id, access.user.id);
+    if (!membership) throw notFound(ids.notFoundDetail);
+    access.organization = await this.accessRepository.getOrganization(id);
     access.membership = membership;
   }
 }

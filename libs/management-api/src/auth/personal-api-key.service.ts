@@ -1,20 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { hashPersonalApiKey, PersonalApiKey, User } from '@hogbase/postgres';
+import { hashPersonalApiKey, type PersonalApiKey, type User } from '@hogbase/postgres';
+import { PersonalApiKeyRepository } from './personal-api-key.repository';
 
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
 
 @Injectable()
 export class PersonalApiKeyService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly keys: PersonalApiKeyRepository) {}
 
   /** The key and its active user, or undefined; only the hash of the presented key is looked up. */
   async authenticate(presentedKey: string): Promise<{ apiKey: PersonalApiKey; user: User } | undefined> {
-    const apiKey = await this.dataSource.getRepository(PersonalApiKey).findOne({
-      where: { secureValue: hashPersonalApiKey(presentedKey) },
-      relations: { user: true },
-    });
+    const apiKey = await this.keys.findBySecureValue(hashPersonalApiKey(presentedKey));
     if (!apiKey?.user?.isActive) return undefined;
     await this.touch(apiKey);
     return { apiKey, user: apiKey.user };
@@ -24,7 +20,7 @@ export class PersonalApiKeyService {
   private async touch(apiKey: PersonalApiKey): Promise<void> {
     const now = new Date();
     if (apiKey.lastUsedAt && now.getTime() - apiKey.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
-    await this.dataSource.getRepository(PersonalApiKey).update({ id: apiKey.id }, { lastUsedAt: now });
+    await this.keys.markUsed(apiKey.id, now);
     apiKey.lastUsedAt = now;
   }
 }

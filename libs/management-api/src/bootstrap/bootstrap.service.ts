@@ -1,25 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
 import {
   generatePersonalApiKey,
   generateRandomId,
   hashPersonalApiKey,
   maskApiKey,
-  Organization,
-  OrganizationMembership,
-  PersonalApiKey,
-  Plugin,
   PluginsAccessLevel,
-  Team,
-  User,
+  type Team,
+  type User,
 } from '@hogbase/postgres';
 import { isValidScope } from '../auth/scopes';
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
+import { MembershipRepository } from '../members/membership.repository';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
+import { OrganizationRepository } from '../organizations/organization.repository';
 import { parsePluginId } from '../plugins/plugin-access.util';
+import { PersonalApiKeyRepository } from '../users/personal-api-key.repository';
+import { UserRepository } from '../users/user.repository';
+import { AppGlobalRepository } from './app-global.repository';
 
 export const MAX_PERSONAL_API_KEYS = 10;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -58,8 +56,12 @@ const PLUGINS_ACCESS_LEVELS: Record<string, PluginsAccessLevel> = {
 @Injectable()
 export class BootstrapService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly provisioning: OrganizationProvisioningService,
+    private readonly organizations: OrganizationRepository,
+    private readonly memberships: MembershipRepository,
+    private readonly users: UserRepository,
+    private readonly apiKeys: PersonalApiKeyRepository,
+    private readonly apps: AppGlobalRepository,
   ) {}
 
   /**
@@ -74,15 +76,8 @@ export class BootstrapService {
     const organizationName = input.organizationName ?? 'Default organization';
     const projectName = input.projectName ?? 'Default project';
     const user = await this.findOrCreateUser(input.email);
-    let organization = await this.dataSource
-      .getRepository(Organization)
-      .createQueryBuilder('organization')
-      .innerJoin(OrganizationMembership, 'membership', 'membership.organization_id = organization.id')
-      .where('membership.user_id = :userId', { userId: user.id })
-      .andWhere('organization.name = :name', { name: organizationName })
-      .orderBy('organization.created_at', 'ASC')
-      .getOne();
-    let team: Team | null = null;
+    let organization = await this.organizations.findOfMemberNamed(user.id, organizationName);
+    let team: Team;
     if (!organization) {
       ({ organization, team } = await this.provisioning.createOrganization(
         user,
@@ -90,13 +85,9 @@ export class BootstrapService {
         projectName,
       ));
     } else {
-      team = await this.dataSource.getRepository(Team).findOne({
-        where: { organizationId: organization.id, name: projectName },
-        order: { id: 'ASC' },
-      });
-      team ??= await this.dataSource.transaction((manager) =>
-        this.provisioning.createProject(manager, organization!.id, projectName),
-      );
+      team =
+        (await this.organizations.findProjectNamed(organization.id, projectName)) ??
+        (await this.provisioning.provisionProject(organization.id, projectName));
     }
     const personalApiKey = await this.createPersonalApiKey({
       email: user.email,
@@ -117,37 +108,29 @@ export class BootstrapService {
     if (!EMAIL_PATTERN.test(normalized) || normalized.length > 254) {
       throw validationError('Enter a valid email address.', 'email');
     }
-    const users = this.dataSource.getRepository(User);
-    const existing = await users
-      .createQueryBuilder('user')
-      .where('lower(user.email) = lower(:email)', { email: normalized })
-      .getOne();
-    if (existing) return existing;
-    const uuid = uuidv7();
-    return users.save(users.create({ uuid, distinctId: uuid, email: normalized, isEmailVerified: true }));
+    return (
+      (await this.users.findByEmail(normalized)) ??
+      (await this.users.insert({ email: normalized, isEmailVerified: true }))
+    );
   }
 
   /** Returns the key itself: the only time it exists outside the caller's hands is this return value. */
   async createPersonalApiKey(input: NewPersonalApiKey): Promise<string> {
-    const user = await this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('user')
-      .where('lower(user.email) = lower(:email)', { email: input.email.trim() })
-      .getOne();
+    const user = await this.users.findByEmail(input.email.trim());
     if (!user) throw notFound(`No user with e-mail ${input.email}.`);
     if (input.scopes.length === 0) throw validationError('At least one scope is required.', 'scopes');
     for (const scope of input.scopes) {
       if (!isValidScope(scope)) throw validationError(`Invalid scope: ${scope}`, 'scopes');
     }
     await this.assertMemberOf(user, input.scopedOrganizations ?? [], input.scopedTeams ?? []);
-    const keyCount = await this.dataSource.getRepository(PersonalApiKey).countBy({ userId: user.id });
+    const keyCount = await this.apiKeys.countOfUser(user.id);
     if (keyCount >= MAX_PERSONAL_API_KEYS) {
       throw validationError(
         `You can only have ${MAX_PERSONAL_API_KEYS} personal API keys. Remove an existing key before creating a new one.`,
       );
     }
     const key = generatePersonalApiKey();
-    await this.dataSource.getRepository(PersonalApiKey).insert({
+    await this.apiKeys.insert({
       id: generateRandomId(),
       userId: user.id,
       label: (input.label ?? 'cli').slice(0, 40),
@@ -177,13 +160,10 @@ export class BootstrapService {
         'level',
       );
     }
-    const organization = isUuid(organizationId)
-      ? await this.dataSource.getRepository(Organization).findOneBy({ id: organizationId })
-      : null;
+    // The id comes from the command line: a malformed one names no organization.
+    const organization = isUuid(organizationId) ? await this.organizations.findById(organizationId) : null;
     if (!organization) throw notFound(`No organization with id ${organizationId}.`);
-    await this.dataSource
-      .getRepository(Organization)
-      .update({ id: organization.id }, { pluginsAccessLevel: value });
+    await this.organizations.setPluginsAccessLevel(organization.id, value);
     return { organization_id: organization.id, plugins_access_level: value };
   }
 
@@ -196,30 +176,21 @@ export class BootstrapService {
     global: boolean,
   ): Promise<{ id: number; name: string; organization_id: string | null; is_global: boolean }> {
     const id = parsePluginId(appId);
-    const plugins = this.dataSource.getRepository(Plugin);
-    const plugin = id === null ? null : await plugins.findOneBy({ id });
+    const plugin = id === null ? null : await this.apps.findApp(id);
     if (!plugin) throw notFound(`No app with id ${appId}.`);
-    if (plugin.isGlobal !== global) {
-      await plugins.update({ id: plugin.id }, { isGlobal: global });
-    }
+    if (plugin.isGlobal !== global) await this.apps.setGlobal(plugin.id, global);
     return { id: plugin.id, name: plugin.name, organization_id: plugin.organizationId, is_global: global };
   }
 
   /** Revokes a key: it stops authenticating at once. */
   async revokePersonalApiKey(key: string): Promise<boolean> {
-    const result = await this.dataSource
-      .getRepository(PersonalApiKey)
-      .delete({ secureValue: hashPersonalApiKey(key) });
-    return (result.affected ?? 0) > 0;
+    return this.apiKeys.deleteBySecureValue(hashPersonalApiKey(key));
   }
 
   private async assertMemberOf(user: User, organizationIds: string[], teamIds: number[]): Promise<void> {
     if (organizationIds.length > 0) {
-      const rows: { organization_id: string }[] = await this.dataSource.query(
-        `SELECT organization_id::text FROM organization_memberships WHERE user_id = $1 AND organization_id::text = ANY($2::text[])`,
-        [user.id, organizationIds],
-      );
-      if (rows.length !== new Set(organizationIds).size) {
+      const memberOf = await this.memberships.organizationIdsOf(user.id, organizationIds);
+      if (memberOf.length !== new Set(organizationIds).size) {
         throw new ApiError(
           'invalid_input',
           'You must be a member of all organizations that you are scoping the key to.',
@@ -228,12 +199,8 @@ export class BootstrapService {
       }
     }
     if (teamIds.length > 0) {
-      const rows: { id: number }[] = await this.dataSource.query(
-        `SELECT t.id FROM teams t JOIN organization_memberships m ON m.organization_id = t.organization_id
-          WHERE m.user_id = $1 AND t.id = ANY($2::int[])`,
-        [user.id, teamIds],
-      );
-      if (rows.length !== new Set(teamIds).size) {
+      const reachable = await this.memberships.teamIdsReachableBy(user.id, teamIds);
+      if (reachable.length !== new Set(teamIds).size) {
         throw new ApiError(
           'invalid_input',
           'You must be a member of all teams that you are scoping the key to.',

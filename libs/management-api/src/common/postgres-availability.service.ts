@@ -1,6 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
 
 /** Back-off of the checks while Postgres is unavailable: 1 s, doubled up to this. */
 const FIRST_CHECK_MS = 1_000;
@@ -8,8 +7,7 @@ const MAX_CHECK_MS = 15_000;
 
 /**
  * Whether Postgres is usable, as requests and the readiness probe find it, so that an outage is
- * logged once when it starts and once when it ends (ARCHITECTURE.md: log once per state change)
- * instead of a line with a stack for every request refused meanwhile.
+ * logged once when it starts and once when it ends instead of a line with a stack for every request refused meanwhile.
  *
  * Once an outage started, Postgres is asked again (`SELECT 1`, capped back-off) until it answers:
  * nothing else would tell a process that no longer gets requests, or whose probes are not watched,
@@ -21,7 +19,8 @@ export class PostgresAvailability implements OnModuleDestroy {
   private outage: { since: number; checks: number; timer?: NodeJS.Timeout } | undefined;
   private stopped = false;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  // The unit of work's pool: this class lives in CoreModule, below every feature's repositories.
+  constructor(private readonly unitOfWork: UnitOfWork) {}
 
   get available(): boolean {
     return this.outage === undefined;
@@ -64,7 +63,7 @@ export class PostgresAvailability implements OnModuleDestroy {
 
   private async check(): Promise<void> {
     try {
-      await this.dataSource.query('SELECT 1');
+      await this.unitOfWork.manager.query('SELECT 1');
       this.answered();
     } catch {
       this.checkLater();

@@ -1,15 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { UuidParam } from '../common/path-params.pipe';
+import { RequestUrl } from '../common/request-url.decorator';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateDomainDto, UpdateDomainDto } from './domain.dto';
 import { DomainResponse } from './domain.presenter';
 import { DomainService } from './domain.service';
+import { DomainIdOrNullParam } from './domain-id.pipe';
 
 const ORGANIZATION = 'organization_id';
 
@@ -24,12 +26,12 @@ export class DomainController {
   @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<DomainResponse>> {
-    const page = pageRequestFrom(query);
+    const { page } = query;
     const { count, results } = await this.domains.list(requireOrganization(caller), page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   @Post()
@@ -43,7 +45,7 @@ export class DomainController {
   @Get(':id')
   @ApiModelResponse(DomainResponse)
   @Access({ scope: 'organization:read', organizationParam: ORGANIZATION })
-  retrieve(@Caller() caller: AccessContext, @Param('id') id: string): Promise<DomainResponse> {
+  retrieve(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<DomainResponse> {
     return this.domains.retrieve(requireOrganization(caller), id);
   }
 
@@ -53,7 +55,7 @@ export class DomainController {
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
   update(
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
+    @DomainIdOrNullParam('id') id: string | null,
     @Body() dto: UpdateDomainDto,
   ): Promise<DomainResponse> {
     return this.domains.update(requireOrganization(caller), id, dto);
@@ -64,7 +66,7 @@ export class DomainController {
   @ApiOperation({ summary: 'Delete a domain (admin)' })
   @ApiNoContent()
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
-  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+  async remove(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<void> {
     await this.domains.remove(requireOrganization(caller), id);
   }
 
@@ -75,7 +77,7 @@ export class DomainController {
   })
   @ApiModelResponse(DomainResponse, 200, { description: 'The domain, verified or not' })
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
-  verify(@Caller() caller: AccessContext, @Param('id') id: string): Promise<DomainResponse> {
+  verify(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<DomainResponse> {
     return this.domains.verify(requireOrganization(caller), id);
   }
 }

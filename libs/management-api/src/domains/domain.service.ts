@@ -1,18 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { OrganizationDomain } from '@hogbase/postgres';
+import type { OrganizationDomain } from '@hogbase/postgres';
 import type { ResolvedOrganization } from '../auth/access-context';
 import { ApiError, notFound, validationError } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { DnsChallengeService } from './dns-challenge.service';
 import type { CreateDomainDto, UpdateDomainDto } from './domain.dto';
 import { DomainResponse, presentDomain } from './domain.presenter';
-
-const UNIQUE_VIOLATION = '23505';
+import { DomainRepository } from './domain.repository';
 
 /** `secrets.token_urlsafe(32)`: 43 URL-safe characters. */
 function newChallenge(): string {
@@ -26,7 +22,7 @@ function duplicateDomain(): ApiError {
 @Injectable()
 export class DomainService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly domains: DomainRepository,
     private readonly dnsChallenge: DnsChallengeService,
   ) {}
 
@@ -34,18 +30,13 @@ export class DomainService {
     { organization }: ResolvedOrganization,
     page: PageRequest,
   ): Promise<{ count: number; results: DomainResponse[] }> {
-    const [domains, count] = await this.dataSource.getRepository(OrganizationDomain).findAndCount({
-      where: { organizationId: organization.id },
-      order: { domain: 'ASC' },
-      skip: page.offset,
-      take: page.limit,
-    });
+    const [domains, count] = await this.domains.listPage(organization.id, page);
     return { count, results: domains.map(presentDomain) };
   }
 
   /** SSO and JIT settings are dropped on create: they wait for verification. */
   async create({ organization }: ResolvedOrganization, dto: CreateDomainDto): Promise<DomainResponse> {
-    const domain = this.dataSource.getRepository(OrganizationDomain).create({
+    const domain = this.domains.create({
       id: uuidv7(),
       organizationId: organization.id,
       domain: dto.domain,
@@ -63,7 +54,11 @@ export class DomainService {
     return presentDomain(await this.find(resolved, id));
   }
 
-  async update(resolved: ResolvedOrganization, id: string, dto: UpdateDomainDto): Promise<DomainResponse> {
+  async update(
+    resolved: ResolvedOrganization,
+    id: string | null,
+    dto: UpdateDomainDto,
+  ): Promise<DomainResponse> {
     const domain = await this.find(resolved, id);
     if (dto.domain !== undefined && dto.domain !== domain.domain) {
       // A new name proves nothing yet: it needs its own verification.
@@ -94,7 +89,7 @@ export class DomainService {
 
   async remove(resolved: ResolvedOrganization, id: string): Promise<void> {
     const domain = await this.find(resolved, id);
-    await this.dataSource.getRepository(OrganizationDomain).delete({ id: domain.id });
+    await this.domains.delete(domain.id);
   }
 
   /** Answers 200 with the domain whether or not the record was found, as PostHog does. */
@@ -111,31 +106,18 @@ export class DomainService {
     } else {
       domain.lastVerificationRetry = now;
     }
-    await this.dataSource.getRepository(OrganizationDomain).save(domain);
+    await this.domains.save(domain);
     return presentDomain(domain);
   }
 
-  private async find({ organization }: ResolvedOrganization, id: string): Promise<OrganizationDomain> {
-    const domain = isUuid(id)
-      ? await this.dataSource
-          .getRepository(OrganizationDomain)
-          .findOneBy({ id, organizationId: organization.id })
-      : null;
+  /** `id` is null when the path held a malformed one (DomainIdOrNullPipe). */
+  private async find({ organization }: ResolvedOrganization, id: string | null): Promise<OrganizationDomain> {
+    const domain = id === null ? null : await this.domains.findInOrganization(organization.id, id);
     if (!domain) throw notFound();
     return domain;
   }
 
   private async save(domain: OrganizationDomain): Promise<void> {
-    try {
-      await this.dataSource.getRepository(OrganizationDomain).save(domain);
-    } catch (error) {
-      if (
-        error instanceof QueryFailedError &&
-        (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
-      ) {
-        throw duplicateDomain();
-      }
-      throw error;
-    }
+    if (!(await this.domains.saveIfNameFree(domain))) throw duplicateDomain();
   }
 }

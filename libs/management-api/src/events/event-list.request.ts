@@ -9,6 +9,7 @@ import {
 } from '@hogbase/hogql';
 import { ApiError } from '../common/api-error';
 import { decodeEventCursor, type EventCursor } from './event-cursor.util';
+import type { EventListQueryDto } from './event-query.dto';
 
 export type EventOrder = 'desc' | 'asc';
 export type ResponseFormat = 'json' | 'csv';
@@ -44,14 +45,11 @@ export const MAX_OFFSET = 1_000_000;
 /** Without `before`, events stamped slightly in the future (clock skew) are still listed. */
 const DEFAULT_BEFORE_SLACK_MICROS = 5n * ONE_SECOND_MICROS;
 
-export type QueryValues = Record<string, unknown>;
-
 /**
  * One value of a query parameter. Express gives an array when a parameter repeats; a listing
  * filter given twice is ambiguous, so it is refused rather than one of the values picked.
  */
-export function singleParam(query: QueryValues, name: string): string | undefined {
-  const value = query[name];
+export function singleParam(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
     throw new ApiError('invalid_input', `Give ${name} at most once.`, name);
@@ -60,14 +58,14 @@ export function singleParam(query: QueryValues, name: string): string | undefine
 }
 
 /** Every value of a repeatable parameter. */
-export function repeatedParam(query: QueryValues, name: string): string[] {
-  const value = query[name];
+export function repeatedParam(value: unknown): string[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).filter((item): item is string => typeof item === 'string');
 }
 
-export function formatOf(query: QueryValues, accept: string | undefined): ResponseFormat {
-  const format = singleParam(query, 'format');
+/** `?format=`, or without one the Accept header. */
+export function formatOf(value: unknown, accept: string | undefined): ResponseFormat {
+  const format = singleParam(value, 'format');
   if (format === undefined || format === '') {
     return accept?.split(',').some((type) => type.trim().startsWith('text/csv')) ? 'csv' : 'json';
   }
@@ -77,8 +75,8 @@ export function formatOf(query: QueryValues, accept: string | undefined): Respon
   return format;
 }
 
-function limitOf(query: QueryValues, format: ResponseFormat): number {
-  const raw = singleParam(query, 'limit');
+function limitOf(value: unknown, format: ResponseFormat): number {
+  const raw = singleParam(value, 'limit');
   if (raw === undefined || raw === '') return format === 'csv' ? DEFAULT_CSV_LIMIT : DEFAULT_LIMIT;
   if (!/^\s*\+?\d+\s*$/.test(raw) || Number(raw) < 1) {
     throw new ApiError('invalid_input', 'limit must be a positive integer.', 'limit');
@@ -87,8 +85,8 @@ function limitOf(query: QueryValues, format: ResponseFormat): number {
 }
 
 /** PostHog reads a bad offset as 0. */
-function offsetOf(query: QueryValues): number {
-  const raw = singleParam(query, 'offset');
+function offsetOf(value: unknown): number {
+  const raw = singleParam(value, 'offset');
   if (raw === undefined || !/^\s*\+?\d+\s*$/.test(raw)) return 0;
   const offset = Number(raw);
   if (offset > MAX_OFFSET) {
@@ -101,23 +99,23 @@ function offsetOf(query: QueryValues): number {
   return offset;
 }
 
-function dateOf(query: QueryValues, name: 'after' | 'before', now: Date): DateValue | undefined {
-  const raw = singleParam(query, name);
+function dateOf(value: unknown, name: 'after' | 'before', now: Date): DateValue | undefined {
+  const raw = singleParam(value, name);
   if (raw === undefined || raw.trim() === '') return undefined;
-  const value = parseFilterDate(raw, now);
-  if (!value) {
+  const date = parseFilterDate(raw, now);
+  if (!date) {
     throw new ApiError(
       'invalid_input',
       `${name} must be an ISO 8601 date-time or a relative date such as -7d.`,
       name,
     );
   }
-  return value;
+  return date;
 }
 
 /** `orderBy`: PostHog's JSON list; only the event order itself is meaningful for a listing. */
-function orderOf(query: QueryValues): EventOrder {
-  const raw = singleParam(query, 'orderBy');
+function orderOf(value: unknown): EventOrder {
+  const raw = singleParam(value, 'orderBy');
   if (raw === undefined || raw.trim() === '') return 'desc';
   let parsed: unknown;
   try {
@@ -135,38 +133,40 @@ function orderOf(query: QueryValues): EventOrder {
   throw new ApiError('invalid_input', 'orderBy must be ["-timestamp"] or ["timestamp"].', 'orderBy');
 }
 
-function nonEmpty(query: QueryValues, name: string): string | undefined {
-  const value = singleParam(query, name);
-  return value === undefined || value === '' ? undefined : value;
+function nonEmpty(value: unknown, name: string): string | undefined {
+  const text = singleParam(value, name);
+  return text === undefined || text === '' ? undefined : text;
 }
 
-/** Reads and checks the listing's parameters; a HogQL parameter error is a 400 naming it. */
+/**
+ * Checks the listing's parameters, in a fixed order; a HogQL parameter error is a 400 naming it.
+ * `format` was read first (ResponseFormatParam).
+ */
 export function parseEventListRequest(
-  query: QueryValues,
-  accept: string | undefined,
+  query: EventListQueryDto,
+  format: ResponseFormat = 'json',
   now: Date = new Date(),
 ): EventListRequest {
-  const format = formatOf(query, accept);
-  const cursor = nonEmpty(query, 'cursor');
+  const cursor = nonEmpty(query.cursor, 'cursor');
   try {
     return {
       format,
-      limit: limitOf(query, format),
-      offset: offsetOf(query),
-      order: orderOf(query),
-      after: dateOf(query, 'after', now),
+      limit: limitOf(query.limit, format),
+      offset: offsetOf(query.offset),
+      order: orderOf(query.orderBy),
+      after: dateOf(query.after, 'after', now),
       before:
-        dateOf(query, 'before', now) ??
+        dateOf(query.before, 'before', now) ??
         addMicros(
           { epochMicros: BigInt(now.getTime()) * 1000n, dateOnly: false },
           DEFAULT_BEFORE_SLACK_MICROS,
         ),
-      event: nonEmpty(query, 'event'),
-      distinctId: nonEmpty(query, 'distinct_id'),
-      personId: nonEmpty(query, 'person_id'),
-      properties: parsePropertiesParam(singleParam(query, 'properties')),
-      select: parseExpressionListParam(singleParam(query, 'select'), 'select'),
-      where: parseExpressionListParam(singleParam(query, 'where'), 'where'),
+      event: nonEmpty(query.event, 'event'),
+      distinctId: nonEmpty(query.distinct_id, 'distinct_id'),
+      personId: nonEmpty(query.person_id, 'person_id'),
+      properties: parsePropertiesParam(singleParam(query.properties, 'properties')),
+      select: parseExpressionListParam(singleParam(query.select, 'select'), 'select'),
+      where: parseExpressionListParam(singleParam(query.where, 'where'), 'where'),
       cursor: cursor === undefined ? undefined : decodeEventCursor(cursor),
     };
   } catch (error) {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { isUuid } from '../common/iso.util';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { parseJsonObject, type EventPerson } from './event.presenter';
 
 /** Shown per person: a person merged many times can hold thousands of distinct ids. */
@@ -17,7 +16,7 @@ interface PersonRow {
 /** The persons behind events, read from Postgres (the system of record), always within one project. */
 @Injectable()
 export class EventPersonsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly unitOfWork: UnitOfWork) {}
 
   /** The current person of each distinct id that has one, in one query. */
   async personsByDistinctId(
@@ -26,7 +25,7 @@ export class EventPersonsRepository {
   ): Promise<Map<string, EventPerson>> {
     const persons = new Map<string, EventPerson>();
     if (distinctIds.length === 0) return persons;
-    const rows = await this.dataSource.query<PersonRow[]>(
+    const rows = await this.unitOfWork.manager.query<PersonRow[]>(
       `SELECT pdi.distinct_id, p.is_identified, p.properties,
               ARRAY(SELECT d.distinct_id FROM person_distinct_ids d
                     WHERE d.person_id = p.id ORDER BY d.distinct_id LIMIT $3) AS distinct_ids
@@ -54,7 +53,7 @@ export class EventPersonsRepository {
     if (/^\d{1,18}$/.test(personId)) condition = 'p.id = $2::bigint';
     else if (isUuid(personId)) condition = 'p.uuid = $2::uuid';
     else return undefined;
-    const rows = await this.dataSource.query<{ found: boolean; distinct_ids: string[] }[]>(
+    const rows = await this.unitOfWork.manager.query<{ found: boolean; distinct_ids: string[] }[]>(
       `SELECT true AS found,
               ARRAY(SELECT d.distinct_id FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
          FROM persons p

@@ -1,33 +1,25 @@
-import {
-  applyDecorators,
-  Controller,
-  HttpStatus,
-  Get,
-  Headers,
-  Param,
-  Query,
-  Req,
-  Res,
-} from '@nestjs/common';
+import { applyDecorators, Controller, HttpStatus, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
-import { publicRequestUrl } from '../common/public-url.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiCursorPage, ApiModelResponse } from '../schema/api-responses.decorator';
 import { toCsv } from './csv.util';
+import { EventUuidPipe } from './event-id.pipe';
 import {
   DEFAULT_CSV_LIMIT,
   DEFAULT_LIMIT,
-  formatOf,
   MAX_LIMIT,
   MAX_OFFSET,
   parseEventListRequest,
-  type QueryValues,
+  type ResponseFormat,
 } from './event-list.request';
+import { EventListQueryDto, EventValuesQueryDto } from './event-query.dto';
 import { EventPropertyValueResponse, EventRecord, EventSelectPageResponse } from './event.presenter';
 import { EventService, type NextPage } from './event.service';
+import { ResponseFormatParam } from './response-format.decorator';
 
 const FORMAT: ApiQueryOptions = {
   name: 'format',
@@ -85,8 +77,8 @@ function listParameters(): MethodDecorator {
 }
 
 /** The absolute URL of this request with some query parameters replaced (undefined removes one). */
-function withParams(request: Request, changes: Record<string, string | undefined>): string {
-  const url = publicRequestUrl(request);
+function withParams(requestUrl: URL, changes: Record<string, string | undefined>): string {
+  const url = new URL(requestUrl);
   for (const [name, value] of Object.entries(changes)) {
     if (value === undefined) url.searchParams.delete(name);
     else url.searchParams.set(name, value);
@@ -94,12 +86,12 @@ function withParams(request: Request, changes: Record<string, string | undefined
   return url.toString();
 }
 
-function nextUrl(request: Request, next: NextPage): string | null {
+function nextUrl(url: URL, next: NextPage): string | null {
   if (next === null) return null;
   // A cursor page starts past the last event served: an offset there would skip events.
   return 'cursor' in next
-    ? withParams(request, { cursor: next.cursor, offset: undefined })
-    : withParams(request, { offset: String(next.offset) });
+    ? withParams(url, { cursor: next.cursor, offset: undefined })
+    : withParams(url, { offset: String(next.offset) });
 }
 
 function send(response: Response, format: 'json' | 'csv', body: unknown, csvRows: readonly unknown[]): void {
@@ -132,15 +124,15 @@ export class EventController {
   })
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async list(
+    @ResponseFormatParam() format: ResponseFormat,
     @Caller() caller: AccessContext,
-    @Query() query: QueryValues,
-    @Headers('accept') accept: string | undefined,
-    @Req() request: Request,
+    @Query() query: EventListQueryDto,
+    @RequestUrl() url: URL,
     @Res() response: Response,
   ): Promise<void> {
-    const listRequest = parseEventListRequest(query, accept);
+    const listRequest = parseEventListRequest(query, format);
     const page = await this.events.list(requireProject(caller).team.id, listRequest);
-    const next = listRequest.format === 'csv' ? null : nextUrl(request, page.next);
+    const next = listRequest.format === 'csv' ? null : nextUrl(url, page.next);
     if (page.kind === 'events') {
       send(response, listRequest.format, { next, results: page.results }, page.results);
       return;
@@ -184,12 +176,11 @@ export class EventController {
   })
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async values(
+    @ResponseFormatParam() format: ResponseFormat,
     @Caller() caller: AccessContext,
-    @Query() query: QueryValues,
-    @Headers('accept') accept: string | undefined,
+    @Query() query: EventValuesQueryDto,
     @Res() response: Response,
   ): Promise<void> {
-    const format = formatOf(query, accept);
     const values = await this.events.values(requireProject(caller).team.id, query);
     response.setHeader('Cache-Control', 'max-age=10');
     send(response, format, values, values);
@@ -201,13 +192,11 @@ export class EventController {
   @ApiModelResponse(EventRecord, HttpStatus.OK, { csv: true })
   @Access({ scope: 'query:read', projectParam: 'project_id' })
   async retrieve(
+    @ResponseFormatParam() format: ResponseFormat,
     @Caller() caller: AccessContext,
-    @Param('id') id: string,
-    @Query() query: QueryValues,
-    @Headers('accept') accept: string | undefined,
+    @Param('id', EventUuidPipe) id: string,
     @Res() response: Response,
   ): Promise<void> {
-    const format = formatOf(query, accept);
     const event = await this.events.retrieve(requireProject(caller).team.id, id);
     send(response, format, event, [event]);
   }

@@ -10,17 +10,11 @@ import {
   type CompiledSelect,
 } from '@hogbase/hogql';
 import { ApiError } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
 import { encodeEventCursor } from './event-cursor.util';
 import { EVENT_RECORD_COLUMNS, EventListQuery, type EventWindow } from './event-list.query';
-import {
-  repeatedParam,
-  singleParam,
-  toApiError,
-  type EventListRequest,
-  type QueryValues,
-} from './event-list.request';
+import { repeatedParam, singleParam, toApiError, type EventListRequest } from './event-list.request';
 import { EventPersonsRepository } from './event-persons.repository';
+import type { EventValuesQueryDto } from './event-query.dto';
 import {
   isoTimestamp,
   parseJsonObject,
@@ -172,8 +166,8 @@ export class EventService implements OnApplicationShutdown {
     };
   }
 
+  /** `id` is a UUID (EventUuidPipe). */
   async retrieve(teamId: number, id: string): Promise<EventRecord> {
-    if (!isUuid(id)) throw new ApiError('invalid', 'Invalid UUID');
     const [row] = await this.store.select<EventRow>(
       `SELECT ${EVENT_RECORD_COLUMNS.join(', ')}
          FROM ${this.store.table} FINAL
@@ -191,8 +185,8 @@ export class EventService implements OnApplicationShutdown {
    * any other key the distinct values of that property (or, with `is_column=true`, of that event
    * column) over the last 7 days, `value` narrowing them by substring, `event_name` by event.
    */
-  async values(teamId: number, query: QueryValues): Promise<{ name: unknown }[]> {
-    const key = singleParam(query, 'key');
+  async values(teamId: number, query: EventValuesQueryDto): Promise<{ name: unknown }[]> {
+    const key = singleParam(query.key, 'key');
     if (key === undefined || key === '') throw new ApiError('invalid', 'You must provide a key', 'key');
     const params: Record<string, unknown> = { team_id: teamId };
     if (key === 'custom_event') {
@@ -207,7 +201,7 @@ export class EventService implements OnApplicationShutdown {
     }
 
     let expression: string;
-    if (singleParam(query, 'is_column') === 'true') {
+    if (singleParam(query.is_column, 'is_column') === 'true') {
       const field = EVENT_FIELDS.get(key);
       if (!field) throw new ApiError('invalid_input', `${key} is not a column of events.`, 'key');
       expression = `toString(${field.sql})`;
@@ -216,12 +210,12 @@ export class EventService implements OnApplicationShutdown {
       expression = "JSONExtract(properties, {key:String}, 'Nullable(String)')";
     }
     const where = ['team_id = {team_id:Int64}', 'timestamp >= now64(6) - INTERVAL 7 DAY'];
-    const eventNames = repeatedParam(query, 'event_name');
+    const eventNames = repeatedParam(query.event_name);
     if (eventNames.length > 0) {
       params.event_names = eventNames;
       where.push('event IN {event_names:Array(String)}');
     }
-    const value = singleParam(query, 'value');
+    const value = singleParam(query.value, 'value');
     let order = '';
     if (value) {
       params.pattern = `%${value.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;

@@ -1,11 +1,7 @@
 import { Controller, Get, Header, HttpCode, Inject, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
-import { DataSource } from 'typeorm';
 import {
-  checkReadiness,
-  combineReadiness,
   readinessResponse,
   refuseMetricsRequest,
   type NotReadyBody,
@@ -15,19 +11,17 @@ import {
 import type { ManagementConfig } from '@hogbase/config';
 import { Access } from '../auth/access.decorator';
 import { ApiError } from '../common/api-error';
-import { PostgresAvailability } from '../common/postgres-availability.service';
-import { isPostgresUnavailable } from '../common/postgres-unavailable.util';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { HealthService } from './health.service';
 import { MetricsService } from './metrics.service';
 
 @ApiExcludeController()
 @Controller()
 export class HealthController {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly healthService: HealthService,
     private readonly metrics: MetricsService,
     @Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig,
-    private readonly postgres: PostgresAvailability,
   ) {}
 
   /** Alive: the process serves HTTP. */
@@ -58,27 +52,8 @@ export class HealthController {
     return (await Promise.all(registries.map((registry) => registry.metrics()))).join('\n');
   }
 
-  /** This app's checks, then each companion's as `<service>.<check>`. */
-  async readiness(): Promise<Readiness> {
-    const [own, companions] = await Promise.all([
-      checkReadiness({
-        required: {
-          postgres: async () => {
-            try {
-              await this.dataSource.query('SELECT 1');
-            } catch (error) {
-              // The probe sees an outage start (and end) even while no request comes.
-              if (isPostgresUnavailable(error)) this.postgres.failed(error);
-              throw error;
-            }
-            this.postgres.answered();
-            return true;
-          },
-        },
-      }),
-      this.metrics.companions.readiness(),
-    ]);
-    const others = combineReadiness(companions);
-    return { ready: own.ready && others.ready, checks: { ...own.checks, ...others.checks } };
+  /** This app's checks, then each companion's as `<service>.<check>` (the process's probe reads it too). */
+  readiness(): Promise<Readiness> {
+    return this.healthService.readiness();
   }
 }

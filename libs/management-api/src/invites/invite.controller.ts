@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { UuidParam } from '../common/path-params.pipe';
+import { RequestUrl } from '../common/request-url.decorator';
 import {
   ApiModelOrListResponse,
   ApiModelResponse,
@@ -26,12 +27,12 @@ export class InviteController {
   @Access({ scope: 'organization_member:read', organizationParam: 'organization_id' })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<InviteResponse>> {
-    const page = pageRequestFrom(query);
+    const { page } = query;
     const { count, results } = await this.invites.list(requireOrganization(caller), page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   @Post()
@@ -64,7 +65,7 @@ export class InviteController {
   @ApiOperation({ summary: 'Delete an invite (an admin any, a member those they sent)' })
   @ApiNoContent()
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
-  async remove(@Caller() caller: AccessContext, @Param('id') id: string): Promise<void> {
+  async remove(@Caller() caller: AccessContext, @UuidParam('id') id: string): Promise<void> {
     await this.invites.remove(caller.user, requireOrganization(caller), id);
   }
 }

@@ -1,18 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { DataSource, EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { MembershipLevel, OrganizationInvite, OrganizationMembership, User } from '@hogbase/postgres';
+import { MembershipLevel, type OrganizationMembership, type User } from '@hogbase/postgres';
 import type { AccessContext, ResolvedOrganization } from '../auth/access-context';
 import { ApiError, notFound, permissionDenied, validationError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { validationErrorFrom } from '../common/validation.pipe';
+import { MembershipRepository } from '../members/membership.repository';
+import { OrganizationRepository } from '../organizations/organization.repository';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { UserRepository } from '../users/user.repository';
 import { CreateInviteDto } from './invite.dto';
 import { InviteMailerService } from './invite-mailer.service';
-import { InviteResponse, presentInvite } from './invite.presenter';
+import { InviteResponse, isInviteExpired, presentInvite } from './invite.presenter';
+import { InviteRepository } from './invite.repository';
 
 export const MAX_BULK_INVITES = 20;
 
@@ -25,7 +28,11 @@ export function normalizeEmail(email: string): string {
 @Injectable()
 export class InviteService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly invites: InviteRepository,
+    private readonly memberships: MembershipRepository,
+    private readonly users: UserRepository,
+    private readonly organizations: OrganizationRepository,
     private readonly mailer: InviteMailerService,
   ) {}
 
@@ -33,13 +40,7 @@ export class InviteService {
     { organization }: ResolvedOrganization,
     page: PageRequest,
   ): Promise<{ count: number; results: InviteResponse[] }> {
-    const [invites, count] = await this.dataSource.getRepository(OrganizationInvite).findAndCount({
-      where: { organizationId: organization.id },
-      relations: { createdBy: true },
-      order: { createdAt: 'DESC', id: 'DESC' },
-      skip: page.offset,
-      take: page.limit,
-    });
+    const [invites, count] = await this.invites.listPage(organization.id, page);
     return { count, results: invites.map(presentInvite) };
   }
 
@@ -94,13 +95,10 @@ export class InviteService {
     { organization, membership }: ResolvedOrganization,
     inviteId: string,
   ): Promise<void> {
-    if (!isUuid(inviteId)) throw notFound();
-    const invites = this.dataSource.getRepository(OrganizationInvite);
-    const invite = await invites.findOneBy({ id: inviteId, organizationId: organization.id });
+    const invite = await this.invites.findInOrganization(organization.id, inviteId);
     if (!invite) throw notFound();
     if (membership.level < MembershipLevel.Admin && invite.createdById !== user.id) throw permissionDenied();
-    const result = await invites.delete({ id: invite.id, organizationId: organization.id });
-    if (!result.affected) throw notFound();
+    if (!(await this.invites.deleteInOrganization(organization.id, invite.id))) throw notFound();
   }
 
   private async validateItem(item: object): Promise<CreateInviteDto> {
@@ -129,10 +127,10 @@ export class InviteService {
       }
     }
 
-    const invites = await this.dataSource.transaction(async (manager) => {
-      await this.refuseMembersAndDuplicates(manager, organization.id, emails);
-      const created = items.map((item, index) =>
-        manager.create(OrganizationInvite, {
+    const invites = await this.unitOfWork.run(async () => {
+      await this.refuseMembersAndDuplicates(organization.id, emails);
+      return this.invites.insertMany(
+        items.map((item, index) => ({
           id: uuidv7(),
           organizationId: organization.id,
           targetEmail: emails[index],
@@ -141,10 +139,8 @@ export class InviteService {
           message: item.message ?? null,
           createdById: caller.user.id,
           emailingAttemptMade: this.mailer.available && item.send_email !== false,
-        }),
+        })),
       );
-      await manager.save(created);
-      return created;
     });
 
     for (const invite of invites) {
@@ -154,36 +150,16 @@ export class InviteService {
     return invites.map(presentInvite);
   }
 
-  private async refuseMembersAndDuplicates(
-    manager: EntityManager,
-    organizationId: string,
-    emails: string[],
-  ): Promise<void> {
+  private async refuseMembersAndDuplicates(organizationId: string, emails: string[]): Promise<void> {
     const lowered = emails.map((email) => email.toLowerCase());
     // TRICKY: two requests inviting one address at once would both find no active invite and both
-    // insert. A transaction-scoped lock per (organization, address), taken in a fixed order so that
-    // bulk requests cannot deadlock, makes the second wait for the first to commit; its queries then
-    // run on a fresh READ COMMITTED snapshot and see the first invite.
-    for (const email of [...new Set(lowered)].sort()) {
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-        `invite:${organizationId}:${email}`,
-      ]);
+    // insert. The address locks make the second wait for the first to commit; its queries then run
+    // on a fresh READ COMMITTED snapshot and see the first invite.
+    await this.invites.lockAddresses(organizationId, lowered);
+    if (await this.memberships.existsWithEmail(organizationId, lowered)) {
+      throw validationError('A user with this email address already belongs to the organization.');
     }
-    const member = await manager
-      .getRepository(OrganizationMembership)
-      .createQueryBuilder('membership')
-      .innerJoin('membership.user', 'user')
-      .where('membership.organizationId = :organizationId', { organizationId })
-      .andWhere('lower(user.email) IN (:...lowered)', { lowered })
-      .getExists();
-    if (member) throw validationError('A user with this email address already belongs to the organization.');
-    const activeInvite = await manager
-      .getRepository(OrganizationInvite)
-      .createQueryBuilder('invite')
-      .where('invite.organizationId = :organizationId', { organizationId })
-      .andWhere('lower(invite.targetEmail) IN (:...lowered)', { lowered })
-      .andWhere(`invite.createdAt >= now() - interval '3 days'`)
-      .getOne();
+    const activeInvite = await this.invites.findActiveFor(organizationId, lowered);
     if (activeInvite) {
       throw validationError(
         `An invite intended for ${activeInvite.targetEmail} is already active in this organization.`,
@@ -197,67 +173,38 @@ export class InviteService {
    * created when new, joins at the invite's level, and every invite for that e-mail in the
    * organization is consumed.
    */
-  async accept(inviteId: string, email: string, names: { firstName?: string; lastName?: string } = {}) {
-    return this.dataSource.transaction(async (manager) => {
-      const invite = isUuid(inviteId)
-        ? await manager.getRepository(OrganizationInvite).findOneBy({ id: inviteId })
-        : null;
+  accept(
+    inviteId: string,
+    email: string,
+    names: { firstName?: string; lastName?: string } = {},
+  ): Promise<{ user: User; membership: OrganizationMembership }> {
+    return this.unitOfWork.run(async () => {
+      // The id comes from the command line: a malformed one names no invite.
+      const invite = isUuid(inviteId) ? await this.invites.findById(inviteId) : null;
       if (!invite) throw notFound('Invite not found.');
       if (invite.targetEmail.toLowerCase() !== email.trim().toLowerCase()) {
         throw new ApiError('invalid_input', 'This invite is intended for another email address.', 'email');
       }
-      if (invite.createdAt.getTime() < Date.now() - 3 * 24 * 60 * 60 * 1000) {
+      if (isInviteExpired(invite)) {
         throw new ApiError('invalid_input', 'This invite has expired. Please ask your admin for a new one.');
       }
-      let user = await manager
-        .getRepository(User)
-        .createQueryBuilder('user')
-        .where('lower(user.email) = lower(:email)', { email: invite.targetEmail })
-        .getOne();
-      if (!user) {
-        const uuid = uuidv7();
-        user = await manager.save(
-          manager.create(User, {
-            uuid,
-            distinctId: uuid,
-            email: invite.targetEmail,
-            firstName: names.firstName ?? invite.firstName,
-            lastName: names.lastName ?? '',
-          }),
-        );
-      }
-      const existing = await manager
-        .getRepository(OrganizationMembership)
-        .findOneBy({ organizationId: invite.organizationId, userId: user.id });
-      if (existing)
+      const user =
+        (await this.users.findByEmail(invite.targetEmail)) ??
+        (await this.users.insert({
+          email: invite.targetEmail,
+          firstName: names.firstName ?? invite.firstName,
+          lastName: names.lastName ?? '',
+        }));
+      if (await this.memberships.findOfUser(invite.organizationId, user.id)) {
         throw new ApiError('user_already_member', 'You already are a member of this organization.');
-      const membership = await manager.save(
-        manager.create(OrganizationMembership, {
-          id: uuidv7(),
-          organizationId: invite.organizationId,
-          userId: user.id,
-          level: invite.level,
-        }),
-      );
-      await manager
-        .createQueryBuilder()
-        .delete()
-        .from(OrganizationInvite)
-        .where('organization_id = :organizationId', { organizationId: invite.organizationId })
-        .andWhere('lower(target_email) = lower(:email)', { email: invite.targetEmail })
-        .execute();
+      }
+      const membership = await this.memberships.insert(invite.organizationId, user.id, invite.level);
+      await this.invites.deleteForAddress(invite.organizationId, invite.targetEmail);
       if (!user.currentOrganizationId) {
-        const team = await manager.query<{ id: number }[]>(
-          'SELECT id FROM teams WHERE organization_id = $1 ORDER BY id LIMIT 1',
-          [invite.organizationId],
-        );
-        await manager.update(
-          User,
-          { id: user.id },
-          {
-            currentOrganizationId: invite.organizationId,
-            currentTeamId: team[0]?.id ?? null,
-          },
+        await this.users.setCurrentContext(
+          user.id,
+          invite.organizationId,
+          await this.organizations.firstProjectId(invite.organizationId),
         );
       }
       return { user, membership };

@@ -1,12 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Query } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { Page, toPage } from '../common/pagination.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
-import { UpdateMemberDto } from './member.dto';
+import { MemberUuidOrNullParam, MemberUuidParam } from './member-uuid.pipe';
+import { MemberListQueryDto, UpdateMemberDto } from './member.dto';
 import { MemberResponse } from './member.presenter';
 import { MemberService } from './member.service';
 
@@ -24,13 +24,12 @@ export class MemberController {
   @Access({ scope: 'organization_member:read', organizationParam: 'organization_id' })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: MemberListQueryDto,
   ): Promise<Page<MemberResponse>> {
-    const page = pageRequestFrom(query);
-    const email = typeof query.email === 'string' ? query.email : undefined;
+    const { page, email } = query;
     const { count, results } = await this.members.list(requireOrganization(caller), page, { email });
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   /** The level rules are PostHog's validate_update, applied by the service. */
@@ -41,7 +40,7 @@ export class MemberController {
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
   update(
     @Caller() caller: AccessContext,
-    @Param('user__uuid') userUuid: string,
+    @MemberUuidOrNullParam('user__uuid') userUuid: string | null,
     @Body() dto: UpdateMemberDto,
   ): Promise<MemberResponse> {
     return this.members.update(caller, requireOrganization(caller), userUuid, dto.level);
@@ -53,7 +52,10 @@ export class MemberController {
   @ApiOperation({ summary: 'Remove a member (or leave, with your own UUID)' })
   @ApiNoContent()
   @Access({ scope: 'organization_member:write', organizationParam: 'organization_id' })
-  async remove(@Caller() caller: AccessContext, @Param('user__uuid') userUuid: string): Promise<void> {
+  async remove(
+    @Caller() caller: AccessContext,
+    @MemberUuidParam('user__uuid') userUuid: string,
+  ): Promise<void> {
     await this.members.remove(caller, requireOrganization(caller), userUuid);
   }
 }

@@ -1,20 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { MembershipLevel, OrganizationMembership, User } from '@hogbase/postgres';
+import { MembershipLevel, type OrganizationMembership } from '@hogbase/postgres';
 import type { AccessContext, ResolvedOrganization } from '../auth/access-context';
 import { notFound, permissionDenied, validationError } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
-import { resetCurrentContext } from '../users/current-context.util';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { UserRepository } from '../users/user.repository';
+import { CURRENT_USER_ALIAS } from './member-uuid.pipe';
 import { MemberResponse, presentMember } from './member.presenter';
-
-type MembershipWithUser = OrganizationMembership & { user: User };
+import { MembershipRepository, type MembershipWithUser } from './membership.repository';
 
 /**
- * PostHog's `OrganizationMembership.validate_update`: who may change (or, with no new level,
- * remove) whose membership. Each refusal is a 403 with PostHog's message. Nothing but the level
- * rules applies to your own membership.
+ * PostHog's `OrganizationMembership.validate_update` (posthog/models/organization.py): who may
+ * change (or, with no new level, remove) whose membership. Each refusal is a 403 with PostHog's
+ * message. Nothing but the level rules applies to your own membership.
  */
 export function validateMembershipUpdate(
   requester: OrganizationMembership,
@@ -45,30 +43,19 @@ export function validateMembershipUpdate(
 
 @Injectable()
 export class MemberService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly memberships: MembershipRepository,
+    private readonly users: UserRepository,
+  ) {}
 
   async list(
     { organization }: ResolvedOrganization,
     page: PageRequest,
     filters: { email?: string },
   ): Promise<{ count: number; results: MemberResponse[] }> {
-    const query = this.dataSource
-      .getRepository(OrganizationMembership)
-      .createQueryBuilder('membership')
-      .innerJoinAndSelect('membership.user', 'user')
-      .where('membership.organizationId = :organizationId', { organizationId: organization.id })
-      .andWhere('user.isActive = true');
-    if (filters.email) query.andWhere('lower(user.email) = lower(:email)', { email: filters.email });
-    const [memberships, count] = await query
-      .orderBy('membership.joinedAt', 'DESC')
-      .addOrderBy('membership.id', 'DESC')
-      .skip(page.offset)
-      .take(page.limit)
-      .getManyAndCount();
-    return {
-      count,
-      results: memberships.map((membership) => presentMember(membership as MembershipWithUser)),
-    };
+    const [memberships, count] = await this.memberships.listActive(organization.id, filters, page);
+    return { count, results: memberships.map(presentMember) };
   }
 
   /**
@@ -78,15 +65,15 @@ export class MemberService {
   async update(
     caller: AccessContext,
     resolved: ResolvedOrganization,
-    userUuid: string,
+    userUuid: string | null,
     level?: MembershipLevel,
-  ) {
+  ): Promise<MemberResponse> {
     const target = await this.findTarget(caller, resolved, userUuid);
     validateMembershipUpdate(resolved.membership, target);
     if (level === undefined) return presentMember(target);
     validateMembershipUpdate(resolved.membership, target, level);
     target.level = level;
-    await this.dataSource.getRepository(OrganizationMembership).save(target);
+    await this.memberships.save(target);
     return presentMember(target);
   }
 
@@ -97,30 +84,24 @@ export class MemberService {
     if (target.level === MembershipLevel.Owner) {
       throw validationError('Cannot leave the organization as its owner!');
     }
-    await this.dataSource.transaction(async (manager) => {
-      await manager.getRepository(OrganizationMembership).delete({ id: target.id });
+    await this.unitOfWork.run(async () => {
+      await this.memberships.delete(target.id);
       if (target.user.currentOrganizationId === target.organizationId) {
-        await resetCurrentContext(manager, [target.userId]);
+        await this.users.resetCurrentContext([target.userId]);
       }
     });
   }
 
+  /** `userUuid` is a UUID, `@me` or null for a malformed one; a user outside the organization is a 404. */
   private async findTarget(
     caller: AccessContext,
     { organization }: ResolvedOrganization,
-    userUuid: string,
+    userUuid: string | null,
   ): Promise<MembershipWithUser> {
-    const uuid = userUuid === '@me' ? caller.user.uuid : userUuid;
-    if (!isUuid(uuid)) throw notFound();
-    const target = await this.dataSource
-      .getRepository(OrganizationMembership)
-      .createQueryBuilder('membership')
-      .innerJoinAndSelect('membership.user', 'user')
-      .where('membership.organizationId = :organizationId', { organizationId: organization.id })
-      .andWhere('user.uuid = :uuid', { uuid })
-      .andWhere('user.isActive = true')
-      .getOne();
+    if (userUuid === null) throw notFound();
+    const uuid = userUuid === CURRENT_USER_ALIAS ? caller.user.uuid : userUuid;
+    const target = await this.memberships.findActiveByUserUuid(organization.id, uuid);
     if (!target) throw notFound();
-    return target as MembershipWithUser;
+    return target;
   }
 }

@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
 import {
-  generateProjectApiToken,
   MembershipLevel,
-  Organization,
-  OrganizationMembership,
+  type Organization,
   PluginsAccessLevel,
-  Team,
-  User,
+  type Team,
+  type User,
 } from '@hogbase/postgres';
+import { MembershipRepository } from '../members/membership.repository';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { UserRepository } from '../users/user.repository';
+import { OrganizationRepository } from './organization.repository';
 import { slugCandidates } from './slug.util';
 
 export interface NewOrganization {
@@ -20,24 +19,28 @@ export interface NewOrganization {
 }
 
 /**
- * Creating an organization is PostHog's `Organization.objects.bootstrap`: the organization, its
- * first project and an owner membership for the creator, in one transaction. The API and the
- * admin CLI both go through here.
+ * Creating an organization is PostHog's `Organization.objects.bootstrap`
+ * (posthog/models/organization.py): the organization, its first project and an owner membership
+ * for the creator, in one transaction. The API and the admin CLI both go through here.
  */
 @Injectable()
 export class OrganizationProvisioningService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly organizations: OrganizationRepository,
+    private readonly memberships: MembershipRepository,
+    private readonly users: UserRepository,
+  ) {}
 
-  async createOrganization(
+  createOrganization(
     creator: User,
     input: NewOrganization,
     projectName = 'Default project',
   ): Promise<{ organization: Organization; team: Team }> {
-    return this.dataSource.transaction(async (manager) => {
-      const organization = manager.create(Organization, {
-        id: uuidv7(),
+    return this.unitOfWork.run(async () => {
+      const organization = await this.organizations.insert({
         name: input.name,
-        slug: await this.freeSlug(manager, input.name),
+        slug: await this.freeSlug(input.name),
         isMemberJoinEmailEnabled: input.isMemberJoinEmailEnabled ?? true,
         enforce2fa: input.enforce2fa ?? null,
         // SECURITY: PostHog gives every new organization ROOT when self-hosted and CONFIG on its
@@ -47,50 +50,32 @@ export class OrganizationProvisioningService {
         // apps; ROOT comes only from the instance operator (admin CLI set-plugins-access-level).
         pluginsAccessLevel: PluginsAccessLevel.Install,
       });
-      await manager.save(organization);
-      await manager.insert(OrganizationMembership, {
-        id: uuidv7(),
-        organizationId: organization.id,
-        userId: creator.id,
-        level: MembershipLevel.Owner,
-      });
-      const team = await this.createProject(manager, organization.id, projectName);
-      await manager.update(
-        User,
-        { id: creator.id },
-        { currentOrganizationId: organization.id, currentTeamId: team.id },
-      );
+      await this.memberships.insert(organization.id, creator.id, MembershipLevel.Owner);
+      const team = await this.provisionProject(organization.id, projectName);
+      await this.users.setCurrentContext(creator.id, organization.id, team.id);
       creator.currentOrganizationId = organization.id;
       creator.currentTeamId = team.id;
       return { organization, team };
     });
   }
 
-  async createProject(
-    manager: EntityManager,
-    organizationId: string,
-    name: string,
-    timezone = 'UTC',
-  ): Promise<Team> {
-    const team = manager.create(Team, {
-      uuid: uuidv7(),
-      organizationId,
-      name,
-      timezone,
-      apiToken: generateProjectApiToken(),
-    });
-    return manager.save(team);
+  /** A new project (with its own API token) in the organization, in the caller's unit of work. */
+  provisionProject(organizationId: string, name: string, timezone = 'UTC'): Promise<Team> {
+    return this.organizations.insertProject(organizationId, name, timezone);
   }
 
-  private async freeSlug(manager: EntityManager, name: string): Promise<string> {
+  /**
+   * @deprecated use provisionProject: the project joins the caller's open transaction on its own,
+   * so the manager argument is ignored.
+   */
+  createProject(_manager: unknown, organizationId: string, name: string, timezone = 'UTC'): Promise<Team> {
+    return this.provisionProject(organizationId, name, timezone);
+  }
+
+  private async freeSlug(name: string): Promise<string> {
     const candidates = slugCandidates(name);
-    const taken = await manager
-      .createQueryBuilder(Organization, 'organization')
-      .select('organization.slug', 'slug')
-      .where('organization.slug IN (:...candidates)', { candidates })
-      .getRawMany<{ slug: string }>();
-    const takenSlugs = new Set(taken.map((row) => row.slug));
-    const slug = candidates.find((candidate) => !takenSlugs.has(candidate));
+    const taken = await this.organizations.takenSlugs(candidates);
+    const slug = candidates.find((candidate) => !taken.has(candidate));
     if (!slug) throw new Error(`no free slug for organization name ${JSON.stringify(name)}`);
     return slug;
   }

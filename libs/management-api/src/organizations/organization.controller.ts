@@ -1,11 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
 import { OrganizationResponse } from './organization.presenter';
@@ -22,12 +22,12 @@ export class OrganizationController {
   @Access({ scope: 'organization:read' })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<OrganizationResponse>> {
-    const page = pageRequestFrom(query);
+    const { page } = query;
     const { count, results } = await this.organizations.list(caller, page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   @Post()

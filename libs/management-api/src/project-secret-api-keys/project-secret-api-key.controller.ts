@@ -1,11 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, type AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectSecretApiKeyDto, UpdateProjectSecretApiKeyDto } from './project-secret-api-key.dto';
@@ -29,12 +29,12 @@ export class ProjectSecretApiKeyController {
   @Access(READ)
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<ProjectSecretApiKeyResponse>> {
-    const page = pageRequestFrom(query);
+    const { page } = query;
     const { count, results } = await this.keys.list(requireProject(caller).team, page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   @Post()

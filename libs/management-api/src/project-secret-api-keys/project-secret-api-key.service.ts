@@ -1,18 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Not } from 'typeorm';
 import {
   generateProjectSecretApiKey,
   generateRandomId,
   hashPersonalApiKey,
   maskApiKey,
-  ProjectSecretApiKey,
+  type ProjectSecretApiKey,
   type Team,
 } from '@hogbase/postgres';
 import type { AccessContext } from '../auth/access-context';
 import { SCOPE_OBJECTS } from '../auth/scopes';
 import { notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
+import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import type {
   CreateProjectSecretApiKeyDto,
   UpdateProjectSecretApiKeyDto,
@@ -21,6 +21,7 @@ import {
   presentProjectSecretApiKey,
   type ProjectSecretApiKeyResponse,
 } from './project-secret-api-key.presenter';
+import { ProjectSecretApiKeyRepository } from './project-secret-api-key.repository';
 
 /** The only surface a `phs_` key reaches here: the flag definitions of local evaluation. */
 export const PROJECT_SECRET_API_KEY_SCOPES: readonly string[] = ['feature_flag:read'];
@@ -62,29 +63,27 @@ function newSecret(): { value: string; secureValue: string; maskValue: string } 
 
 /**
  * Project secret API keys (`phs_…`): created, renamed, rolled and revoked by project admins. Writes
- * run in one transaction on one connection; capture hears of every change through the table's
+ * run in one transaction; capture hears of every change through the table's
  * `hogbase_project_changed` trigger.
  */
 @Injectable()
 export class ProjectSecretApiKeyService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly keys: ProjectSecretApiKeyRepository,
+    private readonly projects: ProjectRepository,
+  ) {}
 
   async list(
     team: Team,
     page: PageRequest,
   ): Promise<{ count: number; results: ProjectSecretApiKeyResponse[] }> {
-    const [keys, count] = await this.dataSource.getRepository(ProjectSecretApiKey).findAndCount({
-      where: { teamId: team.id },
-      relations: { createdBy: true },
-      order: { createdAt: 'DESC', id: 'ASC' },
-      skip: page.offset,
-      take: page.limit,
-    });
+    const [keys, count] = await this.keys.listInProject(team.id, page);
     return { count, results: keys.map((key) => presentProjectSecretApiKey(key)) };
   }
 
   async retrieve(team: Team, id: string): Promise<ProjectSecretApiKeyResponse> {
-    return presentProjectSecretApiKey(await this.find(this.dataSource.manager, team, id));
+    return presentProjectSecretApiKey(await this.find(team, id));
   }
 
   async create(
@@ -93,19 +92,18 @@ export class ProjectSecretApiKeyService {
     dto: CreateProjectSecretApiKeyDto,
   ): Promise<ProjectSecretApiKeyResponse> {
     assertAssignableScopes(dto.scopes);
-    return this.dataSource.transaction(async (manager) => {
+    return this.unitOfWork.run(async () => {
       // Serializes creations in the project, so that two at once cannot both pass the limit.
-      await manager.query('SELECT id FROM teams WHERE id = $1 FOR UPDATE', [team.id]);
-      const repository = manager.getRepository(ProjectSecretApiKey);
-      if (await repository.existsBy({ teamId: team.id, label: dto.label })) throw duplicateLabel(dto.label);
-      if ((await repository.countBy({ teamId: team.id })) >= MAX_PROJECT_SECRET_API_KEYS) {
+      await this.projects.lock(team.id);
+      if (await this.keys.labelTaken(team.id, dto.label)) throw duplicateLabel(dto.label);
+      if ((await this.keys.countInProject(team.id)) >= MAX_PROJECT_SECRET_API_KEYS) {
         throw validationError(
           `You can only have ${MAX_PROJECT_SECRET_API_KEYS} project secret API keys. Remove an existing key before creating a new one.`,
         );
       }
       const { value, secureValue, maskValue } = newSecret();
       const id = generateRandomId();
-      await repository.insert({
+      await this.keys.insert({
         id,
         teamId: team.id,
         label: dto.label,
@@ -114,7 +112,7 @@ export class ProjectSecretApiKeyService {
         maskValue,
         createdById: caller.user.id,
       });
-      return presentProjectSecretApiKey(await this.find(manager, team, id), value);
+      return presentProjectSecretApiKey(await this.find(team, id), value);
     });
   }
 
@@ -124,13 +122,12 @@ export class ProjectSecretApiKeyService {
     dto: UpdateProjectSecretApiKeyDto,
   ): Promise<ProjectSecretApiKeyResponse> {
     if (dto.scopes !== undefined) assertAssignableScopes(dto.scopes);
-    return this.dataSource.transaction(async (manager) => {
-      const key = await this.find(manager, team, id, { lock: true });
-      const repository = manager.getRepository(ProjectSecretApiKey);
+    return this.unitOfWork.run(async () => {
+      const key = await this.find(team, id, { lock: true });
       if (
         dto.label !== undefined &&
         dto.label !== key.label &&
-        (await repository.existsBy({ teamId: team.id, label: dto.label, id: Not(id) }))
+        (await this.keys.labelTaken(team.id, dto.label, id))
       ) {
         throw duplicateLabel(dto.label);
       }
@@ -138,45 +135,28 @@ export class ProjectSecretApiKeyService {
         ...(dto.label !== undefined ? { label: dto.label } : {}),
         ...(dto.scopes !== undefined ? { scopes: dto.scopes } : {}),
       };
-      if (Object.keys(changes).length > 0) await repository.update({ id }, changes);
-      return presentProjectSecretApiKey(await this.find(manager, team, id));
+      if (Object.keys(changes).length > 0) await this.keys.update(id, changes);
+      return presentProjectSecretApiKey(await this.find(team, id));
     });
   }
 
   /** A new value; the old one stops working as soon as this commits. */
   async roll(team: Team, id: string): Promise<ProjectSecretApiKeyResponse> {
-    return this.dataSource.transaction(async (manager) => {
-      await this.find(manager, team, id, { lock: true });
+    return this.unitOfWork.run(async () => {
+      await this.find(team, id, { lock: true });
       const { value, secureValue, maskValue } = newSecret();
-      await manager
-        .getRepository(ProjectSecretApiKey)
-        .update({ id }, { secureValue, maskValue, lastRolledAt: new Date() });
-      return presentProjectSecretApiKey(await this.find(manager, team, id), value);
+      await this.keys.update(id, { secureValue, maskValue, lastRolledAt: new Date() });
+      return presentProjectSecretApiKey(await this.find(team, id), value);
     });
   }
 
   async remove(team: Team, id: string): Promise<void> {
-    const result = await this.dataSource.getRepository(ProjectSecretApiKey).delete({ id, teamId: team.id });
-    if (!result.affected) throw notFound();
+    if (!(await this.keys.deleteInProject(team.id, id))) throw notFound();
   }
 
   /** A key of another project answers exactly as one that does not exist. */
-  private async find(
-    manager: EntityManager,
-    team: Team,
-    id: string,
-    { lock = false }: { lock?: boolean } = {},
-  ): Promise<ProjectSecretApiKey> {
-    const repository = manager.getRepository(ProjectSecretApiKey);
-    if (lock) {
-      // FOR UPDATE cannot apply to the nullable side of the created_by join: lock the row alone first.
-      const locked = await repository.findOne({
-        where: { id, teamId: team.id },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!locked) throw notFound();
-    }
-    const key = await repository.findOne({ where: { id, teamId: team.id }, relations: { createdBy: true } });
+  private async find(team: Team, id: string, options?: { lock?: boolean }): Promise<ProjectSecretApiKey> {
+    const key = await this.keys.findInProject(team.id, id, options);
     if (!key) throw notFound();
     return key;
   }

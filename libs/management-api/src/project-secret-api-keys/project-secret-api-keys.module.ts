@@ -1,6 +1,12 @@
 import { Module } from '@nestjs/common';
+import { ProjectsModule } from '../projects/projects.module';
 import { ProjectSecretApiKeyController } from './project-secret-api-key.controller';
+import { ProjectSecretApiKeyRepository } from './project-secret-api-key.repository';
 import { ProjectSecretApiKeyService } from './project-secret-api-key.service';
 
-@Module({ controllers: [ProjectSecretApiKeyController], providers: [ProjectSecretApiKeyService] })
+@Module({
+  imports: [ProjectsModule],
+  controllers: [ProjectSecretApiKeyController],
+  providers: [ProjectSecretApiKeyService, ProjectSecretApiKeyRepository],
+})
 export class ProjectSecretApiKeysModule {}

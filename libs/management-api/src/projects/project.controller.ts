@@ -9,15 +9,14 @@ import {
   Patch,
   Post,
   Query,
-  Req,
 } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, AccessRule, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
-import { Page, pageRequestFrom, toPage } from '../common/pagination.util';
-import { publicRequestUrl } from '../common/public-url.util';
+import { PageQueryDto } from '../common/page-query.dto';
+import { Page, toPage } from '../common/pagination.util';
+import { RequestUrl } from '../common/request-url.decorator';
 import { PROJECT_ROOTS } from '../routes/project-scoped-paths';
 import { ApiErrorResponse, ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
@@ -41,12 +40,12 @@ export class ProjectController {
   @Access({ scope: 'project:read' })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<ProjectResponse>> {
-    const page = pageRequestFrom(query);
+    const { page } = query;
     const { count, results } = await this.projects.list(caller, page);
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   @Post()
@@ -107,16 +106,16 @@ export class OrganizationProjectController {
   @Access({ scope: 'project:read', organizationParam: 'organization_id' })
   async list(
     @Caller() caller: AccessContext,
-    @Req() request: Request,
-    @Query() query: Record<string, unknown>,
+    @RequestUrl() url: URL,
+    @Query() query: PageQueryDto,
   ): Promise<Page<ProjectResponse>> {
-    const page = pageRequestFrom(query);
+    const { page } = query;
     const { count, results } = await this.projects.list(
       caller,
       page,
       requireOrganization(caller).organization.id,
     );
-    return toPage(publicRequestUrl(request), page, count, results);
+    return toPage(url, page, count, results);
   }
 
   @Post()

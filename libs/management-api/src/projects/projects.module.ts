@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
-import { OrganizationsModule } from '../organizations/organizations.module';
+import { AuthModule } from '../auth/auth.module';
 import { OrganizationProjectController, ProjectController } from './project.controller';
+import { ProjectRepository } from './project.repository';
 import { ProjectService } from './project.service';
 
 @Module({
-  imports: [OrganizationsModule],
+  imports: [AuthModule],
   controllers: [OrganizationProjectController, ProjectController],
-  providers: [ProjectService],
+  providers: [ProjectService, ProjectRepository],
+  exports: [ProjectRepository],
 })
 export class ProjectsModule {}

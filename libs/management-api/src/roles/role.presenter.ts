@@ -35,7 +35,7 @@ export class AssociatedFlagResponse {
   key!: string;
 }
 
-/** The spec's Role (embedded in role access), with PostHog's members and associated flags. */
+/** A role (embedded in role access too), with its members and associated flags (`ee/api/role.py`). */
 @ApiModel('Role')
 export class RoleResponse {
   @ApiProperty({ format: 'uuid' })
@@ -57,8 +57,8 @@ export class RoleResponse {
   @ApiProperty({ type: () => UserBasicResponse, nullable: true })
   created_by!: UserBasicResponse | null;
 
-  // NOTE: the spec types `members` and `associated_flags` as strings (PostHog's schema, from
-  // method fields without a type); PostHog answers arrays, and so does this server.
+  // PostHog's own schema types `members` and `associated_flags` as strings (method fields without
+  // a type); PostHog answers arrays, and so does this server.
   @ApiProperty({ type: () => RoleMembershipResponse, isArray: true })
   members!: RoleMembershipResponse[];
 

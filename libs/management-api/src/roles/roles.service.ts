@@ -20,7 +20,7 @@ import {
 const ADMIN_REQUIRED = 'You need to have admin level or higher.';
 
 /**
- * Roles of an organization and their members (PostHog's `ee/api/rbac/role.py`). Writes need an
+ * Roles of an organization and their members (PostHog's `ee/api/role.py`). Writes need an
  * admin, checked before the role is looked up: a member is refused even for a role that does not
  * exist. A path id the route could not read is null, and names no role.
  */

@@ -9,6 +9,7 @@ import {
   type User,
 } from '@hogbase/postgres';
 import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
+import { FEATURE_FLAGS_RESOURCE } from '../roles/organization-resource-access.repository';
 
 /** A flag of the project created by `creator`. */
 export async function seedFlag(
@@ -52,5 +53,5 @@ export async function setFlagsAccessLevel(
 ): Promise<void> {
   await dataSource
     .getRepository(OrganizationResourceAccess)
-    .insert({ organizationId: organization.id, resource: 'feature flags', accessLevel: level });
+    .insert({ organizationId: organization.id, resource: FEATURE_FLAGS_RESOURCE, accessLevel: level });
 }

@@ -1,5 +1,11 @@
 import { Module } from '@nestjs/common';
+import { PersonalApiKeyRepository } from './personal-api-key.repository';
 import { UserController } from './user.controller';
 
-@Module({ controllers: [UserController] })
+/** The user repository itself comes from OrganizationsModule (see there why). */
+@Module({
+  controllers: [UserController],
+  providers: [PersonalApiKeyRepository],
+  exports: [PersonalApiKeyRepository],
+})
 export class UsersModule {}
