@@ -1,7 +1,24 @@
-export * from './clickhouse.client';
-export * from './clickhouse-datetime.util';
-export * from './event-row';
-export * from './events.repository';
-export * from './migration-runner';
-export * from './query-limits.util';
-export * from './sql-identifier.util';
+export {
+  ClickHouseEngineError,
+  closeClickHouse,
+  createClickHouse,
+  openClickHouse,
+  type ClickHouseClient,
+  type ClickHouseConnectionConfig,
+} from './clickhouse.client';
+export { insertEvents, readEvents, rowContentErrorName, type EventsWriter } from './events.repository';
+export { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
+export { toClickHouseDateTime64 } from './clickhouse-datetime.util';
+export {
+  ClickHouseMigrationError,
+  loadClickHouseMigrations,
+  migrateClickHouse,
+  pendingClickHouseMigrations,
+} from './migration-runner';
+export {
+  exceededQueryLimit,
+  queryLimitSettings,
+  type ExceededQueryLimit,
+  type QueryLimits,
+} from './query-limits.util';
+export { assertDatabaseName } from './sql-identifier.util';

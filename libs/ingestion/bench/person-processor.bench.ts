@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
 import { Client, Pool } from 'pg';
-import { PersonProcessor } from '../src';
+import { PersonProcessor } from '../src/persons/person-processor.service';
 
 const PERSONS = 100;
 const EVENTS_PER_PERSON = 10;

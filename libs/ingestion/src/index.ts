@@ -1,13 +1,10 @@
-export * from './persons/person-processor.service';
-export * from './persons/person-processing.types';
-export * from './persons/person-uuid.util';
-export * from './persons/distinct-id.util';
-export * from './events/parse-captured-event.util';
-export { MAX_GROUP_TYPES_PER_TEAM } from './groups/group-types.util';
-export * from './pipeline/event-batch.handler';
-export * from './pipeline/event-row.mapper';
-export * from './pipeline/ingestion.metrics';
-export * from './pipeline/team-token.cache';
-export * from './service/ingestion.service';
-export * from './service/ingestion-engines.util';
-export * from './service/event-stores';
+export { startIngestionService, type IngestionEngines } from './service/ingestion.service';
+export {
+  createDeadLetterPublisher,
+  createIngestionConsumer,
+  createIngestionPool,
+  INGESTION_TOPICS,
+  ingestionConsumerOptions,
+  openIngestionEngines,
+} from './service/ingestion-engines.util';
+export { prepareEventStores } from './service/event-stores';
