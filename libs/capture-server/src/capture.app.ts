@@ -6,43 +6,21 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import {
-  CaptureError,
-  decodePayload,
-  normalizeBatch,
-  parseBatch,
-  toQueueMessages,
-  type QueryParams,
-} from '@hogbase/capture-core';
-import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
-import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
-import { readinessResponse, refuseMetricsRequest, type Readiness } from '@hogbase/service-runtime';
+import type { EventPublisher } from '@hogbase/queue';
+import type { Readiness } from '@hogbase/service-runtime';
 import { CaptureMetrics } from './capture-metrics';
-import {
-  CaptureAcceptedSchema,
-  eventGetOperation,
-  eventPostOperation,
-  preflightOperation,
-} from './capture.schema';
+import { registerCaptureEventRoutes } from './capture-events.controller';
 import { registerBrowserCors } from './cors';
-import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { errorBody, RETRY_AFTER_SECONDS, SERVICE_UNAVAILABLE } from './error-body';
+import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
 import { registerCaptureOpenApi, watchDocumentedPaths } from './openapi/capture-openapi.plugin';
-import {
-  documentedRoute,
-  ref,
-  type DocumentedReply,
-  type DocumentedRequest,
-} from './openapi/documented-route.util';
-import { HEALTH_OPERATION, METRICS_OPERATION, READY_OPERATION } from './probes.schema';
-import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
+import { registerProbeRoutes } from './probes.controller';
+import type { ProjectTokens } from './project-token.cache';
 import { registerRecordingsRoutes } from './recordings.routes';
-import { registerSdkAssetRoutes } from './sdk-assets.routes';
 import type { RemoteConfigSource } from './remote-config/remote-config.cache';
 import { registerRemoteConfigRoutes } from './remote-config/remote-config.routes';
+import { registerSdkAssetRoutes } from './sdk-assets.routes';
 import type { SiteAppSource } from './site-apps/site-apps.cache';
-
-export type { ProjectTokens } from './project-token.cache';
 import { registerSiteAppRoutes } from './site-apps/site-apps.routes';
 
 export interface CaptureAppOptions {
@@ -60,7 +38,8 @@ export interface CaptureAppOptions {
   ready: () => Promise<Readiness | boolean>;
   /**
    * Largest event, in bytes of its queue message: a request holding a larger one is refused
-   * whole (413), in every run mode. Default DEFAULT_MAX_EVENT_BYTES (1,000,000, as PostHog).
+   * whole (413), in every run mode. Default DEFAULT_MAX_EVENT_BYTES (1,000,000, as PostHog's
+   * rust/capture/src/config.rs).
    */
   maxEventBytes?: number;
   /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
@@ -79,37 +58,9 @@ export interface CaptureAppOptions {
 }
 
 /**
- * Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). The
- * SDKs' own paths also take a legacy `GET ?data=`; the spec's two public endpoints, `/capture/` and
- * `/batch/`, are POST-only (405 to any other method but a CORS preflight).
- */
-const EVENT_PATHS: readonly CapturePath[] = [
-  { url: '/e/', methods: ['GET', 'POST'], summary: 'Capture events (posthog-js)' },
-  {
-    url: '/i/v0/e/',
-    methods: ['GET', 'POST'],
-    summary: 'Capture events (posthog-js, after the remote config)',
-  },
-  { url: '/capture/', methods: ['POST'], summary: 'Capture one event' },
-  { url: '/track/', methods: ['GET', 'POST'], summary: 'Capture events (legacy SDKs)' },
-  { url: '/engage/', methods: ['GET', 'POST'], summary: 'Capture events (legacy SDKs)' },
-];
-const BATCH_PATHS: readonly CapturePath[] = [
-  { url: '/batch/', methods: ['POST'], summary: 'Capture many events' },
-];
-
-interface CapturePath {
-  url: string;
-  methods: readonly ('GET' | 'POST')[];
-  summary: string;
-}
-
-type EventOperation = ReturnType<typeof eventPostOperation> | ReturnType<typeof eventGetOperation>;
-
-/**
- * The capture service: decodes what SDKs send, resolves the project token, and answers 200 only
- * once the queue acknowledged every accepted event (Kafka `acks: -1`, or the in-process bus once
- * written). Single events without a name or distinct id are dropped (counted), never the batch.
+ * The capture host: its Fastify instance, the answers every route shares (errors, 404, draining,
+ * Retry-After, CORS, the OpenAPI document), then the routes: events, flags, recordings, site apps,
+ * remote config and SDK assets, and the probes.
  */
 export function buildCaptureApp(options: CaptureAppOptions): {
   app: FastifyInstance;
@@ -177,120 +128,16 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   const documented = watchDocumentedPaths(app);
   registerCaptureOpenApi(app);
 
-  const handle =
-    (bodyLimit: number) =>
-    async (request: DocumentedRequest<EventOperation>, reply: DocumentedReply<EventOperation>) => {
-      const stop = metrics.requests.startTimer();
-      const status = await captureRequest(request, reply, bodyLimit);
-      stop({ status: String(status) });
-    };
-
-  const captureRequest = async (
-    request: DocumentedRequest<EventOperation>,
-    reply: DocumentedReply<EventOperation>,
-    bodyLimit: number,
-  ): Promise<number> => {
-    const query = request.query as QueryParams;
-    try {
-      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      if (body.length > bodyLimit) {
-        void reply
-          .code(413)
-          .send(errorBody('validation_error', 'payload_too_large', 'Request body is too large.'));
-        return 413;
-      }
-      const payload = decodePayload(
-        {
-          body,
-          contentType: request.headers['content-type'],
-          contentEncoding: request.headers['content-encoding'],
-          query,
-        },
-        { maxDecodedBytes: options.maxDecodedBytes },
-      );
-      const batch = parseBatch(payload, query);
-      const teamId = await options.tokens.resolve(batch.token);
-      if (teamId === null) {
-        void reply
-          .code(401)
-          .send(
-            errorBody(
-              'authentication_error',
-              'invalid_api_key',
-              'Project API key invalid. You can find your project API key in your project settings.',
-            ),
-          );
-        return 401;
-      }
-      const { accepted, dropped } = normalizeBatch(batch, {
-        teamId,
-        ip: request.ip ?? null,
-        now: new Date(),
-        maxEventBytes: options.maxEventBytes,
-      });
-      // Before the drops are counted: an event too large refuses the whole request.
-      const messages = toQueueMessages(accepted, options.maxEventBytes);
-      for (const event of dropped) metrics.events.inc({ outcome: event.reason });
-      if (dropped.length > 0) {
-        request.log.info({ dropped: dropped.slice(0, 10), teamId }, 'events dropped');
-      }
-      if (messages.length > 0) {
-        await options.publisher.publish(
-          batch.historicalMigration ? HISTORICAL_EVENTS_TOPIC : EVENTS_TOPIC,
-          messages,
-        );
-        metrics.events.inc({ outcome: 'accepted' }, accepted.length);
-      }
-      if (firstValue(query.beacon) === '1') {
-        void reply.code(204).send();
-        return 204;
-      }
-      void reply.code(200).send(ACCEPTED);
-      return 200;
-    } catch (failure) {
-      if (failure instanceof CaptureError) {
-        void reply.code(failure.status).send(failure.toBody());
-        return failure.status;
-      }
-      if (failure instanceof QueueUnavailableError || failure instanceof TokenLookupUnavailableError) {
-        // Per request at debug: the publisher and the token cache each log the outage once.
-        request.log.debug({ err: failure }, 'capture unavailable');
-        void reply.code(503).send(SERVICE_UNAVAILABLE);
-        return 503;
-      }
-      if (failure instanceof MessageTooLargeError) {
-        void reply.code(413).send(errorBody('validation_error', 'event_too_large', failure.message));
-        return 413;
-      }
-      throw failure;
-    }
-  };
-
   void app.register((scope, _options, registered) => {
-    for (const [paths, bodyLimit] of [
-      [EVENT_PATHS, options.eventBodyLimit],
-      [BATCH_PATHS, options.batchBodyLimit],
-    ] as const) {
-      for (const { url, methods, summary } of paths) {
-        for (const method of methods) {
-          documentedRoute(scope, {
-            method,
-            url,
-            doc: method === 'GET' ? eventGetOperation(url, summary) : eventPostOperation(url, summary),
-            browser: true,
-            bodyLimit,
-            handler: handle(bodyLimit),
-          });
-        }
-        documentedRoute(scope, {
-          method: 'OPTIONS',
-          url,
-          doc: preflightOperation(url, ref(CaptureAcceptedSchema, 'Always.')),
-          browser: true,
-          handler: async (_request, reply) => reply.code(200).send(ACCEPTED),
-        });
-      }
-    }
+    registerCaptureEventRoutes(scope, {
+      publisher: options.publisher,
+      tokens: options.tokens,
+      metrics,
+      batchBodyLimit: options.batchBodyLimit,
+      eventBodyLimit: options.eventBodyLimit,
+      maxDecodedBytes: options.maxDecodedBytes,
+      maxEventBytes: options.maxEventBytes,
+    });
 
     if (options.flags) {
       registerFlagRoutes(scope, {
@@ -310,52 +157,15 @@ export function buildCaptureApp(options: CaptureAppOptions): {
       registerSdkAssetRoutes(scope, { remoteConfig: options.remoteConfig, tokens: options.tokens });
     }
 
-    documentedRoute(scope, {
-      method: 'GET',
-      url: '/_health',
-      doc: HEALTH_OPERATION,
-      handler: async (_request, reply) => reply.code(200).send({ status: 'ok' }),
-    });
-    documentedRoute(scope, {
-      method: 'GET',
-      url: '/_ready',
-      doc: READY_OPERATION,
-      handler: async (_request, reply) => {
-        const readiness = await options.ready().catch((failure: unknown): Readiness => ({
-          ready: false,
-          checks: { readiness: failure instanceof Error ? failure.message : String(failure) },
-        }));
-        const answer = readinessResponse(
-          typeof readiness === 'boolean' ? { ready: readiness, checks: {} } : readiness,
-        );
-        void reply.header('cache-control', 'no-store');
-        return answer.status === 200 ? reply.code(200).send(answer.body) : reply.code(503).send(answer.body);
-      },
-    });
-    const metricsText = options.metricsText ?? ((own: Registry) => own.metrics());
-    documentedRoute(scope, {
-      method: 'GET',
-      url: '/metrics',
-      doc: METRICS_OPERATION,
-      handler: async (request, reply) => {
-        const refused = refuseMetricsRequest(request.headers.authorization, options.metricsToken);
-        if (refused)
-          return reply.header('www-authenticate', 'Bearer').code(refused.status).send(refused.body);
-        return reply
-          .type('text/plain; version=0.0.4')
-          .code(200)
-          .send(await metricsText(metrics.registry));
-      },
+    registerProbeRoutes(scope, {
+      ready: options.ready,
+      registry: metrics.registry,
+      metricsText: options.metricsText,
+      metricsToken: options.metricsToken,
     });
     registered();
   });
   documented.refuseOtherMethods();
 
   return { app, metrics };
-}
-
-const ACCEPTED = { status: 1 } as const;
-
-function firstValue(value: string | readonly string[] | undefined): string | undefined {
-  return typeof value === 'string' ? value : value?.[0];
 }
