@@ -64,14 +64,6 @@ export class OrganizationProvisioningService {
     return this.organizations.insertProject(organizationId, name, timezone);
   }
 
-  /**
-   * @deprecated use provisionProject: the project joins the caller's open transaction on its own,
-   * so the manager argument is ignored.
-   */
-  createProject(_manager: unknown, organizationId: string, name: string, timezone = 'UTC'): Promise<Team> {
-    return this.provisionProject(organizationId, name, timezone);
-  }
-
   private async freeSlug(name: string): Promise<string> {
     const candidates = slugCandidates(name);
     const taken = await this.organizations.takenSlugs(candidates);
