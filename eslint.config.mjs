@@ -11,11 +11,28 @@ export default tseslint.config(
       '**/.data',
       '**/jest.config.js',
       'jest.preset.js',
-      'tools/**',
       'bench/**/*.mjs',
     ],
   },
   ...tseslint.configs.recommendedTypeChecked,
+  {
+    // The scripts under tools/ are JavaScript checked by tools/tsconfig.json (checkJs).
+    files: ['tools/**/*.mjs', 'tools/**/*.js'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // A .js file here is CommonJS (package.json's "type"), loaded by Jest with require().
+    files: ['tools/**/*.js'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   {
     files: ['**/*.ts'],
     languageOptions: {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Compiles the services to plain JavaScript in dist/, what the container image runs (no runtime
 // transpiler): tsc rather than a bundler, because NestJS's dependency injection reads the
 // constructor types that only tsc's `emitDecoratorMetadata` records.
@@ -28,7 +29,17 @@ cpSync(path.join(root, 'libs/clickhouse/migrations'), path.join(dist, 'libs/clic
 });
 cpSync(path.join(root, 'docker/entrypoint.js'), path.join(dist, 'hogbase.js'));
 
-const { paths } = JSON.parse(readFileSync(path.join(root, 'tsconfig.base.json'), 'utf8')).compilerOptions;
+/**
+ * Here rather than imported: the image build copies this file alone.
+ * @param {string} file
+ * @returns {unknown}
+ */
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+
+const baseConfig = /** @type {{ compilerOptions: { paths: Record<string, string[]> } }} */ (
+  readJson(path.join(root, 'tsconfig.base.json'))
+);
+const { paths } = baseConfig.compilerOptions;
 const packages = [];
 for (const [alias, [source]] of Object.entries(paths)) {
   // Test helpers (`…/testing`, test-support) are not compiled into the image.

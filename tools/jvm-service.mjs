@@ -1,3 +1,4 @@
+// @ts-check
 // What the Java test services launched from Node have in common (tools/kafka-broker.mjs and
 // tools/s3-server.mjs): a cache of jars fetched once with Maven, loopback ports, the machine's Java
 // with a class-data-sharing archive, one supervised JVM process (its output in a log file, stopped
@@ -5,7 +6,7 @@
 // `fetch` / `start` command line. Each launcher keeps what is its own: what it fetches, its
 // configuration and its readiness probe.
 //
-// Plain Node ESM, built-ins only; not a public API of the repository.
+// Plain Node ESM, built-ins (and tools/json.mjs) only; not a public API of the repository.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { parseJson } from './json.mjs';
 
 export const MAVEN_DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
 /** Written last into a cache folder: lists what a complete fetch left there. */
@@ -22,36 +24,53 @@ const MARKER_FILE = '.complete.json';
 export const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 20_000;
 
-/** `${XDG_CACHE_HOME:-~/.cache}/hogbase/<name>`. */
+/**
+ * `${XDG_CACHE_HOME:-~/.cache}/hogbase/<name>`.
+ * @param {string} name
+ */
 export function hogbaseCacheDir(name) {
   const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(cacheHome, 'hogbase', name);
 }
 
+/** @param {number} since  Date.now() at the start */
 export function seconds(since) {
   return `${((Date.now() - since) / 1000).toFixed(1)} s`;
 }
 
+/** @param {string} text */
 export function tail(text, lines = 60) {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
+/** @param {number} pid */
 function isAlive(pid) {
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return error.code === 'EPERM';
+    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
   }
 }
 
-/** Runs a command to completion with its output captured; resolves with the exit code. */
+/**
+ * @typedef {{ code: number, signal: NodeJS.Signals | null, output: string }} RunResult
+ */
+
+/**
+ * Runs a command to completion with its output captured; resolves with the exit code.
+ *
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ cwd?: string, hint?: string }} [options]  `hint`: added to the error when it cannot run
+ * @returns {Promise<RunResult>}
+ */
 export function run(command, args, { cwd, hint } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
+    child.stdout.on('data', (/** @type {Buffer} */ chunk) => (output += chunk.toString()));
+    child.stderr.on('data', (/** @type {Buffer} */ chunk) => (output += chunk.toString()));
     child.on('error', (error) =>
       reject(
         new Error(`cannot run ${command}: ${error.message}${hint ? ` (${hint})` : ''}`, {
@@ -67,7 +86,12 @@ export function run(command, args, { cwd, hint } = {}) {
 // Cache
 // ---------------------------------------------------------------------------------------------
 
-/** Runs Maven in batch, quiet mode; throws `mvn could not fetch <what>` with its output on failure. */
+/**
+ * Runs Maven in batch, quiet mode; throws `mvn could not fetch <what>` with its output on failure.
+ *
+ * @param {string[]} args
+ * @param {{ cwd?: string, hint?: string, what: string }} options
+ */
 export async function runMaven(args, { cwd, hint, what }) {
   const result = await run('mvn', ['-B', '-q', ...args], { cwd, hint });
   if (result.code !== 0) {
@@ -79,22 +103,45 @@ export async function runMaven(args, { cwd, hint, what }) {
 /**
  * `complete(marker)` for the marker of a complete `version` fetch in `cacheDir`; null when there is
  * none, it is for another version, or `complete` throws.
+ *
+ * @template T
+ * @param {string} cacheDir
+ * @param {string} version
+ * @param {(marker: CacheMarker) => T} complete
+ * @returns {T | null}
  */
 export function readCompleteCache(cacheDir, version, complete) {
   try {
-    const marker = JSON.parse(readFileSync(path.join(cacheDir, MARKER_FILE), 'utf8'));
+    const marker = /** @type {CacheMarker} */ (
+      parseJson(readFileSync(path.join(cacheDir, MARKER_FILE), 'utf8'))
+    );
     return marker.version === version ? complete(marker) : null;
   } catch {
     return null;
   }
 }
 
-/** The last step of a fill: the marker that makes the staging folder a complete cache. */
+/**
+ * What a launcher writes into the marker: the version and what it needs to find its files again.
+ * @typedef {{ version: string } & Record<string, unknown>} CacheMarker
+ */
+
+/**
+ * The last step of a fill: the marker that makes the staging folder a complete cache.
+ *
+ * @param {string} staging
+ * @param {CacheMarker} marker
+ */
 export async function writeMarker(staging, marker) {
   await fs.writeFile(path.join(staging, MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
 }
 
-/** Removes staging folders left by fetches that were interrupted (their process is gone). */
+/**
+ * Removes staging folders left by fetches that were interrupted (their process is gone).
+ *
+ * @param {string} parent
+ * @param {string} base
+ */
 async function removeStaleStaging(parent, base) {
   const prefix = `${base}.partial-`;
   for (const name of await fs.readdir(parent).catch(() => [])) {
@@ -167,14 +214,19 @@ export async function ensureCached({ cacheDir, readComplete, fill, what, fetchin
 // Ports and folders
 // ---------------------------------------------------------------------------------------------
 
-/** Resolves with a port that was free a moment ago on 127.0.0.1 (0 picks one). */
+/**
+ * Resolves with a port that was free a moment ago on 127.0.0.1 (0 picks one).
+ *
+ * @param {number} port
+ * @returns {Promise<number>}
+ */
 function probePort(port) {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.once('error', reject);
     server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
-      const { port: bound } = server.address();
+      const { port: bound } = /** @type {import('node:net').AddressInfo} */ (server.address());
       server.close(() => resolve(bound));
     });
   });
@@ -183,6 +235,9 @@ function probePort(port) {
 /**
  * `port` when it is free on 127.0.0.1 (else throws `busy(reason)`), or for 0 a free port other than
  * `avoid`.
+ *
+ * @param {number} port
+ * @param {{ avoid?: number, busy: (reason: string) => string }} options
  */
 export async function choosePort(port, { avoid, busy }) {
   if (port === 0) {
@@ -194,13 +249,17 @@ export async function choosePort(port, { avoid, busy }) {
   try {
     return await probePort(port);
   } catch (error) {
-    throw new Error(busy(error.code ?? error.message), { cause: error });
+    const { code, message } = /** @type {NodeJS.ErrnoException} */ (error);
+    throw new Error(busy(code ?? message), { cause: error });
   }
 }
 
 /**
  * The given folder (created if needed, kept), or a fresh temp folder `<tempPrefix>XXXXXX` that the
  * caller removes (`temporary: true`).
+ *
+ * @param {string | undefined} dir
+ * @param {string} tempPrefix
  */
 export async function serviceFolder(dir, tempPrefix) {
   if (dir) {
@@ -219,12 +278,21 @@ export function javaBinary() {
   return process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 
-/** `\n<hint>` when a JVM's output says it is too old for the classes it ran, else ''. */
+/**
+ * `\n<hint>` when a JVM's output says it is too old for the classes it ran, else ''.
+ *
+ * @param {string} output
+ * @param {string} hint
+ */
 export function javaVersionHint(output, hint) {
   return /UnsupportedClassVersionError/.test(output) ? `\n${hint}` : '';
 }
 
-/** The real path of the java that `javaBinary()` runs, or null when it cannot be found. */
+/**
+ * The real path of the java that `javaBinary()` runs, or null when it cannot be found.
+ *
+ * @param {string} java
+ */
 async function resolveJava(java) {
   const candidates = java.includes(path.sep)
     ? [java]
@@ -251,6 +319,10 @@ async function resolveJava(java) {
  * and one classpath: it is keyed by both, and a JVM that cannot use it ignores it silently (the
  * default -Xshare:auto), so the worst case is a slower start.
  *
+ * @param {string} cacheDir
+ * @param {string} name
+ * @param {string} java
+ * @param {string} classpath  as the JVM is given it
  * @returns {Promise<{jvmArgs: string[], createsArchive?: true, commit(): Promise<void>, discard(): void} | null>}
  */
 export async function classDataSharing(cacheDir, name, java, classpath) {
@@ -296,7 +368,13 @@ export async function classDataSharing(cacheDir, name, java, classpath) {
 // The supervised JVM
 // ---------------------------------------------------------------------------------------------
 
-/** Starts `java args` with stdout and stderr in `logFile` (truncated). */
+/**
+ * Starts `java args` with stdout and stderr in `logFile` (truncated).
+ *
+ * @param {string} java
+ * @param {string[]} args
+ * @param {{ cwd: string, logFile: string }} options
+ */
 function spawnJava(java, args, { cwd, logFile }) {
   const logFd = openSync(logFile, 'w');
   try {
@@ -329,7 +407,9 @@ function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
   };
   process.on('exit', onExit);
 
+  /** @type {Error | undefined} */
   let spawnError;
+  /** @type {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} */
   const exited = new Promise((resolve) => {
     child.once('error', (error) => {
       spawnError = error;
@@ -340,6 +420,7 @@ function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
   const hasExited = () => spawnError || child.exitCode !== null || child.signalCode !== null;
 
   let ready = false;
+  /** @type {Promise<void> | undefined} */
   let stopping;
   const stop = () =>
     (stopping ??= (async () => {
@@ -365,7 +446,11 @@ function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
         // Only a JVM that started, answered and stopped cleanly has loaded the classes worth archiving.
         if (!ready || exit.signal === 'SIGKILL' || spawnError) cds.discard();
         else
-          await cds.commit().catch((error) => log(`could not keep the class-data archive: ${error.message}`));
+          await cds
+            .commit()
+            .catch((/** @type {Error} */ error) =>
+              log(`could not keep the class-data archive: ${error.message}`),
+            );
       }
       await (removeOnStop ? fs.rm(removeOnStop, { recursive: true, force: true, maxRetries: 3 }) : undefined);
       if (ready) log(`${label} stopped in ${seconds(stopStarted)}`);
@@ -394,7 +479,11 @@ function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
   };
 }
 
-/** For a start that failed before its JVM was supervised. */
+/**
+ * For a start that failed before its JVM was supervised.
+ *
+ * @param {string | undefined} folder
+ */
 function removeFolderNow(folder) {
   if (folder) rmSync(folder, { recursive: true, force: true });
 }
@@ -413,7 +502,7 @@ function removeFolderNow(folder) {
  * @param {(reason: string, output: string) => Error} options.describeFailure
  */
 async function waitUntilReady(service, { java, role, started, startTimeoutMs, isReady, describeFailure }) {
-  const failure = async (reason) => {
+  const failure = async (/** @type {string} */ reason) => {
     const output = service.readLog();
     await service.stop();
     return describeFailure(reason, output);
@@ -500,9 +589,14 @@ export async function launchJvm({
 // Command line
 // ---------------------------------------------------------------------------------------------
 
-/** `<command> --name value --name=value ...` */
+/**
+ * `<command> --name value --name=value ...`
+ *
+ * @param {string[]} argv
+ */
 function parseArgs(argv) {
   const [command, ...rest] = argv;
+  /** @type {Record<string, string>} */
   const options = {};
   for (let i = 0; i < rest.length; i++) {
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i]);
@@ -514,6 +608,10 @@ function parseArgs(argv) {
   return { command, options };
 }
 
+/**
+ * @param {string | undefined} value
+ * @param {number} fallback
+ */
 export function toPort(value, fallback) {
   if (value === undefined) return fallback;
   const port = Number(value);
@@ -524,12 +622,17 @@ export function toPort(value, fallback) {
 /**
  * Resolves `{signal}` on the first SIGINT or SIGTERM (so the service can stop cleanly); a second
  * one exits at once with 130. Install before starting the service.
+ *
+ * @param {string} prefix
  */
 function firstStopSignal(prefix) {
+  /** @type {NodeJS.Signals | null} */
   let signalled = null;
-  let resolveSignal;
+  /** @type {(value: { signal: NodeJS.Signals }) => void} */
+  let resolveSignal = () => {};
+  /** @type {Promise<{ signal: NodeJS.Signals }>} */
   const signal = new Promise((resolve) => (resolveSignal = resolve));
-  const onSignal = (name) => {
+  const onSignal = (/** @type {NodeJS.Signals} */ name) => {
     if (signalled) {
       console.error(`${prefix} ${name} again: exiting now`);
       process.exit(130);
@@ -580,7 +683,7 @@ export function runServiceCli(moduleUrl, { prefix, role, defaultVersion, usage, 
 
     // Run until a signal, or until the service dies on its own.
     const outcome = await Promise.race([service.exited.then((exit) => ({ exit })), signal]);
-    if (outcome.exit) {
+    if ('exit' in outcome) {
       const output = existsSync(service.logFile) ? readFileSync(service.logFile, 'utf8') : '';
       console.error(
         `${prefix} the ${role} exited on its own (code ${outcome.exit.code}, signal ${outcome.exit.signal}):\n${tail(output)}`,
@@ -593,7 +696,7 @@ export function runServiceCli(moduleUrl, { prefix, role, defaultVersion, usage, 
   };
   main().then(
     (code) => process.exit(code),
-    (error) => {
+    (/** @type {Error} */ error) => {
       console.error(`${prefix} ${error.message}`);
       process.exit(1);
     },

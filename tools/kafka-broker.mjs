@@ -1,3 +1,4 @@
+// @ts-check
 // A real Apache Kafka broker for tests and for split mode on one machine, with no Docker and
 // nothing installed by hand: the official Kafka jars are fetched once from Maven Central with the
 // machine's Maven (`mvn`) into a cache folder outside the repository, and run with the machine's
@@ -42,11 +43,15 @@ export const KAFKA_VERSION = '4.3.1';
 const LOG4J_VERSION = '2.25.4';
 const STARTED_LINE = /Kafka Server started|\bstarted \(kafka\.server/;
 
+/** @param {string} message */
 function defaultLog(message) {
   console.log(`[kafka] ${message}`);
 }
 
-/** `${XDG_CACHE_HOME:-~/.cache}/hogbase/kafka-<version>`. */
+/**
+ * `${XDG_CACHE_HOME:-~/.cache}/hogbase/kafka-<version>`.
+ * @param {string} [version]
+ */
 export function defaultCacheDir(version = KAFKA_VERSION) {
   return jvm.hogbaseCacheDir(`kafka-${version}`);
 }
@@ -55,6 +60,7 @@ export function defaultCacheDir(version = KAFKA_VERSION) {
 // Jars
 // ---------------------------------------------------------------------------------------------
 
+/** @param {string} version */
 function pomXml(version) {
   // Exclusions: some Kafka 4 poms list test-only libraries (Mockito, JUnit, ApacheDS) as runtime
   // dependencies; a broker needs none of them.
@@ -99,11 +105,16 @@ function pomXml(version) {
 `;
 }
 
-/** The classpath recorded by a complete fetch, or null when the folder is absent or incomplete. */
+/**
+ * The classpath recorded by a complete fetch, or null when the folder is absent or incomplete.
+ *
+ * @param {string} cacheDir
+ * @param {string} version
+ */
 function readCompleteClasspath(cacheDir, version) {
   return jvm.readCompleteCache(cacheDir, version, (marker) => {
     if (!Array.isArray(marker.jars) || marker.jars.length === 0) return null;
-    const jars = marker.jars.map((jar) => path.join(cacheDir, 'libs', jar));
+    const jars = /** @type {string[]} */ (marker.jars).map((jar) => path.join(cacheDir, 'libs', jar));
     return jars.every((jar) => existsSync(jar)) ? jars : null;
   });
 }
@@ -113,6 +124,8 @@ function readCompleteClasspath(cacheDir, version) {
  * `org.apache.kafka:kafka_2.13:<version>` and its runtime dependencies with Maven the first time
  * (into a staging folder renamed into place once complete, with a marker listing the jars:
  * ensureCached in tools/jvm-service.mjs).
+ *
+ * @param {{ cacheDir?: string, version?: string, log?: (message: string) => void }} [options]
  */
 export async function ensureKafkaJars({ cacheDir, version = KAFKA_VERSION, log = defaultLog } = {}) {
   cacheDir = path.resolve(cacheDir ?? defaultCacheDir(version));
@@ -165,6 +178,11 @@ export async function ensureKafkaJars({ cacheDir, version = KAFKA_VERSION, log =
 // Broker
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * @param {number} port
+ * @param {string} what
+ * @param {number | undefined} avoid
+ */
 function chooseKafkaPort(port, what, avoid) {
   return jvm.choosePort(port, {
     avoid,
@@ -177,6 +195,9 @@ function chooseKafkaPort(port, what, avoid) {
 /**
  * One Kafka ApiVersions (v0) request on a fresh connection; resolves true when the broker answers
  * without error, false on any failure. Proves the broker serves the Kafka protocol, not just TCP.
+ *
+ * @param {number} port
+ * @returns {Promise<boolean>}
  */
 function apiVersionsAnswers(port, timeoutMs = 2_000) {
   return new Promise((resolve) => {
@@ -193,7 +214,7 @@ function apiVersionsAnswers(port, timeoutMs = 2_000) {
     let settled = false;
     let received = Buffer.alloc(0);
     const socket = net.createConnection({ host: '127.0.0.1', port });
-    const finish = (ok) => {
+    const finish = (/** @type {boolean} */ ok) => {
       if (settled) return;
       settled = true;
       socket.destroy();
@@ -217,6 +238,10 @@ function apiVersionsAnswers(port, timeoutMs = 2_000) {
   });
 }
 
+/**
+ * @param {{ port: number, controllerPort: number, logDir: string,
+ *   overrides: Record<string, string | number | boolean> }} options
+ */
 function serverProperties({ port, controllerPort, logDir, overrides }) {
   const properties = {
     'process.roles': 'broker,controller',
@@ -251,6 +276,7 @@ function serverProperties({ port, controllerPort, logDir, overrides }) {
     .join('\n')}\n`;
 }
 
+/** @param {'INFO' | 'WARN'} level */
 function log4jProperties(level) {
   return `status = warn
 appender.out.type = Console
@@ -307,6 +333,7 @@ export async function startKafkaBroker({
   controllerPort = await chooseKafkaPort(controllerPort, 'controller port', port);
 
   // What stop() removes: the whole data dir when we made it, else only the fresh log dir.
+  /** @type {string | undefined} */
   let removeOnStop;
   const data = await jvm.serviceFolder(dataDir, path.join(os.tmpdir(), 'hogbase-kafka-'));
   dataDir = data.dir;
@@ -413,7 +440,7 @@ export async function startKafkaBroker({
     brokers: `127.0.0.1:${port}`,
     port,
     controllerPort,
-    pid: broker.child.pid,
+    pid: /** @type {number} */ (broker.child.pid), // spawned: it answered
     dataDir,
     logFile,
     exited: broker.exited,

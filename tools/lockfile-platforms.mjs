@@ -1,3 +1,4 @@
+// @ts-check
 // Completes package-lock.json with entries for platform-specific optional packages that the
 // registry reachable here does not serve (e.g. chDB's macOS and arm64 engine builds). Without an
 // entry, `npm ci` refuses the lockfile as out of sync; with one that names its os/cpu, npm skips
@@ -5,7 +6,9 @@
 //
 // Run after any `npm install` that changes the lockfile: `node tools/lockfile-platforms.mjs`.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { parseJson } from './json.mjs';
 
+/** @type {Record<string, { os: string[]; cpu: string[]; libc?: string[] }>} */
 const PLATFORM_PACKAGES = {
   '@chdb/lib-darwin-arm64': { os: ['darwin'], cpu: ['arm64'] },
   '@chdb/lib-darwin-x64': { os: ['darwin'], cpu: ['x64'] },
@@ -13,7 +16,10 @@ const PLATFORM_PACKAGES = {
 };
 
 const lockPath = new URL('../package-lock.json', import.meta.url);
-const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
+/** @typedef {{ version?: string; optionalDependencies?: Record<string, string> } & Record<string, unknown>} LockEntry */
+const lock = /** @type {{ packages: Record<string, LockEntry> }} */ (
+  parseJson(readFileSync(lockPath, 'utf8'))
+);
 let added = 0;
 for (const entry of Object.values(lock.packages)) {
   for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {

@@ -1,3 +1,4 @@
+// @ts-check
 // An S3-compatible server for tests (batch exports write to S3), with no Docker and nothing
 // installed by hand: Adobe S3Mock (the Spring Boot server, `com.adobe.testing:s3mock`, its runnable
 // `exec` jar) is fetched once from Maven Central with the machine's Maven (`mvn`) into a cache folder
@@ -44,11 +45,15 @@ import * as jvm from './jvm-service.mjs';
  */
 export const S3MOCK_VERSION = '4.12.4';
 
+/** @param {string} message */
 function defaultLog(message) {
   console.log(`[s3] ${message}`);
 }
 
-/** `${XDG_CACHE_HOME:-~/.cache}/hogbase/s3mock-<version>`. */
+/**
+ * `${XDG_CACHE_HOME:-~/.cache}/hogbase/s3mock-<version>`.
+ * @param {string} [version]
+ */
 export function defaultCacheDir(version = S3MOCK_VERSION) {
   return jvm.hogbaseCacheDir(`s3mock-${version}`);
 }
@@ -60,12 +65,17 @@ const JAVA_HINT =
 // Jar
 // ---------------------------------------------------------------------------------------------
 
-/** The unpacked launcher jar recorded by a complete fetch, or null when absent or incomplete. */
+/**
+ * The unpacked launcher jar recorded by a complete fetch, or null when absent or incomplete.
+ *
+ * @param {string} cacheDir
+ * @param {string} version
+ */
 function readCompleteJar(cacheDir, version) {
   return jvm.readCompleteCache(cacheDir, version, (marker) => {
     if (typeof marker.jar !== 'string' || !Array.isArray(marker.libs)) return null;
     const jar = path.join(cacheDir, marker.jar);
-    const libs = marker.libs.map((lib) => path.join(path.dirname(jar), 'lib', lib));
+    const libs = /** @type {string[]} */ (marker.libs).map((lib) => path.join(path.dirname(jar), 'lib', lib));
     return existsSync(jar) && libs.length > 0 && libs.every((lib) => existsSync(lib)) ? jar : null;
   });
 }
@@ -77,6 +87,8 @@ function readCompleteJar(cacheDir, version) {
  * tools/jvm-service.mjs).
  *
  * Unpacked because class-data sharing cannot archive classes loaded from jars nested in a fat jar.
+ *
+ * @param {{ cacheDir?: string, version?: string, log?: (message: string) => void }} [options]
  */
 export async function ensureS3MockJar({ cacheDir, version = S3MOCK_VERSION, log = defaultLog } = {}) {
   cacheDir = path.resolve(cacheDir ?? defaultCacheDir(version));
@@ -142,11 +154,14 @@ export async function ensureS3MockJar({ cacheDir, version = S3MOCK_VERSION, log 
  * One unsigned S3 ListBuckets (`GET /`) on a fresh connection; resolves true when the server answers
  * 200 with a ListAllMyBucketsResult, false on any failure. Proves S3 is served, not just HTTP: the
  * store is created lazily on this first request.
+ *
+ * @param {number} port
+ * @returns {Promise<boolean>}
  */
 function listBucketsAnswers(port, timeoutMs = 2_000) {
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (ok) => {
+    const finish = (/** @type {boolean} */ ok) => {
       if (settled) return;
       settled = true;
       request.destroy();
@@ -298,7 +313,7 @@ export async function startS3Server({
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    pid: server.child.pid,
+    pid: /** @type {number} */ (server.child.pid), // spawned: it answered
     dataDir,
     logFile,
     exited: server.exited,

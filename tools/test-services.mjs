@@ -1,3 +1,4 @@
+// @ts-check
 // The engines the test commands start and stop (`npm test`, `npm run test:deploy`): the machine's
 // PostgreSQL cluster, a Kafka broker and an S3-compatible server from cached jars, and Debian
 // packages a suite needs. Each start pushes its stop, so a caller stops exactly what it started.
@@ -18,13 +19,30 @@ const TEST_ROLE_PASSWORD = 'hogbase_test';
 const POSTGRES_READY_TIMEOUT_MS = 30_000;
 
 /**
+ * A stop callback, pushed by each start; they run in reverse.
+ * @typedef {() => Promise<void>} Stop
+ */
+
+/**
+ * The environment handed to the test processes, filled by the starts.
+ * @typedef {Record<string, string | undefined>} ChildEnv
+ */
+
+/**
  * The helpers, bound to the caller's log line and its interruption check (a Ctrl-C during
  * start-up still stops what already started).
+ *
+ * @param {{ log: (message: string) => void, throwIfInterrupted?: () => void }} options
  */
 export function testServices({ log, throwIfInterrupted = () => undefined }) {
   /**
    * Runs a command to completion. Output is captured (and returned) unless `inherit` is set.
    * Resolves with the exit code instead of throwing so callers decide what a failure means.
+   *
+   * @param {string} command
+   * @param {string[]} args
+   * @param {{ inherit?: boolean, cwd?: string, env?: NodeJS.ProcessEnv }} [options]
+   * @returns {Promise<{ code: number, signal: NodeJS.Signals | null, stdout: string, stderr: string }>}
    */
   function run(command, args, { inherit = false, cwd = repoRoot, env = process.env } = {}) {
     return new Promise((resolve, reject) => {
@@ -35,8 +53,8 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
       });
       let stdout = '';
       let stderr = '';
-      child.stdout?.on('data', (chunk) => (stdout += chunk));
-      child.stderr?.on('data', (chunk) => (stderr += chunk));
+      child.stdout?.on('data', (/** @type {Buffer} */ chunk) => (stdout += chunk.toString()));
+      child.stderr?.on('data', (/** @type {Buffer} */ chunk) => (stderr += chunk.toString()));
       child.on('error', (error) =>
         reject(new Error(`cannot run ${command}: ${error.message}`, { cause: error })),
       );
@@ -44,6 +62,11 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
     });
   }
 
+  /**
+   * @param {string} command
+   * @param {string[]} args
+   * @param {Parameters<typeof run>[2]} [options]
+   */
   async function runOrThrow(command, args, options) {
     const result = await run(command, args, options);
     if (result.code !== 0) {
@@ -69,6 +92,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
     );
   }
 
+  /** @param {number} port */
   async function waitForPostgres(port) {
     const deadline = Date.now() + POSTGRES_READY_TIMEOUT_MS;
     for (;;) {
@@ -82,6 +106,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
     }
   }
 
+  /** @param {number} port */
   async function ensureTestRole(port) {
     if (process.getuid?.() !== 0) {
       throw new Error(
@@ -108,7 +133,12 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
     );
   }
 
-  /** Pushes a stop callback onto `stops` only if it starts the cluster itself. */
+  /**
+   * Pushes a stop callback onto `stops` only if it starts the cluster itself.
+   *
+   * @param {ChildEnv} childEnv
+   * @param {Stop[]} stops
+   */
   async function startPostgres(childEnv, stops) {
     if (process.env.TEST_DATABASE_URL) {
       log('PostgreSQL: using TEST_DATABASE_URL from the environment');
@@ -141,6 +171,9 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
   /**
    * Honours KAFKA_BROKERS from the environment; otherwise starts a single-node KRaft broker from the
    * cached jars (tools/kafka-broker.mjs) on free loopback ports and pushes its stop onto `stops`.
+   *
+   * @param {ChildEnv} childEnv
+   * @param {Stop[]} stops
    */
   async function startKafka(childEnv, stops) {
     if (process.env.KAFKA_BROKERS) {
@@ -161,6 +194,9 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
   /**
    * Honours S3_ENDPOINT from the environment; otherwise starts Adobe S3Mock from the cached jar
    * (tools/s3-server.mjs) on a free loopback port and pushes its stop onto `stops`.
+   *
+   * @param {ChildEnv} childEnv
+   * @param {Stop[]} stops
    */
   async function startS3(childEnv, stops) {
     if (process.env.S3_ENDPOINT) {
@@ -183,6 +219,8 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
    *
    * NOTE: a machine that cannot install it (not root, no mirror) still runs every other suite: the
    * reason goes to CHROMIUM_UNAVAILABLE, and the browser suites skip with a warning that names it.
+   *
+   * @param {ChildEnv} childEnv
    */
   async function ensureChromium(childEnv) {
     if (process.env.CHROMIUM_PATH) {
@@ -209,7 +247,11 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
     childEnv.CHROMIUM_PATH = debianChromium;
   }
 
-  /** Installs Debian packages with apt-get (these machines run the tests as root). */
+  /**
+   * Installs Debian packages with apt-get (these machines run the tests as root).
+   *
+   * @param {string[]} packages
+   */
   async function aptInstall(packages) {
     const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     await runOrThrow('apt-get', ['update', '-qq'], { env: aptEnv });
@@ -218,6 +260,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
     });
   }
 
+  /** @param {Stop[]} stops */
   async function stopServices(stops) {
     for (const stop of [...stops].reverse()) {
       try {

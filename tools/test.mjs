@@ -1,3 +1,4 @@
+// @ts-check
 // `npm test`: starts the services the test tiers need (unless they are already given), runs every
 // project's `test` target through nx, then stops exactly what it started and exits with nx's code.
 //
@@ -20,24 +21,34 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseJson } from './json.mjs';
 import { testServices } from './test-services.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const binDir = path.join(repoRoot, 'node_modules', '.bin');
 
+/** @type {Partial<Record<NodeJS.Signals, number>>} */
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 };
 
-/** Set once SIGINT/SIGTERM arrives; start-up steps check it so a Ctrl-C during start-up still cleans up. */
+/**
+ * Set once SIGINT/SIGTERM arrives; start-up steps check it so a Ctrl-C during start-up still cleans up.
+ * @type {'SIGINT' | 'SIGTERM' | null}
+ */
 let receivedSignal = null;
-/** The running nx process, so signals can be forwarded to it. */
+/**
+ * The running nx process, so signals can be forwarded to it.
+ * @type {import('node:child_process').ChildProcess | null}
+ */
 let nxProcess = null;
 
+/** @param {string} message */
 function log(message) {
   console.log(`[npm test] ${message}`);
 }
 
 class InterruptedError extends Error {}
 
+/** @returns {void} */
 function throwIfInterrupted() {
   if (receivedSignal) throw new InterruptedError(`interrupted by ${receivedSignal}`);
 }
@@ -51,8 +62,11 @@ const { startPostgres, startKafka, startS3, ensureChromium, stopServices } = tes
  * Starts every service the tests need and fills `childEnv` with their URLs.
  * Returns stop callbacks, in start order; they run in reverse. If a start fails (or a signal
  * arrives) part-way, what already started is stopped before the error propagates.
+ *
+ * @param {import('./test-services.mjs').ChildEnv} childEnv
  */
 async function startServices(childEnv) {
+  /** @type {import('./test-services.mjs').Stop[]} */
   const stops = [];
   try {
     await startPostgres(childEnv, stops);
@@ -74,6 +88,10 @@ async function startServices(childEnv) {
   }
 }
 
+/**
+ * @param {NodeJS.ProcessEnv} childEnv
+ * @param {string[]} extraArgs
+ */
 function runNx(childEnv, extraArgs) {
   return runTool(childEnv, 'nx', [
     'run-many',
@@ -88,10 +106,15 @@ function runNx(childEnv, extraArgs) {
 /**
  * The static checks CI would otherwise skip: the whole repository type-checks and lints with no
  * warning. They run only for a full `npm test`, not when arguments narrow the run.
+ *
+ * @param {NodeJS.ProcessEnv} childEnv
  */
 async function runStaticChecks(childEnv) {
   const typecheck = await runTool(childEnv, 'tsc', ['-p', 'tsconfig.json', '--noEmit']);
   if (typecheck !== 0) return typecheck;
+  // tools/ is JavaScript, checked by its own tsconfig (checkJs, Node's ESM resolution).
+  const toolsTypecheck = await runTool(childEnv, 'tsc', ['-p', 'tools/tsconfig.json']);
+  if (toolsTypecheck !== 0) return toolsTypecheck;
   const lint = await runTool(childEnv, 'nx', [
     'run-many',
     '-t',
@@ -100,24 +123,30 @@ async function runStaticChecks(childEnv) {
     '--outputStyle=stream',
   ]);
   if (lint !== 0) return lint;
-  // bench/ and faults/ are not nx projects: linted on their own.
-  return runTool(childEnv, 'eslint', ['bench', 'faults', 'docker/test', '--max-warnings', '0']);
+  // bench/, faults/ and tools/ are not nx projects: linted on their own.
+  return runTool(childEnv, 'eslint', ['bench', 'faults', 'docker/test', 'tools', '--max-warnings', '0']);
 }
 
+/**
+ * @param {NodeJS.ProcessEnv} childEnv
+ * @param {string} tool
+ * @param {string[]} args
+ * @returns {Promise<number>}
+ */
 function runTool(childEnv, tool, args) {
   log(`running ${tool} ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
-    nxProcess = spawn(path.join(binDir, tool), args, { cwd: repoRoot, env: childEnv, stdio: 'inherit' });
-    nxProcess.on('error', (error) =>
-      reject(new Error(`cannot run ${tool}: ${error.message}`, { cause: error })),
-    );
-    nxProcess.on('close', (code, signal) => {
+    const child = spawn(path.join(binDir, tool), args, { cwd: repoRoot, env: childEnv, stdio: 'inherit' });
+    nxProcess = child;
+    child.on('error', (error) => reject(new Error(`cannot run ${tool}: ${error.message}`, { cause: error })));
+    child.on('close', (code, signal) => {
       nxProcess = null;
-      resolve(code ?? SIGNAL_EXIT_CODES[signal] ?? 1);
+      resolve(code ?? (signal && SIGNAL_EXIT_CODES[signal]) ?? 1);
     });
   });
 }
 
+/** @param {'SIGINT' | 'SIGTERM'} signal */
 function onSignal(signal) {
   if (receivedSignal) {
     // A second Ctrl-C means "now": kill nx hard, but still stop services on the way out.
@@ -131,15 +160,25 @@ function onSignal(signal) {
   nxProcess?.kill(signal);
 }
 
-/** The closing line: totals over every Jest run, as `N passed, N failed[, N skipped]`. */
+/**
+ * One line of tools/jest-summary-reporter.js.
+ * @typedef {{ passed: number, failed: number, skipped: number }} RunTotals
+ */
+
+/**
+ * The closing line: totals over every Jest run, as `N passed, N failed[, N skipped]`.
+ *
+ * @param {string} file
+ */
 function printSummary(file) {
+  /** @type {RunTotals[]} */
   const runs = existsSync(file)
     ? readFileSync(file, 'utf8')
         .split('\n')
         .filter(Boolean)
-        .map((line) => JSON.parse(line))
+        .map((line) => /** @type {RunTotals} */ (parseJson(line)))
     : [];
-  const total = (key) => runs.reduce((sum, run) => sum + run[key], 0);
+  const total = (/** @type {keyof RunTotals} */ key) => runs.reduce((sum, run) => sum + run[key], 0);
   const skipped = total('skipped');
   console.log(
     `tests: ${total('passed')} passed, ${total('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`,
@@ -180,6 +219,7 @@ async function main() {
   };
 
   let exitCode = 1;
+  /** @type {import('./test-services.mjs').Stop[]} */
   let stops = [];
   try {
     if (extraArgs.length === 0) {
@@ -190,7 +230,7 @@ async function main() {
     stops = await startServices(childEnv);
     throwIfInterrupted();
     exitCode = await runNx(childEnv, extraArgs);
-    printSummary(childEnv.TEST_SUMMARY_FILE);
+    printSummary(/** @type {string} */ (childEnv.TEST_SUMMARY_FILE));
   } catch (error) {
     if (error instanceof InterruptedError) {
       log(error.message);
@@ -202,7 +242,7 @@ async function main() {
     await stopServices(stops);
   }
 
-  if (receivedSignal) exitCode = SIGNAL_EXIT_CODES[receivedSignal];
+  if (receivedSignal) exitCode = /** @type {number} */ (SIGNAL_EXIT_CODES[receivedSignal]);
   log(`exit ${exitCode}`);
   process.exit(exitCode);
 }

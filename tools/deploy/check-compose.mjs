@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Checks docker/compose.yaml against the image's contract: each of our services runs one of the
 // image's commands with the settings it needs, starts after the migrate step, which starts after
 // healthy dependencies; ports are distinct and capture is published apart from the management API;
@@ -17,17 +18,29 @@ import { promisify } from 'node:util';
 // of node_modules). Only its parse(text, { merge }) is used, which v1 and v2 share.
 import YAML from 'yaml';
 
+/**
+ * @typedef {import('./compose.types.d.ts').ComposeFile} ComposeFile
+ * @typedef {import('./compose.types.d.ts').ComposeService} ComposeService
+ * @typedef {import('./compose.types.d.ts').ComposeScalar} ComposeScalar
+ */
+
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEFAULT_COMPOSE_FILE = path.join(REPO_ROOT, 'docker/compose.yaml');
 
 export const IMAGE = 'hogbase/hogbase';
 /** The image's commands (its ENTRYPOINT takes one as the container's first argument). */
 export const IMAGE_COMMANDS = ['management', 'capture', 'ingestion', 'workers', 'migrate', 'admin'];
-/** The commands that run a long-lived service with probes on this port. */
+/**
+ * The commands that run a long-lived service with probes on this port.
+ * @type {Record<string, number>}
+ */
 export const SERVICE_PORTS = { management: 8000, capture: 8010, ingestion: 8020, workers: 8030 };
 
 const CLICKHOUSE = ['CLICKHOUSE_URL', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_DATABASE'];
-/** What each command cannot run without in a deployment with servers (the brief's dependency list). */
+/**
+ * What each command cannot run without in a deployment with servers (the brief's dependency list).
+ * @type {Record<string, string[]>}
+ */
 export const REQUIRED_SETTINGS = {
   management: ['DATABASE_URL', 'ENCRYPTION_KEYS', ...CLICKHOUSE],
   capture: ['DATABASE_URL', 'KAFKA_BROKERS'],
@@ -46,27 +59,49 @@ const REQUIRED_REFERENCE = /^\$\{[A-Z0-9_]+:?\?[^}]*\}$/;
 /** An optional reference with no default: `${NAME}`, `${NAME:-}`, `${NAME-}`. */
 const EMPTY_REFERENCE = /^\$\{[A-Z0-9_]+(:?-)?\}$/;
 
-/** Compose's interpolation, enough to read ports and hosts: defaults taken, required ones named. */
+/**
+ * Compose's interpolation, enough to read ports and hosts: defaults taken, required ones named.
+ *
+ * @param {unknown} value
+ * @param {Record<string, string | undefined>} [env]
+ */
 export function interpolate(value, env = {}) {
   return String(value)
     .replace(/\$\$/g, '\u0000')
-    .replace(/\$\{([A-Za-z0-9_]+)(?:(:?[-?])([^}]*))?\}/g, (_match, name, operator, argument) => {
-      const set = env[name];
-      if (operator === ':-' || operator === '-') {
-        const useDefault = operator === ':-' ? !set : set === undefined;
-        return useDefault ? argument : set;
-      }
-      if (operator === ':?' || operator === '?') return set || `<${name}>`;
-      return set ?? '';
-    })
+    .replace(
+      /\$\{([A-Za-z0-9_]+)(?:(:?[-?])([^}]*))?\}/g,
+      (
+        /** @type {string} */ _match,
+        /** @type {string} */ name,
+        /** @type {string | undefined} */ operator,
+        /** @type {string} */ argument,
+      ) => {
+        const set = env[name];
+        if (operator === ':-' || operator === '-') {
+          const useDefault = operator === ':-' ? !set : set === undefined;
+          return useDefault ? argument : /** @type {string} */ (set);
+        }
+        if (operator === ':?' || operator === '?') return set || `<${name}>`;
+        return set ?? '';
+      },
+    )
     .replace(/\u0000/g, '$');
 }
 
+/**
+ * @template T
+ * @param {T | T[] | undefined | null} value
+ * @returns {T[]}
+ */
 function asList(value) {
   if (value === undefined || value === null) return [];
   return Array.isArray(value) ? value : [value];
 }
 
+/**
+ * @param {ComposeService} service
+ * @returns {Record<string, ComposeScalar | undefined>}
+ */
 function environmentOf(service) {
   const environment = service.environment ?? {};
   if (!Array.isArray(environment)) return environment;
@@ -78,12 +113,17 @@ function environmentOf(service) {
   );
 }
 
+/** @param {ComposeService} service */
 function commandOf(service) {
   const command = service.command;
   if (command === undefined) return [];
   return Array.isArray(command) ? command.map(String) : String(command).trim().split(/\s+/);
 }
 
+/**
+ * @param {ComposeService} service
+ * @returns {Record<string, string>}
+ */
 function dependsOn(service) {
   const dependencies = service.depends_on ?? {};
   if (Array.isArray(dependencies)) {
@@ -94,7 +134,12 @@ function dependsOn(service) {
   );
 }
 
-/** Published ports as {hostIp, published, target}, short ("ip:host:container") or long syntax. */
+/**
+ * Published ports as {hostIp, published, target}, short ("ip:host:container") or long syntax.
+ *
+ * @param {ComposeService} service
+ * @returns {{ hostIp: string, published: string, target: number }[]}
+ */
 function publishedPorts(service) {
   return asList(service.ports).map((port) => {
     if (typeof port === 'object') {
@@ -113,12 +158,18 @@ function publishedPorts(service) {
   });
 }
 
+/** @param {string | undefined} duration */
 function seconds(duration) {
   const match = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(String(duration ?? ''));
   return match ? Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0) : Number.NaN;
 }
 
-/** The compose services that `host` (a URL or `host:port` list) points at. */
+/**
+ * The compose services that `host` (a URL or `host:port` list) points at.
+ *
+ * @param {ComposeScalar | undefined} value
+ * @param {string[]} serviceNames
+ */
 function serviceHosts(value, serviceNames) {
   const hosts = String(value ?? '')
     .split(',')
@@ -133,6 +184,11 @@ function serviceHosts(value, serviceNames) {
   return hosts.filter((host) => serviceNames.includes(host));
 }
 
+/**
+ * @param {string} name
+ * @param {Record<string, ComposeScalar | undefined>} environment
+ * @param {string[]} problems
+ */
 function checkSecrets(name, environment, problems) {
   for (const [key, raw] of Object.entries(environment)) {
     if (raw === undefined || raw === null) continue;
@@ -151,6 +207,7 @@ function checkSecrets(name, environment, problems) {
     }
     // A URL's password (postgres://user:pass@host) is a secret too. References are set aside
     // first: their messages may hold any character, `/` and `@` included.
+    /** @type {string[]} */
     const references = [];
     const masked = value.replace(
       /\$\{[^}]*\}/g,
@@ -160,7 +217,10 @@ function checkSecrets(name, environment, problems) {
     if (userinfo?.includes(':')) {
       const password = userinfo
         .slice(userinfo.indexOf(':') + 1)
-        .replace(/\u0001(\d+)\u0001/g, (_match, index) => references[Number(index)]);
+        .replace(
+          /\u0001(\d+)\u0001/g,
+          (/** @type {string} */ _match, /** @type {string} */ index) => references[Number(index)],
+        );
       if (!REQUIRED_REFERENCE.test(password)) {
         problems.push(`${name}: the password in ${key} must be a \${NAME:?…} reference`);
       }
@@ -168,6 +228,12 @@ function checkSecrets(name, environment, problems) {
   }
 }
 
+/**
+ * @param {string} name
+ * @param {ComposeService} service
+ * @param {string} command
+ * @param {string[]} problems
+ */
 function checkHardening(name, service, command, problems) {
   if (service.read_only !== true) problems.push(`${name}: read_only: true is missing`);
   const user = String(service.user ?? '');
@@ -203,16 +269,20 @@ function checkHardening(name, service, command, problems) {
 /**
  * Checks a compose file; resolves to the problems found (none: the file is right). `validate`
  * also runs docker-compose's own offline validation when one is installed.
+ *
+ * @returns {Promise<string[]>}
  */
 export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = true } = {}) {
   const text = await readFile(file, 'utf8');
-  const compose = YAML.parse(text, { merge: true });
+  const compose = /** @type {ComposeFile} */ (parseYaml(text));
+  /** @type {string[]} */
   const problems = [];
   if ('version' in compose) problems.push('the `version` key is obsolete in the Compose spec');
   const services = compose.services ?? {};
   const names = Object.keys(services);
 
   const ours = names.filter((name) => String(services[name].image ?? '').startsWith(`${IMAGE}:`));
+  /** @type {Record<string, string[]>} */
   const byCommand = {};
   for (const name of ours) {
     const service = services[name];
@@ -308,6 +378,10 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
   }
   const visiting = new Set();
   const done = new Set();
+  /**
+   * @param {string} name
+   * @param {string[]} trail
+   */
   const visit = (name, trail) => {
     if (done.has(name) || !services[name]) return;
     if (visiting.has(name)) {
@@ -322,6 +396,7 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
   for (const name of names) visit(name, []);
 
   // Published ports: distinct, capture apart from management, probe-only ports never public.
+  /** @type {(ReturnType<typeof publishedPorts>[number] & { name: string })[]} */
   const published = [];
   for (const name of names) {
     for (const port of publishedPorts(services[name])) {
@@ -339,7 +414,7 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
       published.push({ ...port, name });
     }
   }
-  const publishedOf = (command) =>
+  const publishedOf = (/** @type {string} */ command) =>
     (byCommand[command] ?? []).flatMap((name) =>
       publishedPorts(services[name]).filter((port) => port.published),
     );
@@ -381,7 +456,21 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
 
 const run = promisify(execFile);
 
-/** Variables whose absence `${NAME:?…}` refuses, set to dummies so that validation can proceed. */
+/**
+ * YAML.parse typed as what it returns: the caller states the shape it expects.
+ *
+ * @param {string} text
+ * @returns {unknown}
+ */
+function parseYaml(text) {
+  return YAML.parse(text, { merge: true });
+}
+
+/**
+ * Variables whose absence `${NAME:?…}` refuses, set to dummies so that validation can proceed.
+ *
+ * @param {string} text
+ */
 function dummySecrets(text) {
   return Object.fromEntries(
     [...text.matchAll(/\$\{([A-Za-z0-9_]+):?\?/g)].map((match) => [
@@ -395,15 +484,25 @@ function dummySecrets(text) {
  * docker-compose's offline `config` validation, when a client is installed: `docker compose`
  * (v2, the Compose spec as it is) or Debian's docker-compose 1.29 (whose schema predates the
  * top-level `name`, so a copy without it is validated). Neither installed: says so, fails nothing.
+ *
+ * @param {string} file
+ * @param {ComposeFile} compose
  */
 export async function validateWithCompose(file, compose) {
   const text = await readFile(file, 'utf8');
   const env = { ...process.env, ...dummySecrets(text) };
+  /**
+   * @param {string} command
+   * @param {string[]} args
+   * @param {{ cwd?: string }} [options]
+   * @returns {Promise<{ ran: boolean, error?: string }>}
+   */
   const tryRun = async (command, args, options) => {
     try {
       await run(command, args, { env, ...options });
       return { ran: true };
-    } catch (error) {
+    } catch (caught) {
+      const error = /** @type {NodeJS.ErrnoException & { stderr?: string }} */ (caught);
       if (error.code === 'ENOENT') return { ran: false };
       return { ran: true, error: (error.stderr || error.message).trim() };
     }

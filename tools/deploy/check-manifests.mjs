@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Renders every kustomize target under k8s/ and checks it offline (manifest-check.mjs):
 //   1. `kubectl kustomize` builds it (manifest-toolchain.mjs);
 //   2. every object validates against the Kubernetes JSON schemas, strictly (manifest-toolchain.mjs);
@@ -24,7 +25,7 @@ async function main() {
   try {
     result = await checkManifests();
   } catch (error) {
-    console.error(`check-manifests: ${error.message}`);
+    console.error(`check-manifests: ${/** @type {Error} */ (error).message}`);
     process.exitCode = 1;
     return;
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // The container image, built here without Docker or a registry: podman (with the runc runtime and
 // the lowered limits these sandboxes require) builds docker/Dockerfile on a stand-in for its base
 // image, made from Debian bookworm (debootstrap) and the pinned Node of the `node` devDependency.
@@ -5,20 +6,21 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseJson } from '../json.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const cacheDir = path.join(homedir(), '.cache', 'hogbase');
+const packageJson = /** @type {{ version: string, devDependencies: Record<string, string> }} */ (
+  parseJson(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'))
+);
 
 /** Node's version as package.json pins it (the image's base carries the same). */
-export const NODE_VERSION = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'))
-  .devDependencies.node;
+export const NODE_VERSION = packageJson.devDependencies.node;
 /** The Dockerfile's FROM (its NODE_IMAGE default), which the stand-in is tagged as. */
-export const BASE_IMAGE = /^ARG NODE_IMAGE=(\S+)$/m.exec(
-  readFileSync(path.join(repoRoot, 'docker/Dockerfile'), 'utf8'),
-)[1];
+export const BASE_IMAGE = baseImage(readFileSync(path.join(repoRoot, 'docker/Dockerfile'), 'utf8'));
 /** npm as the official node image bundles it, fetched from the npm registry. */
 const NPM_VERSION = '11.19.1';
-export const VERSION = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version;
+export const VERSION = packageJson.version;
 export const IMAGE = `localhost/hogbase/hogbase:${VERSION}`;
 export const EMBEDDED_IMAGE = `localhost/hogbase/hogbase:${VERSION}-embedded-clickhouse`;
 
@@ -28,7 +30,23 @@ export const PODMAN_LIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc
 
 const PACKAGES = { podman: 'podman', buildah: 'buildah', runc: 'runc', debootstrap: 'debootstrap' };
 
-/** Installs podman, buildah, runc and debootstrap from Debian when one is missing. */
+/**
+ * The helpers of tools/test-services.mjs with the caller's log line.
+ * @typedef {ReturnType<typeof import('../test-services.mjs').testServices> & { log: (message: string) => void }} Services
+ */
+
+/** @param {string} dockerfile */
+function baseImage(dockerfile) {
+  const match = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile);
+  if (!match) throw new Error('docker/Dockerfile has no `ARG NODE_IMAGE=<image>` line');
+  return match[1];
+}
+
+/**
+ * Installs podman, buildah, runc and debootstrap from Debian when one is missing.
+ *
+ * @param {Services} services
+ */
 export async function ensureContainerTools({ run, aptInstall, log }) {
   const missing = [];
   for (const [command, debianPackage] of Object.entries(PACKAGES)) {
@@ -46,6 +64,8 @@ export async function ensureContainerTools({ run, aptInstall, log }) {
  * Tags a stand-in for `node:<version>-bookworm-slim` unless podman has that image: Debian bookworm
  * minbase from the machine's Debian mirror, Node from the `node` package, npm from the registry.
  * The root filesystem is cached as a tarball, so debootstrap runs once per machine.
+ *
+ * @param {Services} services
  */
 export async function ensureBaseImage({ run, runOrThrow, log }) {
   if ((await run('podman', ['image', 'exists', BASE_IMAGE])).code === 0) return;
@@ -109,6 +129,9 @@ function debianMirror() {
 /**
  * Builds docker/Dockerfile as `tag` (never pulling), with chDB's engine kept or left out. A CA
  * bundle named by NODE_EXTRA_CA_CERTS (a TLS-intercepting proxy's) is lent to the build's npm.
+ *
+ * @param {Services} services
+ * @param {{ tag: string, embeddedClickHouse: boolean }} image
  */
 export async function buildImage({ runOrThrow, log }, { tag, embeddedClickHouse }) {
   const caArgs = [];

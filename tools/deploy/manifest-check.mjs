@@ -1,3 +1,4 @@
+// @ts-check
 // Renders every kustomize target under k8s/, validates it against the schemas and applies our rules.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -17,9 +18,8 @@ import {
 export const K8S_DIR = path.join(REPO_ROOT, 'k8s');
 
 /**
- * What to render. `components` are added over `dir` in a temporary kustomization; `versioned`:
- * the migrate Job must carry the image tag in its name; `autoscaled`: capture and ingestion
- * must have HPAs.
+ * What to render (see ManifestTarget).
+ * @type {import('./kubernetes.types.d.ts').ManifestTarget[]}
  */
 export const TARGETS = [
   { name: 'base', dir: 'base', versioned: false, autoscaled: true },
@@ -34,7 +34,11 @@ export const TARGETS = [
   },
 ];
 
-/** `k8sDir`: another copy of k8s/ (the checks' own tests break a copy to see them fail). */
+/**
+ * `k8sDir`: another copy of k8s/ (the checks' own tests break a copy to see them fail).
+ *
+ * @param {{ log?: (line: string) => void, targets?: typeof TARGETS, k8sDir?: string }} [options]
+ */
 export async function checkManifests({
   log = (line) => console.log(line),
   targets = TARGETS,
@@ -43,7 +47,9 @@ export async function checkManifests({
   await ensureKubectl(log);
   const { validator, python } = await ensureValidator(log);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'hogbase-manifests-'));
+  /** @type {string[]} */
   const failures = [];
+  /** @type {Record<string, { objects: number, kinds: Record<string, number> }>} */
   const summary = {};
   try {
     for (const target of targets) {
@@ -52,12 +58,13 @@ export async function checkManifests({
       try {
         yamlText = await render(target, workDir, k8sDir);
       } catch (error) {
-        failures.push(`${prefix} ${error.message}`);
+        failures.push(`${prefix} ${/** @type {Error} */ (error).message}`);
         continue;
       }
       const file = path.join(workDir, `${target.name}.yaml`);
       await writeFile(file, yamlText);
       const objects = await parseYaml(python, file);
+      /** @type {Record<string, number>} */
       const kinds = {};
       for (const object of objects) kinds[object.kind] = (kinds[object.kind] ?? 0) + 1;
       summary[target.name] = { objects: objects.length, kinds };

@@ -1,3 +1,4 @@
+// @ts-check
 // Our own rules over the rendered objects: Pod Security Standard "restricted", read-only root,
 // probes, resources, preStop and grace period, no secret values, the capture host never routes
 // /api, ingestion bounded by the partition count, every Deployment covered by a PDB and
@@ -9,6 +10,13 @@ const EXPECTED_USER = 10001;
 const SECRET_KEYS = ['DATABASE_URL', 'ENCRYPTION_KEYS', 'CLICKHOUSE_PASSWORD', 'SMTP_URL'];
 const DEFAULT_TOPIC_PARTITIONS = 8;
 const WRITABLE_PATHS = ['/data', '/tmp'];
+/**
+ * @typedef {import('./kubernetes.types.d.ts').Manifest} Manifest
+ * @typedef {import('./kubernetes.types.d.ts').ManifestTarget} ManifestTarget
+ * @typedef {import('./kubernetes.types.d.ts').Container} Container
+ * @typedef {import('./kubernetes.types.d.ts').PodSpec} PodSpec
+ */
+
 const RESTRICTED_VOLUME_TYPES = new Set([
   'configMap',
   'csi',
@@ -20,8 +28,12 @@ const RESTRICTED_VOLUME_TYPES = new Set([
   'secret',
 ]);
 
-const id = (object) => `${object.kind}/${object.metadata?.name}`;
+const id = (/** @type {Manifest} */ object) => `${object.kind}/${object.metadata?.name}`;
 
+/**
+ * @param {import('./kubernetes.types.d.ts').LabelSelector | undefined} selector
+ * @param {Record<string, string>} [labels]
+ */
 function matchesSelector(selector, labels = {}) {
   if (!selector) return false;
   for (const [key, value] of Object.entries(selector.matchLabels ?? {}))
@@ -36,6 +48,10 @@ function matchesSelector(selector, labels = {}) {
   return true;
 }
 
+/**
+ * @param {Manifest} object
+ * @returns {import('./kubernetes.types.d.ts').PodTemplate | undefined}
+ */
 function podTemplate(object) {
   if (object.kind === 'CronJob') return object.spec?.jobTemplate?.spec?.template;
   if (['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'].includes(object.kind))
@@ -44,6 +60,7 @@ function podTemplate(object) {
   return undefined;
 }
 
+/** @param {PodSpec} pod */
 function allContainers(pod) {
   return [
     ...(pod.initContainers ?? []).map((container) => ({ container, init: true })),
@@ -52,16 +69,21 @@ function allContainers(pod) {
   ];
 }
 
-/** Pod Security Standard "restricted" (v1.31 rules), plus our image's uid and read-only root. */
+/**
+ * Pod Security Standard "restricted" (v1.31 rules), plus our image's uid and read-only root.
+ *
+ * @param {Manifest} object
+ */
 export function checkRestricted(object) {
   const failures = [];
   const where = id(object);
   const pod = podTemplate(object)?.spec;
   if (!pod) return [`${where}: no pod template`];
   const podContext = pod.securityContext ?? {};
-  for (const field of ['hostNetwork', 'hostPID', 'hostIPC'])
+  for (const field of /** @type {const} */ (['hostNetwork', 'hostPID', 'hostIPC']))
     if (pod[field]) failures.push(`${where}: ${field} is set`);
   if (podContext.sysctls?.length) failures.push(`${where}: sysctls are set`);
+  /** @type {Map<string, NonNullable<PodSpec['volumes']>[number]>} */
   const volumes = new Map();
   for (const volume of pod.volumes ?? []) {
     const types = Object.keys(volume).filter((key) => key !== 'name');
@@ -111,7 +133,7 @@ export function checkRestricted(object) {
       else if (!volumes.get(mount.name)?.emptyDir)
         failures.push(`${name}: ${writable} should be an emptyDir`);
     }
-    for (const kind of ['requests', 'limits']) {
+    for (const kind of /** @type {const} */ (['requests', 'limits'])) {
       for (const resource of ['cpu', 'memory']) {
         if (container.resources?.[kind]?.[resource] === undefined)
           failures.push(`${name}: no resources.${kind}.${resource}`);
@@ -123,7 +145,7 @@ export function checkRestricted(object) {
     }
     if (
       !/^hogbase\/hogbase:[A-Za-z0-9_.-]+$/.test(container.image ?? '') ||
-      container.image.endsWith(':latest')
+      (container.image ?? '').endsWith(':latest')
     ) {
       failures.push(`${name}: image ${container.image} is not hogbase/hogbase:<version>`);
     }
@@ -131,6 +153,11 @@ export function checkRestricted(object) {
   return failures;
 }
 
+/**
+ * @param {import('./kubernetes.types.d.ts').Probe | undefined} probe
+ * @param {string} path
+ * @param {Container} container
+ */
 function probeOn(probe, path, container) {
   const get = probe?.httpGet;
   if (!get) return false;
@@ -138,6 +165,7 @@ function probeOn(probe, path, container) {
   return (container.ports ?? []).some((port) => port.name === get.port || port.containerPort === get.port);
 }
 
+/** @param {Container} container */
 function preStopSeconds(container) {
   const preStop = container.lifecycle?.preStop;
   if (preStop?.sleep?.seconds !== undefined) return preStop.sleep.seconds;
@@ -146,6 +174,7 @@ function preStopSeconds(container) {
   return sleep ? Number(sleep[1]) : undefined;
 }
 
+/** @param {Manifest} object */
 export function checkDeployment(object) {
   const failures = [];
   const pod = object.spec.template.spec;
@@ -185,7 +214,12 @@ export function checkDeployment(object) {
   return failures;
 }
 
-/** Does an Ingress path route the request path `requested`? Conservative for ImplementationSpecific. */
+/**
+ * Does an Ingress path route the request path `requested`? Conservative for ImplementationSpecific.
+ *
+ * @param {import('./kubernetes.types.d.ts').IngressPath} ingressPath
+ * @param {string} requested
+ */
 function routes(ingressPath, requested) {
   const value = ingressPath.path ?? '/';
   if (ingressPath.pathType === 'Exact') return value === requested;
@@ -199,9 +233,13 @@ function routes(ingressPath, requested) {
   );
 }
 
+/**
+ * @param {Manifest[]} objects
+ * @param {string | undefined} serviceName
+ */
 function componentOfService(objects, serviceName) {
   const service = objects.find((object) => object.kind === 'Service' && object.metadata.name === serviceName);
-  return service?.spec?.selector?.['app.kubernetes.io/component'];
+  return /** @type {string | undefined} */ (service?.spec?.selector?.['app.kubernetes.io/component']);
 }
 
 /** A request of each kind the SDKs send to their one host (libs/capture-server's routes). */
@@ -222,9 +260,15 @@ const SDK_PATHS = [
   '/static/array.js',
 ];
 
+/** @param {Manifest[]} objects */
 export function checkIngresses(objects) {
   const failures = [];
+  /** @type {Map<string | undefined, Set<string | undefined>>} */
   const hostsByComponent = new Map();
+  /**
+   * @type {{ ingress: Manifest, host: string | undefined, component: string | undefined,
+   *   ingressPath: import('./kubernetes.types.d.ts').IngressPath }[]}
+   */
   const rules = [];
   for (const ingress of objects.filter((object) => object.kind === 'Ingress')) {
     if (ingress.spec.defaultBackend)
@@ -234,8 +278,9 @@ export function checkIngresses(objects) {
       for (const ingressPath of rule.http?.paths ?? []) {
         const component = componentOfService(objects, ingressPath.backend?.service?.name);
         rules.push({ ingress, host: rule.host, ingressPath, component });
-        if (!hostsByComponent.has(component)) hostsByComponent.set(component, new Set());
-        hostsByComponent.get(component).add(rule.host);
+        const hosts = hostsByComponent.get(component) ?? new Set();
+        hostsByComponent.set(component, hosts);
+        hosts.add(rule.host);
       }
     }
   }
@@ -272,6 +317,11 @@ export function checkIngresses(objects) {
   return failures;
 }
 
+/**
+ * @param {Manifest[]} objects
+ * @param {PodSpec} pod
+ * @param {string} key
+ */
 function configValue(objects, pod, key) {
   for (const container of pod.containers ?? []) {
     const literal = (container.env ?? []).find((env) => env.name === key && env.value !== undefined);
@@ -287,6 +337,10 @@ function configValue(objects, pod, key) {
   return undefined;
 }
 
+/**
+ * @param {Manifest[]} objects
+ * @param {string} component
+ */
 function deploymentOf(objects, component) {
   return objects.find(
     (object) =>
@@ -295,6 +349,10 @@ function deploymentOf(objects, component) {
   );
 }
 
+/**
+ * @param {Manifest[]} objects
+ * @param {Manifest} deployment
+ */
 function hpaFor(objects, deployment) {
   return objects.find(
     (object) =>
@@ -304,6 +362,10 @@ function hpaFor(objects, deployment) {
   );
 }
 
+/**
+ * @param {Manifest[]} objects
+ * @param {ManifestTarget} target
+ */
 export function checkScaling(objects, target) {
   const failures = [];
   const ingestion = deploymentOf(objects, 'ingestion');
@@ -332,13 +394,14 @@ export function checkScaling(objects, target) {
     if (!captureHpa) failures.push('capture has no HorizontalPodAutoscaler');
     if (!ingestionHpa) failures.push('ingestion has no HorizontalPodAutoscaler');
   }
-  for (const hpa of [captureHpa, ingestionHpa].filter(Boolean)) {
+  for (const hpa of [captureHpa, ingestionHpa].filter((hpa) => hpa !== undefined)) {
     if ((hpa.spec.minReplicas ?? 1) > hpa.spec.maxReplicas)
       failures.push(`${id(hpa)}: minReplicas exceeds maxReplicas`);
   }
   return failures;
 }
 
+/** @param {Manifest[]} objects */
 export function checkCoverage(objects) {
   const failures = [];
   const pdbs = objects.filter((object) => object.kind === 'PodDisruptionBudget');
@@ -348,7 +411,7 @@ export function checkCoverage(objects) {
   for (const workload of workloads) {
     const labels = workload.spec.template.metadata?.labels ?? {};
     const selecting = policies.filter((policy) => matchesSelector(policy.spec.podSelector, labels));
-    const types = (policy) =>
+    const types = (/** @type {Manifest} */ policy) =>
       policy.spec.policyTypes ?? (policy.spec.egress ? ['Ingress', 'Egress'] : ['Ingress']);
     const denyAll = selecting.some(
       (policy) =>
@@ -396,6 +459,10 @@ export function checkCoverage(objects) {
   return failures;
 }
 
+/**
+ * @param {Manifest[]} objects
+ * @param {ManifestTarget} target
+ */
 export function checkObjects(objects, target) {
   const failures = [];
   for (const object of objects) {

@@ -1,3 +1,4 @@
+// @ts-check
 // Self-test: a check that cannot fail is a defect. Each mutation breaks a copy of k8s/ in one way
 // and must make the named target fail with the expected message.
 import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -5,6 +6,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkManifests, K8S_DIR, TARGETS } from './manifest-check.mjs';
 
+/**
+ * One way of breaking k8s/: `from` replaced by `to` (or `append` added) in `file`, and `create`'s
+ * file written, must make `target` (default production) fail with a message holding `expect`.
+ * @typedef {{ file: string, expect: string, target?: string, create?: [string, string] }
+ *   & ({ from: string, to: string } | { append: string })} Mutation
+ */
+
+/** @type {Mutation[]} */
 const MUTATIONS = [
   {
     file: 'base/capture.yaml',
@@ -149,7 +158,11 @@ const MUTATIONS = [
   },
 ];
 
-/** Returns the mutations the checks failed to catch (empty: every check can fail). */
+/**
+ * Returns the mutations the checks failed to catch (empty: every check can fail).
+ *
+ * @param {{ log?: (line: string) => void }} [options]
+ */
 export async function selfTestManifests({ log = (line) => console.log(line) } = {}) {
   const escaped = [];
   for (const mutation of MUTATIONS) {
@@ -157,7 +170,7 @@ export async function selfTestManifests({ log = (line) => console.log(line) } = 
     try {
       await cp(K8S_DIR, copy, { recursive: true });
       const file = path.join(copy, mutation.file);
-      if (mutation.append) {
+      if ('append' in mutation) {
         await appendFile(file, mutation.append);
       } else {
         const text = await readFile(file, 'utf8');
@@ -173,9 +186,10 @@ export async function selfTestManifests({ log = (line) => console.log(line) } = 
         targets: TARGETS.filter((target) => target.name === targetName),
       });
       const caught = failures.some((failure) => failure.includes(mutation.expect));
-      const change = mutation.append
-        ? `appending to ${mutation.file}`
-        : `${mutation.file}: ${JSON.stringify(mutation.from)} -> ${JSON.stringify(mutation.to)}`;
+      const change =
+        'append' in mutation
+          ? `appending to ${mutation.file}`
+          : `${mutation.file}: ${JSON.stringify(mutation.from)} -> ${JSON.stringify(mutation.to)}`;
       log(`${caught ? 'caught' : 'MISSED'}: ${change}`);
       if (!caught)
         escaped.push(

@@ -1,3 +1,4 @@
+// @ts-check
 // The toolchain the manifest check runs on: kubectl renders each kustomize target, and the
 // Kubernetes JSON schemas validate it (PyPI kubernetes-validate, pinned, in a virtualenv under
 // ~/.cache/hogbase), strictly: an unknown field is an error.
@@ -8,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { parseJson } from '../json.mjs';
 
 const run = promisify(execFile);
 
@@ -24,6 +26,9 @@ const VENV_DIR = path.join(os.homedir(), '.cache', 'hogbase', 'kubernetes-valida
 /** Kinds from CRDs: no bundled schema, checked by our own rules only. */
 const CUSTOM_KINDS = new Set(['ServiceMonitor']);
 
+/** @typedef {(line: string) => void} Log */
+
+/** @param {Log} log */
 export async function ensureKubectl(log) {
   try {
     await run('kubectl', ['version', '--client'], { encoding: 'utf8' });
@@ -46,11 +51,19 @@ export async function ensureKubectl(log) {
   );
 }
 
+/**
+ * What a failed execFile rejects with: its output besides the message.
+ * @typedef {Error & { stdout?: string, stderr?: string }} ExecError
+ */
+
+/** @param {unknown} error */
 function firstLine(error) {
-  const text = String(error?.stderr || error?.message || error);
+  const failed = /** @type {ExecError | undefined} */ (error);
+  const text = String(failed?.stderr || failed?.message || error);
   return text.trim().split('\n').slice(-3).join(' | ');
 }
 
+/** @param {Log} log */
 export async function ensureValidator(log) {
   const bin = path.join(VENV_DIR, 'bin');
   const validator = path.join(bin, 'kubernetes-validate');
@@ -84,7 +97,7 @@ export async function ensureValidator(log) {
     ],
     { encoding: 'utf8' },
   );
-  const bundled = new Set(JSON.parse(stdout));
+  const bundled = new Set(/** @type {string[]} */ (parseJson(stdout)));
   for (const version of KUBERNETES_VERSIONS) {
     if (!bundled.has(`v${version}-local-strict`)) {
       throw new Error(
@@ -95,12 +108,17 @@ export async function ensureValidator(log) {
   return { validator, python: path.join(bin, 'python') };
 }
 
+/**
+ * @param {import('./kubernetes.types.d.ts').ManifestTarget} target
+ * @param {string} workDir
+ * @param {string} k8sDir
+ */
 export async function render(target, workDir, k8sDir) {
   let dir = path.join(k8sDir, target.dir);
   if (target.components) {
     // kustomize accepts only relative paths to other kustomizations.
     dir = await mkdtemp(path.join(workDir, `${target.name}-`));
-    const relative = (to) => path.relative(dir, path.join(k8sDir, to));
+    const relative = (/** @type {string} */ to) => path.relative(dir, path.join(k8sDir, to));
     await writeFile(
       path.join(dir, 'kustomization.yaml'),
       [
@@ -125,6 +143,10 @@ export async function render(target, workDir, k8sDir) {
   }
 }
 
+/**
+ * @param {string} python
+ * @param {string} file
+ */
 export async function parseYaml(python, file) {
   const { stdout } = await run(
     python,
@@ -135,9 +157,14 @@ export async function parseYaml(python, file) {
     ],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
-  return JSON.parse(stdout);
+  return /** @type {import('./kubernetes.types.d.ts').Manifest[]} */ (parseJson(stdout));
 }
 
+/**
+ * @param {string} validator
+ * @param {string} file
+ * @param {string} version
+ */
 export async function validateSchemas(validator, file, version) {
   const failures = [];
   let output;
@@ -148,7 +175,8 @@ export async function validateSchemas(validator, file, version) {
     });
     output = `${result.stdout}\n${result.stderr}`;
   } catch (error) {
-    output = `${error.stdout ?? ''}\n${error.stderr ?? ''}`;
+    const failed = /** @type {ExecError} */ (error);
+    output = `${failed.stdout ?? ''}\n${failed.stderr ?? ''}`;
     if (!/ERROR/.test(output)) failures.push(`kubernetes-validate failed: ${firstLine(error)}`);
   }
   for (const line of output.split('\n')) {

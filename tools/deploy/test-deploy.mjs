@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run test:deploy`: what a platform team deploys, checked here without Docker or a cluster.
 //   1. k8s/: every kustomize overlay rendered and validated offline (check-manifests.mjs);
 //      docker/compose.yaml checked (check-compose.mjs).
@@ -15,16 +16,20 @@ import { buildImage, EMBEDDED_IMAGE, ensureBaseImage, ensureContainerTools, IMAG
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** @param {string} message */
 function log(message) {
   console.log(`[test:deploy] ${message}`);
 }
 
+/** @type {NodeJS.Signals | null} */
 let receivedSignal = null;
+/** @type {import('node:child_process').ChildProcess | null} */
 let child = null;
+/** @returns {void} */
 const throwIfInterrupted = () => {
   if (receivedSignal) throw new Error(`interrupted by ${receivedSignal}`);
 };
-for (const signal of ['SIGINT', 'SIGTERM']) {
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   process.on(signal, () => {
     receivedSignal = signal;
     child?.kill(signal);
@@ -33,13 +38,20 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 const services = testServices({ log, throwIfInterrupted });
 
-/** Runs a step with inherited output; resolves with its exit code. */
+/**
+ * Runs a step with inherited output; resolves with its exit code.
+ *
+ * @param {string} command
+ * @param {string[]} args
+ * @returns {Promise<number>}
+ */
 function step(command, args, env = process.env) {
   log(`running ${path.basename(command)} ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
-    child = spawn(command, args, { cwd: repoRoot, env, stdio: 'inherit' });
-    child.on('error', reject);
-    child.on('close', (code) => {
+    const running = spawn(command, args, { cwd: repoRoot, env, stdio: 'inherit' });
+    child = running;
+    running.on('error', reject);
+    running.on('close', (code) => {
       child = null;
       resolve(code ?? 1);
     });
@@ -47,7 +59,14 @@ function step(command, args, env = process.env) {
 }
 
 async function main() {
+  /** @type {string[]} */
   const failures = [];
+  /**
+   * @param {string} name
+   * @param {string} command
+   * @param {string[]} args
+   * @param {NodeJS.ProcessEnv} [env]
+   */
   const check = async (name, command, args, env) => {
     const code = await step(command, args, env);
     if (code !== 0) failures.push(`${name} (exit ${code})`);
@@ -68,15 +87,16 @@ async function main() {
   await ensureBaseImage({ ...services, log });
   throwIfInterrupted();
   const built = [];
-  for (const [tag, embeddedClickHouse] of [
+  for (const [tag, embeddedClickHouse] of /** @type {const} */ ([
     [IMAGE, false],
     [EMBEDDED_IMAGE, true],
-  ]) {
+  ])) {
     built.push(await buildImage({ ...services, log }, { tag, embeddedClickHouse }));
     throwIfInterrupted();
   }
 
   const childEnv = { ...process.env, HOGBASE_IMAGE: IMAGE, HOGBASE_EMBEDDED_IMAGE: EMBEDDED_IMAGE };
+  /** @type {import('../test-services.mjs').Stop[]} */
   const stops = [];
   try {
     await services.startPostgres(childEnv, stops);

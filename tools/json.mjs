@@ -1,0 +1,11 @@
+// @ts-check
+
+/**
+ * JSON.parse typed as what it returns, `unknown`: the caller states the shape it expects.
+ *
+ * @param {string} text
+ * @returns {unknown}
+ */
+export function parseJson(text) {
+  return JSON.parse(text);
+}
