@@ -1,6 +1,6 @@
-import { Controller, Get, Header, HttpCode, Inject, Req, Res } from '@nestjs/common';
+import { Controller, Get, Header, Headers, HttpCode, Inject, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import {
   readinessResponse,
   refuseMetricsRequest,
@@ -45,8 +45,8 @@ export class HealthController {
   @Header('Content-Type', 'text/plain; version=0.0.4')
   // Public to the access guard (no personal API key): METRICS_TOKEN, when set, is checked here.
   @Access({ scope: 'public' })
-  async metricsText(@Req() request: Request): Promise<string> {
-    const refused = refuseMetricsRequest(request.headers.authorization, this.config.metricsToken);
+  async metricsText(@Headers('authorization') authorization: string | undefined): Promise<string> {
+    const refused = refuseMetricsRequest(authorization, this.config.metricsToken);
     if (refused) throw new ApiError(refused.body.code, refused.body.detail);
     const registries = [this.metrics.registry, ...this.metrics.companions.registries()];
     return (await Promise.all(registries.map((registry) => registry.metrics()))).join('\n');
