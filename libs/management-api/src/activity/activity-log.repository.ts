@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { FindOperator, In, type FindOptionsWhere } from 'typeorm';
+import { In, type FindOptionsWhere } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { ActivityLog } from '@hogbase/postgres';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
@@ -12,11 +12,8 @@ import type { ActivityEntry } from './activity-log.service';
 export type ActivityFilter = ({ organizationId: string } | { teamId: number }) & {
   organizationId?: string;
   teamId?: number;
-  /**
-   * One scope (FeatureFlag) or several (an app's Plugin and PluginConfig entries). TypeORM's In()
-   * is accepted while a caller still passes one.
-   */
-  scope: string | readonly string[] | FindOperator<string>;
+  /** One scope (FeatureFlag) or several (an app's Plugin and PluginConfig entries). */
+  scope: string | readonly string[];
   itemId?: string;
 };
 
@@ -54,7 +51,7 @@ export class ActivityLogRepository {
     const { organizationId, teamId, scope, itemId } = filter;
     // The connection refuses an undefined where value rather than ignore it: set only what is bound.
     const where: FindOptionsWhere<ActivityLog> = {
-      scope: typeof scope === 'string' || scope instanceof FindOperator ? scope : In([...scope]),
+      scope: typeof scope === 'string' ? scope : In([...scope]),
     };
     if (organizationId !== undefined) where.organizationId = organizationId;
     if (teamId !== undefined) where.teamId = teamId;

@@ -5,9 +5,6 @@ import { FeatureFlagRoleAccessRepository } from '../roles/feature-flag-role-acce
 import { OrganizationResourceAccessRepository } from '../roles/organization-resource-access.repository';
 import { RoleRepository } from '../roles/role.repository';
 
-/** The resource name of flags in organization_resource_access. */
-export const FEATURE_FLAGS_RESOURCE = 'feature flags';
-
 /** What decides a user's edit rights on the flags of one organization, read once per request. */
 export interface FlagEditRights {
   userId: number;

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { In } from 'typeorm';
 import type { Organization, Plugin, PluginConfig, User } from '@hogbase/postgres';
 import {
   ActivityLogService,
@@ -60,7 +59,7 @@ export class PluginActivityService {
   page(query: ActivityPageQueryDto, organization: Organization): Promise<ActivityEntries> {
     return this.log.page(query, {
       organizationId: organization.id,
-      scope: In(['Plugin', 'PluginConfig']),
+      scope: ['Plugin', 'PluginConfig'],
     });
   }
 }
