@@ -1,7 +1,7 @@
 import 'reflect-metadata';
-import pino from 'pino';
 import { ClickHouseEngineError } from '@hogbase/clickhouse';
-import { ConfigError, loadStandaloneConfig, runMain, stopOnSignal } from '@hogbase/config';
+import { ConfigError, loadStandaloneConfig } from '@hogbase/config';
+import { launchService } from '@hogbase/service-runtime';
 import { startStandalone } from './standalone';
 
 /**
@@ -9,23 +9,17 @@ import { startStandalone } from './standalone';
  * (PGlite, chDB, the in-process bus) unless DATABASE_URL, CLICKHOUSE_URL or KAFKA_BROKERS name
  * real ones. Data lives under DATA_DIR, owner-only, held by this process alone.
  */
-async function main(): Promise<void> {
-  const config = loadStandaloneConfig();
-  const logger = pino({ level: config.management.logLevel });
-  const platform = await startStandalone(config, logger).catch((error: unknown) => {
-    // chDB that cannot open its data path stops the start as a bad setting does: one line, exit 1.
-    if (error instanceof ClickHouseEngineError && !config.clickhouse.url) {
-      throw new ConfigError('CLICKHOUSE_DATA_PATH', config.clickhouse.dataPath, error.message);
-    }
-    throw error;
-  });
-  stopOnSignal(
-    async (signal) => {
-      logger.info({ signal }, 'stopping');
-      await platform.stop();
-    },
-    (error) => logger.error({ err: error }, 'shutdown failed'),
-  );
-}
-
-runMain(main);
+launchService({
+  loadConfig: loadStandaloneConfig,
+  logLevel: (config) => config.management.logLevel,
+  start: async (config, logger) => {
+    const platform = await startStandalone(config, logger).catch((error: unknown) => {
+      // chDB that cannot open its data path stops the start as a bad setting does: one line, exit 1.
+      if (error instanceof ClickHouseEngineError && !config.clickhouse.url) {
+        throw new ConfigError('CLICKHOUSE_DATA_PATH', config.clickhouse.dataPath, error.message);
+      }
+      throw error;
+    });
+    return { stopping: 'stopping', stop: () => platform.stop() };
+  },
+});

@@ -10,6 +10,7 @@ import {
   redact,
   ConfigError,
 } from './env.util';
+import { type ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { readEncryptionKeys } from './secret-box';
 import { readMetricsToken } from './metrics-token.config';
@@ -70,6 +71,8 @@ export interface ManagementConfig {
    * runs with this server's AWS identity (see the workers' config). Off, such an export is a 400.
    */
   batchExportS3ServerCredentials: boolean;
+  /** The event store the event listing reads. */
+  clickhouse: ClickHouseConfig;
 }
 
 export function loadManagementConfig(env: Environment = process.env): ManagementConfig {
@@ -107,6 +110,7 @@ export function loadManagementConfig(env: Environment = process.env): Management
     apps: loadAppsConfig(env),
     egress: loadEgressConfig(env),
     batchExportS3ServerCredentials: readBoolean(env, 'BATCH_EXPORT_S3_SERVER_CREDENTIALS', false),
+    clickhouse: loadClickHouseConfig(env),
   };
 }
 

@@ -1,5 +1,5 @@
 import { CaptureConfig, loadCaptureConfig } from './capture.config';
-import { ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
+import { ClickHouseConfig } from './clickhouse.config';
 import { Environment, readString } from './env.util';
 import { IngestionConfig, loadIngestionConfig } from './ingestion.config';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
@@ -39,7 +39,7 @@ export interface StandaloneConfig {
  */
 export function loadStandaloneConfig(env: Environment = process.env): StandaloneConfig {
   const management = loadManagementConfig(env);
-  const clickhouse = loadClickHouseConfig({ ...env, DATA_DIR: management.dataDir });
+  const { clickhouse } = management;
   const kafka = loadKafkaConfig(env);
   const capture = { ...loadCaptureConfig(env), databasePoolSize: STANDALONE_CAPTURE_POOL_SIZE, kafka };
   const ingestion: IngestionConfig = {
