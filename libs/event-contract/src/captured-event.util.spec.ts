@@ -1,4 +1,4 @@
-import { partitionKey, toQueueMessage, type CapturedEvent } from './captured-event';
+import { partitionKey, toQueueMessage, type CapturedEvent } from './captured-event.util';
 
 describe('toQueueMessage', () => {
   const event: CapturedEvent = {

@@ -1,24 +1,20 @@
 /**
- * What capture puts on the queue for each accepted event, and ingestion reads: PostHog's
- * CapturedEvent (rust/capture) plus the project id, which capture resolves from the token so
- * ingestion never has to.
+ * What capture puts on the queue and ingestion reads: PostHog's CapturedEvent
+ * (`rust/common/types/src/event.rs`) plus the project id capture resolved from the token.
  */
 export interface CapturedEvent {
   /** UUID of the event: the SDK's `uuid` when valid, else a UUIDv7 assigned by capture. */
   uuid: string;
-  /** The event's distinct id, stringified, at most 200 characters. */
+  /** Stringified, at most 200 characters. */
   distinct_id: string;
-  /** Client IP as capture saw it (X-Forwarded-For aware), or null. */
+  /** As capture saw it (X-Forwarded-For aware). */
   ip: string | null;
   /** The event exactly as received, JSON-encoded (before timestamp normalisation). */
   data: string;
   /** Server receive time, ISO 8601 UTC. */
   now: string;
-  /** The request's `sent_at`, ISO 8601 UTC, or null. */
   sent_at: string | null;
-  /** The project API key the request carried. */
   token: string;
-  /** The project (team) the token belongs to. */
   team_id: number;
   event: string;
   /** The normalised timestamp (clock-skew corrected), ISO 8601 UTC with microseconds when known. */
@@ -26,7 +22,7 @@ export interface CapturedEvent {
   historical_migration?: boolean;
 }
 
-/** The original event inside `CapturedEvent.data`, as SDKs send it. */
+/** The event inside `CapturedEvent.data`, as SDKs send it. */
 export interface RawEvent {
   event?: unknown;
   distinct_id?: unknown;
@@ -70,14 +66,13 @@ export function toQueueMessage(event: CapturedEvent): QueueMessage {
   };
 }
 
-/** What Kafka adds to each record beside its key, value and headers, and to each header. */
+/** Kafka's framing per record and per header. */
 const RECORD_OVERHEAD_BYTES = 64;
 const HEADER_OVERHEAD_BYTES = 8;
 
 /**
- * The bytes a message takes on the queue, as a Kafka producer bounds it (`message.max.bytes`):
- * key, value and headers, with each record's framing. Capture holds every event's message to the
- * same bound whatever the queue, so that no run mode takes an event another one refuses.
+ * The bytes a message takes as a Kafka producer bounds it (`message.max.bytes`). Capture applies
+ * the same bound whatever the queue, so that no run mode takes an event another one refuses.
  */
 export function queueMessageBytes(message: QueueMessage): number {
   let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
