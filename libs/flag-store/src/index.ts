@@ -1,1 +1,1 @@
-export * from './flag-store';
+export { FlagStore, pgSqlClient, type EvaluationSubject, type SqlClient, type TeamFlags } from './flag.store';

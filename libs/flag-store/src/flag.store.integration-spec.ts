@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { evaluateFlags, flagValue } from '@hogbase/flag-evaluation';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
-import { FlagStore, pgSqlClient } from './flag-store';
+import { FlagStore, pgSqlClient } from './flag.store';
 
 /** The store over a migrated database: one project's definitions and a person's context, nothing of another project's. */
 describe('FlagStore', () => {

@@ -12,17 +12,15 @@ import type { Pool, QueryResultRow } from 'pg';
 export interface SqlClient {
   query<T>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
   /**
-   * A named statement (pg's `{name, text, values}`): Postgres parses and plans it once per
-   * connection instead of on every call, which for the per-request read costs more than running it
-   * (about 0.3 ms planning against 0.05 ms executing). Without it the text is run as a plain query.
+   * A named statement (pg's `{name, text, values}`), planned once per connection: for the
+   * per-request read, planning costs more than running. Absent: the text runs as a plain query.
    */
   queryNamed?<T>(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }>;
 }
 
 /**
- * pg's Pool or Client as a SqlClient that runs the per-request read as a named statement.
  * NOTE: a named statement lives on its server connection; behind PgBouncer in transaction mode
- * that needs PgBouncer 1.21+ with `max_prepared_statements` set, else use the plain client.
+ * that needs PgBouncer 1.21+ with `max_prepared_statements` set, else use a plain SqlClient.
  */
 export function pgSqlClient(pg: Pick<Pool, 'query'>): SqlClient {
   return {
@@ -39,7 +37,6 @@ export interface TeamFlags {
   flags: FlagDefinition[];
   /** Group type index (as text) → group type name. */
   groupTypeMapping: Record<string, string>;
-  /** The project's non-deleted cohorts. */
   cohorts: CohortDefinition[];
   timezone: string;
 }
@@ -49,7 +46,7 @@ export interface EvaluationSubject {
   distinctId: string;
   /** Group type name → key. */
   groups?: Record<string, string | number>;
-  /** Sent by the SDK: they override what is stored. */
+  /** They override what is stored. */
   personProperties?: Properties;
   groupProperties?: Record<string, Properties>;
   /** The anonymous id of a just-identified person (experience continuity). */
@@ -71,7 +68,7 @@ interface FlagRow {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A legacy row's filters (no `groups`) as one condition, as PostHog's get_filters() reads them. */
+/** A legacy row's filters (no `groups`) as one condition, as `get_filters()` in `posthog/models/feature_flag/feature_flag.py`. */
 export function flagFiltersOf(
   filters: FlagFilters & { properties?: unknown },
   legacyRollout: number | null,
@@ -81,18 +78,17 @@ export function flagFiltersOf(
   return { ...filters, groups: [{ properties: properties as never, rollout_percentage: legacyRollout }] };
 }
 
-/** A cohort's filters as the evaluator reads them: `{properties: {type, values}}`. */
 function cohortProperties(filters: unknown): CohortPropertyGroup | null {
   if (!isRecord(filters) || !isRecord(filters.properties)) return null;
   return filters.properties as unknown as CohortPropertyGroup;
 }
 
-/** One row, also without a person: then its person columns are null and its cohorts and overrides empty. */
+/** Also returned without a person: then its person columns are null. */
 interface ContextRow {
   properties: Record<string, unknown> | null;
   static_cohort_ids: number[] | null;
   hash_key_overrides: Record<string, string> | null;
-  /** `[group_type_index, group_key, group_properties]` of the groups that exist. */
+  /** `[group_type_index, group_key, group_properties]` */
   groups: [number, string, Record<string, unknown>][] | null;
 }
 
@@ -120,10 +116,7 @@ function groupIndexByType(team: TeamFlags): Map<string, number> {
   return new Map(Object.entries(team.groupTypeMapping).map(([index, type]) => [type, Number(index)]));
 }
 
-/**
- * Reads what flag evaluation needs from Postgres with plain SQL, every query bound to one project:
- * the management API (through its DataSource) and capture (through its pool) share it.
- */
+/** Plain SQL, every query bound to one project: shared by the management API and capture. */
 export class FlagStore {
   constructor(private readonly sql: SqlClient) {}
 
@@ -170,10 +163,8 @@ export class FlagStore {
   }
 
   /**
-   * The evaluation context of one subject: the person's stored properties (overridden by what the
-   * request sent), its static cohorts and hash-key overrides, and the properties of its groups.
-   * One query (one round trip, one statement) whatever the request holds: `/flags` pays this on
-   * every SDK call, and separate reads cost a round trip each plus a statement on Postgres.
+   * The person's stored properties (overridden by what the request sent), static cohorts,
+   * hash-key overrides and groups' properties, in one query: `/flags` pays this on every SDK call.
    */
   async contextFor(team: TeamFlags, subject: EvaluationSubject): Promise<EvaluationContext> {
     const groups = subject.groups ?? {};
@@ -219,9 +210,8 @@ export class FlagStore {
   }
 
   /**
-   * Experience continuity: when an identified person is seen with its anonymous id, the flags that
-   * keep their variant across identify hash on that anonymous id from now on. Existing overrides
-   * stay (the first anonymous id wins), as in PostHog.
+   * Experience continuity: continuity flags hash on the anonymous id from now on. The first
+   * anonymous id wins, as in `posthog/models/feature_flag/flag_matching.py`.
    */
   async recordHashKeyOverrides(team: TeamFlags, distinctId: string, hashKey: string): Promise<void> {
     const keys = team.flags
