@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { PostgresProbeRepository } from './postgres-probe.repository';
 
 /** Back-off of the checks while Postgres is unavailable: 1 s, doubled up to this. */
 const FIRST_CHECK_MS = 1_000;
@@ -19,8 +19,7 @@ export class PostgresAvailability implements OnModuleDestroy {
   private outage: { since: number; checks: number; timer?: NodeJS.Timeout } | undefined;
   private stopped = false;
 
-  // The unit of work's pool: this class lives in CoreModule, below every feature's repositories.
-  constructor(private readonly unitOfWork: UnitOfWork) {}
+  constructor(private readonly probe: PostgresProbeRepository) {}
 
   get available(): boolean {
     return this.outage === undefined;
@@ -63,7 +62,7 @@ export class PostgresAvailability implements OnModuleDestroy {
 
   private async check(): Promise<void> {
     try {
-      await this.unitOfWork.manager.query('SELECT 1');
+      await this.probe.ping();
       this.answered();
     } catch {
       this.checkLater();

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { checkReadiness, combineReadiness, type Readiness } from '@hogbase/service-runtime';
 import { PostgresAvailability } from '../common/postgres-availability.service';
+import { PostgresProbeRepository } from '../common/postgres-probe.repository';
 import { isPostgresUnavailable } from '../common/postgres-unavailable.util';
 import { MetricsService } from './metrics.service';
-import { PostgresProbeRepository } from './postgres-probe.repository';
 
 @Injectable()
 export class HealthService {
