@@ -2,15 +2,12 @@ import http from 'node:http';
 import https, { type RequestOptions } from 'node:https';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { EgressRefusedError, type EgressPolicy } from './egress.policy';
+import { EgressRefusedError } from './egress.errors';
+import type { EgressPolicy } from './egress-policy.service';
 
 type ConnectionCallback = (error: Error | null, stream: Duplex) => void;
 
-/**
- * Node's agents with their connections checked: the host is resolved through the policy and the
- * socket opened to the checked address (asynchronously, through the agent's callback), with the
- * TLS server name kept on the host so that certificates verify as before.
- */
+/** Connects to the address the policy checked, keeping the host as TLS server name for certificates. */
 function checkedConnection(
   policy: EgressPolicy,
   options: RequestOptions,
@@ -46,7 +43,6 @@ function checkedConnection(
   return undefined;
 }
 
-/** `agent` with its connections checked; `defaultPort` is its protocol's. */
 function withCheckedConnections<Agent extends http.Agent>(
   agent: Agent,
   policy: EgressPolicy,
@@ -63,11 +59,7 @@ export interface EgressAgents {
   httpsAgent: https.Agent;
 }
 
-/**
- * An http and an https agent whose connections go only where the policy lets them: for clients
- * built on `node:http`, such as the AWS SDK's NodeHttpHandler (`requestHandler: { httpAgent,
- * httpsAgent }`). Destroy them with the client.
- */
+/** For clients built on `node:http`, such as the AWS SDK's NodeHttpHandler. Destroy them with the client. */
 export function createEgressAgents(policy: EgressPolicy, options: https.AgentOptions = {}): EgressAgents {
   return {
     httpAgent: withCheckedConnections(new http.Agent(options), policy, 80),

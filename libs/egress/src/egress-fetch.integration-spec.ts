@@ -6,8 +6,9 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { createEgressAgents } from './egress-agents.util';
 import { createEgressFetch } from './egress-fetch.util';
-import { EgressPolicy, EgressRefusedError } from './egress.policy';
-import { registerOwnPort } from './own-ports.registry';
+import { EgressRefusedError } from './egress.errors';
+import { EgressPolicy } from './egress-policy.service';
+import { registerOwnPort } from './own-ports.store';
 
 interface Listener {
   url: string;

@@ -1,7 +1,7 @@
 import { Agent, buildConnector, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
-import { egressRefusalOf, EgressRefusedError, type EgressPolicy } from './egress.policy';
+import { egressRefusalOf, EgressRefusedError } from './egress.errors';
+import type { EgressPolicy } from './egress-policy.service';
 
-/** `fetch` as the platform types it, going only where a policy lets it. */
 export type EgressFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface EgressFetchOptions {
@@ -25,10 +25,8 @@ const BODY_HEADERS = [
 const ORIGIN_CREDENTIALS = ['authorization', 'proxy-authorization', 'cookie'];
 
 /**
- * An undici dispatcher whose every new connection resolves its host through the policy and
- * connects to the checked address (TLS still names and verifies the host: undici takes the
- * server name from the origin, not from the address). IP-literal hosts go through the same check,
- * which matters since Node does no lookup for them.
+ * Checked in the connector, not a `lookup` hook: Node does no lookup for IP-literal hosts. TLS
+ * still verifies the host, since undici takes the server name from the origin.
  */
 export function egressDispatcher(policy: EgressPolicy, tls: { ca?: string | Buffer } = {}): Agent {
   const connect = buildConnector(tls.ca === undefined ? {} : { ca: tls.ca });
@@ -48,15 +46,11 @@ export function egressDispatcher(policy: EgressPolicy, tls: { ca?: string | Buff
 }
 
 /**
- * `fetch` through {@link egressDispatcher}, following redirects itself so that each hop is checked
- * (http and https only, at most `maxRedirects`), with fetch's rules for a redirected request: 303
- * (and 301/302 of a POST) become a GET without body, and credentials are not sent to another
- * origin. `redirect: 'manual'` returns the redirect, `'error'` rejects. A refused connection
- * rejects with the {@link EgressRefusedError} itself, not fetch's `TypeError: fetch failed`.
+ * Follows redirects itself so that each hop is checked, with fetch's rules for a redirected request.
+ * A refused connection rejects with the {@link EgressRefusedError}, not `TypeError: fetch failed`.
  */
 export function createEgressFetch(policy: EgressPolicy, options: EgressFetchOptions = {}): EgressFetch {
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  // One dispatcher per fetch function, so that its connections are pooled across calls.
   const dispatcher = egressDispatcher(policy, { ca: options.ca });
   return async (input, init = {}) => {
     let url = new URL(String(input));
@@ -94,9 +88,8 @@ export function createEgressFetch(policy: EgressPolicy, options: EgressFetchOpti
 
 async function send(url: URL, init: RequestInit, dispatcher: Agent): Promise<Response> {
   try {
-    // NOTE: undici's own fetch, of the version the dispatcher comes from: Node's global fetch bundles
-    // its own undici, which need not accept a dispatcher of another version.
-    // Same shapes (undici-types is undici's own typing): the platform's Response type for callers.
+    // NOTE: undici's own fetch: Node's global fetch bundles its own undici, which need not accept
+    // a dispatcher of another version. The shapes are the same, so callers see the platform's type.
     const response: unknown = await undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher });
     return response as Response;
   } catch (error) {

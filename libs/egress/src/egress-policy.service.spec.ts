@@ -1,6 +1,7 @@
-import { EgressPolicy, EgressRefusedError, egressRefusalOf, type HostResolver } from './egress.policy';
+import { EgressRefusedError, egressRefusalOf } from './egress.errors';
+import { EgressPolicy, type HostResolver } from './egress-policy.service';
 import { parseIpAddress } from './ip-address.util';
-import { registerOwnPort } from './own-ports.registry';
+import { registerOwnPort } from './own-ports.store';
 
 /** A resolver answering from a table, so that no test depends on the machine's DNS. */
 function resolverOf(table: Record<string, string[]>): HostResolver {

@@ -7,7 +7,8 @@ import {
   parseNetwork,
   type IpAddress,
 } from './ip-address.util';
-import { isRegisteredOwnPort } from './own-ports.registry';
+import { EgressRefusedError } from './egress.errors';
+import { isRegisteredOwnPort } from './own-ports.store';
 
 /** The setting that opens private networks; named in every refusal so an admin knows what to set. */
 export const ALLOWED_NETWORKS_SETTING = 'EGRESS_ALLOWED_PRIVATE_NETWORKS';
@@ -17,7 +18,6 @@ export interface ResolvedAddress {
   family: 4 | 6;
 }
 
-/** Name resolution: every address of a host name, in the resolver's order. */
 export type HostResolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
 export interface EgressPolicyOptions {
@@ -29,43 +29,14 @@ export interface EgressPolicyOptions {
   resolve?: HostResolver;
 }
 
-/**
- * A connection the policy refused. The message is the same whether or not anything listens at the
- * target (nothing was sent there), so that it tells nothing about the server's network.
- */
-export class EgressRefusedError extends Error {
-  readonly code = 'EGRESS_REFUSED';
-
-  constructor(message: string) {
-    super(message);
-    this.name = 'EgressRefusedError';
-  }
-}
-
-/**
- * The refusal in an error or in its causes (fetch wraps it in `TypeError: fetch failed`, the AWS
- * SDK passes it on). Duck-typed by code: the error may come from another realm.
- */
-export function egressRefusalOf(error: unknown): EgressRefusedError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth += 1) {
-    if ((current as { code?: unknown }).code === 'EGRESS_REFUSED') return current as EgressRefusedError;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 async function systemResolver(hostname: string): Promise<readonly ResolvedAddress[]> {
   const addresses = await lookup(hostname, { all: true, order: 'verbatim' });
   return addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 }
 
 /**
- * Where the server's outgoing connections on behalf of users (apps' fetch, webhooks, app installs,
- * batch-export destinations) may go: public addresses, the private networks an admin allowed,
- * never the server's own ports on its own addresses. Every connection resolves the host once,
- * checks each address and connects to a checked address, so a name that resolves elsewhere on the
- * next lookup (DNS rebinding) cannot slip between the check and the connection.
+ * Where the server's outgoing connections on behalf of users may go. The host is resolved once and
+ * the connection made to a checked address, so DNS rebinding cannot slip between check and connect.
  */
 export class EgressPolicy {
   private readonly networks: [IpAddress, number][];
@@ -82,12 +53,11 @@ export class EgressPolicy {
     this.resolver = options.resolve ?? systemResolver;
   }
 
-  /** No private network, the system resolver: what a library uses when its caller passed no policy. */
+  /** What a library uses when its caller passed no policy. */
   static strict(): EgressPolicy {
     return new EgressPolicy();
   }
 
-  /** Why a connection to `address:port` is refused, or undefined when it may go. */
   refusal(address: IpAddress, port: number): 'own-port' | 'private' | undefined {
     if ((this.ownPorts.has(port) || isRegisteredOwnPort(port)) && isLocalAddress(address)) return 'own-port';
     if (classifyAddress(address).public) return undefined;
@@ -95,9 +65,8 @@ export class EgressPolicy {
   }
 
   /**
-   * The address to connect to for `host:port`: an IP literal in any spelling is checked as it is, a
-   * name is resolved and its first allowed address is taken. Throws EgressRefusedError when no
-   * address may be reached, and for a socket path (a Postgres `host` of `/var/run/...`).
+   * An IP literal in any spelling is checked as it is; a name is resolved and its first allowed
+   * address taken. EgressRefusedError when none may be reached, and for a socket path.
    */
   async resolve(host: string, port: number): Promise<ResolvedAddress> {
     const shown = host;

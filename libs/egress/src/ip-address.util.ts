@@ -12,9 +12,8 @@ const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 
 /**
- * An address in any spelling a socket accepts, else undefined (a host name). Besides the canonical
- * forms this takes inet_aton's (`127.1`, `0x7f.1`, `0177.0.0.1`, `2130706433`), which getaddrinfo
- * and so Node's connect accept too, IPv6 in brackets and with a zone (`fe80::1%eth0`).
+ * Any spelling a socket accepts, else undefined (a host name): also inet_aton's (`127.1`, `0x7f.1`,
+ * `2130706433`), which Node's connect accepts, and IPv6 in brackets or with a zone.
  */
 export function parseIpAddress(text: string): IpAddress | undefined {
   const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
@@ -29,11 +28,7 @@ export function parseIpAddress(text: string): IpAddress | undefined {
   return ipaddr.parse(bare);
 }
 
-/**
- * The IPv4 address an IPv6 one stands for: IPv4-mapped (`::ffff:a.b.c.d`), SIIT (`::ffff:0:a.b.c.d`),
- * NAT64 (`64:ff9b::a.b.c.d`), 6to4 (`2002:aabb:ccdd::`) and the deprecated IPv4-compatible
- * (`::a.b.c.d`). A socket to any of them may end at that IPv4 address.
- */
+/** The IPv4 address an IPv6 form stands for (mapped, SIIT, NAT64, 6to4, IPv4-compatible). */
 export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   const parts = address.parts;
   const low = (high: number, lowPart: number) =>
@@ -47,12 +42,7 @@ export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   return undefined;
 }
 
-/**
- * Whether an address is a public one: IPv4 and IPv6 outside every IANA special-purpose range
- * (loopback, RFC 1918, CGNAT 100.64/10, link-local with the 169.254.169.254 metadata service,
- * ULA fc00::/7, unspecified, multicast, broadcast, documentation, benchmarking, reserved, ...), an
- * IPv6 form of an IPv4 address judged by that IPv4 address, and IPv6 only inside 2000::/3.
- */
+/** Public: outside every IANA special-purpose range; an IPv6 form of an IPv4 address judged by that address. */
 export function classifyAddress(address: IpAddress): AddressClass {
   if (address.kind() === 'ipv4') {
     const range = address.range();
@@ -72,24 +62,20 @@ export function classifyAddress(address: IpAddress): AddressClass {
   return ipv6.match(GLOBAL_UNICAST) ? PUBLIC : { public: false, range: 'reserved' };
 }
 
-/** The address and, for an IPv6 form of an IPv4 one, that IPv4 address: what CIDRs are matched against. */
+/** What CIDRs are matched against: the address and the IPv4 address it stands for. */
 export function addressForms(address: IpAddress): IpAddress[] {
   if (address.kind() === 'ipv4') return [address];
   const inner = embeddedIPv4(address as ipaddr.IPv6);
   return inner === undefined ? [address] : [address, inner];
 }
 
-/** Whether an address is in a network (`[network, prefix length]`), in any of its forms. */
 export function inNetwork(address: IpAddress, network: [IpAddress, number]): boolean {
   return addressForms(address).some(
     (form) => form.kind() === network[0].kind() && form.match(network[0], network[1]),
   );
 }
 
-/**
- * Whether a socket to this address ends on this machine: loopback, unspecified (connecting to
- * 0.0.0.0 or :: reaches the local host) or one of the machine's interface addresses.
- */
+/** Whether a socket to it ends on this machine (connecting to 0.0.0.0 or :: reaches the local host). */
 export function isLocalAddress(address: IpAddress): boolean {
   const forms = addressForms(address);
   if (forms.some((form) => ['loopback', 'unspecified'].includes(form.range()))) return true;
@@ -109,9 +95,8 @@ export function isLocalAddress(address: IpAddress): boolean {
 }
 
 /**
- * A network as `EGRESS_ALLOWED_PRIVATE_NETWORKS` writes it: a CIDR (`10.0.0.0/8`, `fd00::/8`) or
- * one address. IPv4 must be four decimal parts (`10/8` would read as 0.0.0.10/8). Undefined when
- * the text is neither.
+ * A CIDR or one address, as `EGRESS_ALLOWED_PRIVATE_NETWORKS` writes it. IPv4 must be four decimal
+ * parts: `10/8` would read as 0.0.0.10/8.
  */
 export function parseNetwork(text: string): [IpAddress, number] | undefined {
   const [address, bits, ...rest] = text.trim().split('/');

@@ -1,1 +1,1 @@
-export { FlagStore, pgSqlClient, type EvaluationSubject, type SqlClient, type TeamFlags } from './flag.store';
+export { FlagStore, pgSqlClient, type EvaluationSubject, type TeamFlags } from './flag.store';
