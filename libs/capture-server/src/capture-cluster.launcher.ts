@@ -8,22 +8,14 @@ import {
 } from 'prom-client';
 
 /**
- * CAPTURE_WORKERS > 1: capture on several cores of one machine. The primary process forks the
- * workers and does nothing else but supervise them; each worker runs the whole capture service
- * (its own Kafka producer and Postgres pool) and they share the listening port (node:cluster hands
- * each new connection to a worker in turn).
- *
- * - /metrics, answered by any worker, is every worker's metrics summed: the worker asks the
- *   primary, which asks each worker that has started its service and adds them up.
- * - /_health and /_ready are the answering worker's own.
- * - SIGTERM to the primary (a container's PID 1) is passed to every worker, which drains as capture
- *   alone does; the primary exits once they all have, 0 if every one exited 0. A worker that dies
- *   otherwise is replaced.
+ * CAPTURE_WORKERS > 1: the primary only forks and supervises workers, each a whole capture service
+ * on the shared port. /metrics is every worker's summed (asked through the primary); /_health and
+ * /_ready are the answering worker's own.
  */
 export interface CaptureClusterOptions {
   workers: number;
   logger: Logger;
-  /** The shared listening address, once the first worker listens (port 0 becomes a random one). */
+  /** Once the first worker listens (port 0 becomes a random one). */
   onListening?: (address: { port: number }) => void;
 }
 
@@ -34,16 +26,13 @@ export interface CaptureCluster {
 
 /** A worker, to the primary: my service runs, ask me for metrics from now on. */
 const JOINED = 'hogbase:capture-joined';
-/** A worker asking the primary for the cluster's metrics, and the primary's answer. */
 const CLUSTER_METRICS = 'hogbase:capture-cluster-metrics';
-/** The primary asking one worker for its own metrics, and the worker's answer. */
 const OWN_METRICS = 'hogbase:capture-own-metrics';
 
 /** A worker that dies sooner than this after its start is restarted only after a pause. */
 const CRASH_LOOP_MS = 5_000;
 const RESTART_PAUSE_MS = 2_000;
 const STOP_TIMEOUT_MS = 30_000;
-/** How long the primary waits for a worker's own metrics. */
 const COLLECT_TIMEOUT_MS = 5_000;
 
 type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
@@ -62,7 +51,6 @@ function asMessage(message: unknown): ClusterMessage | undefined {
     : undefined;
 }
 
-/** Sends `request` and resolves with the first message of `type` carrying its id. */
 function exchange(
   send: (message: ClusterMessage) => void,
   subscribe: (listener: (message: unknown) => void) => () => void,
@@ -87,13 +75,16 @@ function exchange(
 
 let nextId = 0;
 
-/** In the primary: forks the workers (which run this same program) and supervises them. */
+/**
+ * In the primary: forks the workers (this same program) and replaces one that dies. SIGTERM is
+ * passed to every worker, which drains as capture alone does; stop resolves once all have exited.
+ */
 export function startCaptureCluster(options: CaptureClusterOptions): CaptureCluster {
   const { logger } = options;
   const startedAt = new Map<Worker, number>();
   /** Workers whose service runs: the ones asked for metrics. */
   const joined = new Set<Worker>();
-  /** Workers that have listened on the port: only these can have requests in flight. */
+  /** Only these can have requests in flight. */
   const listening = new Set<Worker>();
   let stopping = false;
   let announced = false;
@@ -153,8 +144,7 @@ export function startCaptureCluster(options: CaptureClusterOptions): CaptureClus
     async stop(timeoutMs = STOP_TIMEOUT_MS) {
       stopping = true;
       const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker);
-      // A worker still starting (one replacing a worker that died, say) has taken no request: the
-      // signal may end it before its own handler is in place, and nothing is lost by that.
+      // A worker still starting has taken no request: the signal may end it before its handler is in place.
       const stoppedCleanly = (worker: Worker, code: number | null) => code === 0 || !listening.has(worker);
       const exits = workers.map(
         (worker) =>
@@ -187,7 +177,7 @@ const processListeners = (listener: (message: unknown) => void) => {
 
 const toPrimary = (message: ClusterMessage) => process.send?.(message);
 
-/** In a worker, once its service runs: answer the primary's collections with `registry`. */
+/** In a worker, once its service runs. */
 export function reportMetricsToPrimary(registry: Registry): void {
   process.on('message', (raw: unknown) => {
     const message = asMessage(raw);
@@ -200,7 +190,7 @@ export function reportMetricsToPrimary(registry: Registry): void {
   toPrimary({ type: JOINED });
 }
 
-/** In a worker: what /metrics answers, every running worker's registry summed by the primary. */
+/** In a worker: what /metrics answers. */
 export async function clusterMetricsText(): Promise<string> {
   const answer = await exchange(
     toPrimary,

@@ -9,21 +9,22 @@ import {
 } from '@hogbase/capture-core';
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC } from '@hogbase/event-contract';
 import { MessageTooLargeError, QueueUnavailableError, type EventPublisher } from '@hogbase/queue';
-import type { CaptureMetrics } from './capture-metrics';
+import type { CaptureMetrics } from './capture-metrics.util';
 import {
   CaptureAcceptedSchema,
   eventGetOperation,
   eventPostOperation,
   preflightOperation,
-} from './capture.schema';
-import { errorBody, SERVICE_UNAVAILABLE } from './error-body';
+} from './capture.dto';
+import { errorBody, SERVICE_UNAVAILABLE } from './error-body.dto';
 import {
   documentedRoute,
   ref,
   type DocumentedReply,
   type DocumentedRequest,
 } from './openapi/documented-route.util';
-import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
+import { TokenLookupUnavailableError } from './capture.errors';
+import type { ProjectTokens } from './project-token.cache';
 
 export interface CaptureEventsOptions {
   publisher: EventPublisher;
@@ -36,9 +37,8 @@ export interface CaptureEventsOptions {
 }
 
 /**
- * Every path real SDKs post events to (posthog-node: /batch/; posthog-js: /e/ and /i/v0/e/). The
- * SDKs' own paths also take a legacy `GET ?data=`; the spec's two public endpoints, `/capture/` and
- * `/batch/`, are POST-only (405 to any other method but a CORS preflight).
+ * Every path SDKs post events to. The SDKs' own paths also take a legacy `GET ?data=`; `/capture/`
+ * and `/batch/` are POST-only.
  */
 const EVENT_PATHS: readonly CapturePath[] = [
   { url: '/e/', methods: ['GET', 'POST'], summary: 'Capture events (posthog-js)' },
@@ -66,9 +66,8 @@ type EventOperation = ReturnType<typeof eventPostOperation> | ReturnType<typeof 
 const ACCEPTED = { status: 1 } as const;
 
 /**
- * The event routes: decode what SDKs send, resolve the project token, and answer 200 only once the
- * queue acknowledged every accepted event (Kafka `acks: -1`, or the in-process bus once written).
- * Single events without a name or distinct id are dropped (counted), never the batch.
+ * 200 only once the queue acknowledged every accepted event. An event without a name or distinct id
+ * is dropped (counted), never the batch.
  */
 export function registerCaptureEventRoutes(scope: FastifyInstance, options: CaptureEventsOptions): void {
   const handle =
@@ -105,7 +104,7 @@ export function registerCaptureEventRoutes(scope: FastifyInstance, options: Capt
   }
 }
 
-/** Answers one capture request; returns its status for the request metric. */
+/** Returns the status for the request metric. */
 async function captureRequest(
   request: DocumentedRequest<EventOperation>,
   reply: DocumentedReply<EventOperation>,
@@ -175,7 +174,7 @@ async function captureRequest(
       return failure.status;
     }
     if (failure instanceof QueueUnavailableError || failure instanceof TokenLookupUnavailableError) {
-      // Per request at debug: the publisher and the token cache each log the outage once.
+      // At debug: the publisher and the token cache each log the outage once.
       request.log.debug({ err: failure }, 'capture unavailable');
       void reply.code(503).send(SERVICE_UNAVAILABLE);
       return 503;

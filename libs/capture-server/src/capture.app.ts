@@ -8,20 +8,20 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { EventPublisher } from '@hogbase/queue';
 import type { Readiness } from '@hogbase/service-runtime';
-import { CaptureMetrics } from './capture-metrics';
+import { CaptureMetrics } from './capture-metrics.util';
 import { registerCaptureEventRoutes } from './capture-events.controller';
-import { registerBrowserCors } from './cors';
-import { errorBody, RETRY_AFTER_SECONDS, SERVICE_UNAVAILABLE } from './error-body';
-import { registerFlagRoutes, type FlagServices } from './flags/flags.routes';
-import { registerCaptureOpenApi, watchDocumentedPaths } from './openapi/capture-openapi.plugin';
+import { registerBrowserCors } from './cors.middleware';
+import { errorBody, RETRY_AFTER_SECONDS, SERVICE_UNAVAILABLE } from './error-body.dto';
+import { registerFlagRoutes, type FlagServices } from './flags/flags.controller';
+import { registerCaptureOpenApi, watchDocumentedPaths } from './openapi/capture-openapi.controller';
 import { registerProbeRoutes } from './probes.controller';
 import type { ProjectTokens } from './project-token.cache';
-import { registerRecordingsRoutes } from './recordings.routes';
+import { registerRecordingsRoutes } from './recordings.controller';
 import type { RemoteConfigSource } from './remote-config/remote-config.cache';
-import { registerRemoteConfigRoutes } from './remote-config/remote-config.routes';
-import { registerSdkAssetRoutes } from './sdk-assets.routes';
+import { registerRemoteConfigRoutes } from './remote-config/remote-config.controller';
+import { registerSdkAssetRoutes } from './sdk-assets.controller';
 import type { SiteAppSource } from './site-apps/site-apps.cache';
-import { registerSiteAppRoutes } from './site-apps/site-apps.routes';
+import { registerSiteAppRoutes } from './site-apps/site-apps.controller';
 
 export interface CaptureAppOptions {
   publisher: EventPublisher;
@@ -31,37 +31,23 @@ export interface CaptureAppOptions {
   eventBodyLimit: number;
   maxDecodedBytes: number;
   trustProxy: boolean;
-  /**
-   * What /_ready answers (capture.service.ts: the queue takes events; Postgres is only reported).
-   * A bare boolean is a readiness without checks.
-   */
+  /** What /_ready answers; a bare boolean is a readiness without checks. */
   ready: () => Promise<Readiness | boolean>;
   /**
-   * Largest event, in bytes of its queue message: a request holding a larger one is refused
-   * whole (413), in every run mode. Default DEFAULT_MAX_EVENT_BYTES (1,000,000, as PostHog's
-   * rust/capture/src/config.rs).
+   * Largest event, in bytes of its queue message: a request holding a larger one is refused whole
+   * (413). Default DEFAULT_MAX_EVENT_BYTES, 1,000,000 as PostHog's rust/capture/src/config.rs.
    */
   maxEventBytes?: number;
-  /** Flag evaluation for SDKs (`/flags`, `/decide`, local-evaluation definitions). */
   flags?: FlagServices;
-  /** A project's site apps: the `/site_app/` scripts posthog-js loads when `config.js` failed. */
   siteApps?: SiteAppSource;
-  /** The remote config SDKs load at start (`/array/:token/config(.js)`, `/flags?config=true`, `/decide`). */
   remoteConfig?: RemoteConfigSource;
-  /**
-   * What /metrics answers: this app's registry by default; in a worker of a capture cluster, the
-   * metrics of every worker, summed (capture-cluster.ts).
-   */
+  /** In a worker of a capture cluster: every worker's metrics, summed. */
   metricsText?: (own: Registry) => Promise<string>;
   /** METRICS_TOKEN: when set, `/metrics` needs `Authorization: Bearer <token>`. */
   metricsToken?: string;
 }
 
-/**
- * The capture host: its Fastify instance, the answers every route shares (errors, 404, draining,
- * Retry-After, CORS, the OpenAPI document), then the routes: events, flags, recordings, site apps,
- * remote config and SDK assets, and the probes.
- */
+/** The capture host: the answers every route shares (errors, 404, draining, Retry-After, CORS), then the routes. */
 export function buildCaptureApp(options: CaptureAppOptions): {
   app: FastifyInstance;
   metrics: CaptureMetrics;
@@ -74,23 +60,19 @@ export function buildCaptureApp(options: CaptureAppOptions): {
     trustProxy: options.trustProxy,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: options.batchBodyLimit,
-    // Refused while closing by the hook below, in the capture host's error body: Fastify's own
-    // closing answer has a body of its own, which no SDK or document knows.
+    // Fastify's own closing answer and URL errors have bodies no SDK or document knows.
     return503OnClosing: false,
-    // A URL that is not valid percent-encoding: the capture host's error body, not Fastify's.
     frameworkErrors: (failure, _request, reply: FastifyReply) => {
       void reply.code(400).send(errorBody('invalid_request', 'invalid_url', failure.message));
     },
   });
 
-  // Bodies come in every encoding SDKs use (JSON, gzip, base64, form, text/plain): read them raw
-  // and let the decoder decide.
+  // SDKs send JSON, gzip, base64, form and text/plain: the decoder decides, not the content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   registerBrowserCors(app);
-  // Draining (SIGTERM): a request that arrives now is a 503 like any other capture 503 (SDKs retry
-  // it elsewhere), on a connection that closes; the requests already in flight finish.
+  // Draining: a new request is a 503 like any other (SDKs retry it elsewhere); those in flight finish.
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -99,7 +81,6 @@ export function buildCaptureApp(options: CaptureAppOptions): {
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) return reply.header('connection', 'close').code(503).send(SERVICE_UNAVAILABLE);
   });
-  // Every 503 (the queue, or Postgres for a token never seen, is unavailable) says when to retry.
   app.addHook('onSend', async (_request, reply) => {
     if (reply.statusCode === 503 && !reply.hasHeader('retry-after')) {
       void reply.header('retry-after', String(RETRY_AFTER_SECONDS));

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ErrorBodySchema, RETRY_AFTER_SECONDS } from './error-body';
+import { ErrorBodySchema, RETRY_AFTER_SECONDS } from './error-body.dto';
 import {
   jsonWithHeaders,
   noContent,
@@ -9,9 +9,8 @@ import {
 } from './openapi/documented-route.util';
 
 /**
- * The event bodies the capture host takes and what it answers them: the shapes of the spec's
- * `/capture/` and `/batch/` (Event capture), and of the SDKs' own paths. What is required is what
- * the spec requires; an event that lacks it is dropped, the request still answers 200 (Errors 2).
+ * The event bodies the capture host takes and its answers. An event that lacks a required field is
+ * dropped; the request still answers 200.
  */
 
 const properties = Type.Record(Type.String(), Type.Unknown(), {

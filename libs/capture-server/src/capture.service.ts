@@ -12,34 +12,26 @@ import { createCapturePool } from './postgres-pool';
 import { ProjectChangeListener } from './project-changes.listener';
 import { ProjectTokenCache } from './project-token.cache';
 import { RemoteConfigCache } from './remote-config/remote-config.cache';
-import { QueueHealth } from './queue-health';
+import { QueueHealth } from './queue-health.publisher';
 import { SiteAppsCache } from './site-apps/site-apps.cache';
 
 /** What capture runs on; the caller opened them and closes them after `stop()`. */
 export interface CaptureEngines {
-  /** The queue: Kafka (createCapturePublisher) or the in-process bus. */
+  /** Kafka (createCapturePublisher) or the in-process bus. */
   publisher: EventPublisher;
-  /** Project tokens not seen yet, and the persons and flags of the SDKs' flag calls (createCapturePool). */
   pool: Pool;
   logger: Logger;
 }
 
 export interface CaptureService extends RunningService {
   app: FastifyInstance;
-  /** `http://host:port` it listens on. */
   url: string;
 }
 
 /**
- * Capture: the Fastify app the SDKs post to, listening on CAPTURE_HOST:CAPTURE_PORT, serving its
- * own /_health, /_ready and /metrics.
- *
- * Ready means able to take events: the queue takes them, and the projects' tokens have been loaded
- * once. After that, Postgres is reported but does not count: the tokens are served from the cache,
- * so with Postgres down capture still answers every known project (and 503 for an unknown token),
- * and taking it out of rotation would drop those too. A capture that never reached Postgres knows
- * no token and would answer every event 503: it stays out of rotation (a rolling deploy keeps the
- * old pods) until it has loaded them.
+ * Capture on CAPTURE_HOST:CAPTURE_PORT. Ready means the queue takes events and the tokens were
+ * loaded once; Postgres is then only reported, since known projects are served from the cache and
+ * taking capture out of rotation would drop them too.
  */
 export async function startCaptureService(
   config: CaptureConfig,
@@ -66,7 +58,7 @@ export async function startCaptureService(
   const remoteConfig = new RemoteConfigCache(pool, siteApps, { logger });
   const changes = new ProjectChangeListener(pool.options, logger);
   changes.onChange((teamId) => {
-    // Site apps first: the remote config is rebuilt from them.
+    // Site apps first: the remote config is built from them.
     siteApps.forget(teamId);
     remoteConfig.forget(teamId);
     flags.definitions.forget(teamId);
@@ -85,8 +77,7 @@ export async function startCaptureService(
     eventBodyLimit: config.eventBodyLimit,
     maxDecodedBytes: config.maxDecodedBytes,
     trustProxy: config.trustProxy,
-    // NOTE: in every run mode, the in-process bus too: it has no size limit of its own, and an event
-    // it took would be copied whole into ingestion's batches and the apps' destination jobs.
+    // NOTE: the in-process bus too: it has no size limit of its own.
     maxEventBytes: config.kafka.maxMessageBytes,
     ready,
     metricsText: options.metricsText,
@@ -101,7 +92,6 @@ export async function startCaptureService(
     url: `http://${host}:${port}`,
     metrics: metrics.registry,
     ready,
-    // Stops taking requests and waits for those in flight (each bounded by the publish timeout).
     async stop() {
       await app.close();
       await changes.stop();
@@ -109,7 +99,7 @@ export async function startCaptureService(
   };
 }
 
-/** Capture's Kafka publisher: `acks: -1` within KAFKA_PRODUCER_TIMEOUT_MS, messages up to KAFKA_MAX_MESSAGE_BYTES. */
+/** `acks: -1` within KAFKA_PRODUCER_TIMEOUT_MS, messages up to KAFKA_MAX_MESSAGE_BYTES. */
 export function createCapturePublisher(
   kafka: KafkaConfig & { brokers: string[] },
   logger: Logger,
@@ -130,9 +120,8 @@ export interface OpenedCaptureEngines extends CaptureEngines {
 }
 
 /**
- * What capture runs on alone (split mode): the Postgres of DATABASE_URL and Kafka. The publisher
- * connects in the background: a broker that is down at start-up makes capture answer 503 and not
- * ready, never the process exit.
+ * Split mode: DATABASE_URL and Kafka. A broker down at start-up makes capture 503 and not ready,
+ * never the process exit.
  */
 export function openCaptureEngines(config: CaptureConfig, logger: Logger): OpenedCaptureEngines {
   const { databaseUrl } = config;

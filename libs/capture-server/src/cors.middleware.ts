@@ -2,22 +2,17 @@ import type { FastifyInstance } from 'fastify';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Browsers call this route cross-origin: posthog-js on the customer's own site. */
+    /** posthog-js calls this route cross-origin. */
     browser?: boolean;
   }
 }
 
 /**
- * CORS for the browser routes only, as PostHog's capture answers them: the request's origin and
- * headers mirrored, GET/POST/OPTIONS, credentials allowed.
+ * CORS for the browser routes only, as PostHog's capture: origin and headers mirrored. Server-side
+ * routes (local-evaluation definitions, probes) answer no CORS, so no page can read them.
  *
- * NOTE: credentials stay allowed on purpose. posthog-js's XHR transport sets
- * `withCredentials = true` (to send its opt-out cookie), and a browser discards a credentialed
- * response without `Access-Control-Allow-Credentials: true`: the SDK would see status 0 for events
- * that were stored, and send them again. Capture reads no cookie and answers nothing secret (the
- * project token is in the body), so credentials grant a page nothing here.
- * Server-side routes (the local-evaluation definitions, taken with a personal API key; health,
- * readiness, metrics) answer no CORS at all, so no web page can read them or preflight them.
+ * NOTE: credentials stay allowed: posthog-js's XHR sets `withCredentials`, and without the header the
+ * browser hides a stored event's answer and the SDK sends it again. Capture reads no cookie.
  */
 export function registerBrowserCors(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {

@@ -1,11 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { stringEnum } from './openapi/documented-route.util';
 
-/**
- * The `{type, code, detail, attr}` body every capture-host endpoint answers an error with, as
- * PostHog does (ARCHITECTURE.md, cross-cutting rules); `attr` names the offending field, if any.
- * The capture host's document names it `CaptureError`.
- */
+/** Every capture-host error, as PostHog answers them (posthog/exceptions.py). */
 export const ErrorBodySchema = Type.Object(
   {
     type: stringEnum(['validation_error', 'authentication_error', 'invalid_request', 'server_error']),
@@ -31,13 +27,9 @@ export function errorBody(
   return { type, code, detail, attr };
 }
 
-/** A 503's body: something the answer depends on (Postgres, the queue) is down; SDKs retry. */
 export const SERVICE_UNAVAILABLE: Readonly<ErrorBody> = Object.freeze(
   errorBody('server_error', 'service_unavailable', 'Transient error, please retry.'),
 );
 
-/**
- * What every 503 asks a client to wait before trying again, in seconds (`Retry-After`), as the
- * management API answers its own (libs/management-api/src/common/api-error.ts).
- */
+/** `Retry-After` of every 503, as the management API's (libs/management-api/src/common/api-error.ts). */
 export const RETRY_AFTER_SECONDS = 5;

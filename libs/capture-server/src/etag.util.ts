@@ -1,7 +1,4 @@
-/**
- * Whether `If-None-Match` names `etag`, compared weakly as RFC 9110 asks. NOTE: a proxy that
- * compresses responses (nginx's gzip) turns the ETag into `W/"…"`, and clients send that back.
- */
+/** Compared weakly (RFC 9110): a compressing proxy turns the ETag into `W/"…"`, and clients send that back. */
 export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch

@@ -1,17 +1,13 @@
 import type { Logger } from 'pino';
 
 export interface ExpiringLookupOptions {
-  /** How long what was read is served before it is read again. */
   ttlMs?: number;
   /** While reads fail, how long a stale entry is served before it is read again. */
   retryAfterFailureMs?: number;
   maxEntries?: number;
 }
 
-/**
- * Logs the change of state once each way, for lookups that fail together (they read one Postgres):
- * one line when reads start failing and one when they answer again.
- */
+/** One line when reads start failing and one when they answer again, for lookups of one Postgres. */
 export class OutageLog {
   private failing = false;
 
@@ -41,10 +37,8 @@ interface Entry<V> {
 /**
  * A bounded map of values read by `read`, each trusted for ttlMs; concurrent reads of a key share one.
  *
- * NOTE: when a read fails, what was read before is served on (read again every retryAfterFailureMs);
- * only a key never read raises, through `unavailable`, which callers answer with 503.
- * `forget` drops entries at once (a change was notified), and a read that was in flight when it was
- * called is served to its waiters but not kept: it may have read the row before the change.
+ * NOTE: when a read fails, what was read before is served on; only a key never read raises
+ * (`unavailable`, answered 503). A read in flight during `forget` is not kept: it may predate the change.
  */
 export class ExpiringLookup<K, V> {
   private readonly entries = new Map<K, Entry<V>>();
@@ -52,7 +46,6 @@ export class ExpiringLookup<K, V> {
   private readonly ttlMs: number;
   private readonly retryAfterFailureMs: number;
   private readonly maxEntries: number;
-  /** Bumped by every forget: a read started under an older generation is not kept. */
   private generation = 0;
 
   constructor(
@@ -86,7 +79,6 @@ export class ExpiringLookup<K, V> {
     }
   }
 
-  /** Drops one key, or every key when none is given: the next get reads again. */
   forget(key?: K): void {
     this.generation += 1;
     if (key === undefined) {

@@ -1,20 +1,14 @@
-export * from './capture.app';
-export * from './capture-metrics';
-export * from './postgres-pool';
-export * from './project-token.cache';
-export * from './flags/flag-definitions.cache';
-export * from './flags/flag-request.parser';
-export * from './flags/flags.routes';
-export * from './flags/personal-key.authorizer';
-export * from './flags/flag-services';
-export * from './site-apps/site-apps.cache';
-export * from './site-apps/site-apps.routes';
-export * from './site-apps/site-app-script.util';
-export * from './remote-config/remote-config';
-export * from './remote-config/remote-config.cache';
-export * from './remote-config/remote-config.routes';
-export * from './project-changes.listener';
-export * from './expiring-lookup';
-export * from './capture.service';
-export * from './queue-health';
-export * from './capture-cluster';
+// The capture service and what runs it: alone, in a cluster of workers, or inside npm start.
+export {
+  createCapturePublisher,
+  openCaptureEngines,
+  startCaptureService,
+  type CaptureService,
+} from './capture.service';
+export { clusterMetricsText, reportMetricsToPrimary, startCaptureCluster } from './capture-cluster.launcher';
+export { createCapturePool } from './postgres-pool';
+
+// The app without the service around it, for tests that wire their own engines.
+export { buildCaptureApp } from './capture.app';
+export { createFlagServices } from './flags/flag-services';
+export { ProjectTokenCache } from './project-token.cache';

@@ -2,13 +2,9 @@ import { Pool, type PoolConfig } from 'pg';
 import type { Logger } from 'pino';
 
 /**
- * The bounds every Postgres connection of capture carries: libs/postgres's POSTGRES_TIMEOUTS
- * (capture may not import that library, which brings TypeORM; postgres-pool.spec.ts keeps the two
- * equal), except the wait for a connection, kept short because an SDK is waiting on the answer.
- *
- * The server-side ones (statement, lock, idle in transaction) bound a real Postgres; the embedded
- * one ignores them, and `query_timeout` bounds it from the client. pg releases a client whose
- * query failed with the error, so a timed-out connection is discarded, never reused half-busy.
+ * libs/postgres's POSTGRES_TIMEOUTS (that lib brings TypeORM; postgres-pool.spec.ts keeps them equal), but a
+ * short wait for a connection: an SDK waits on the answer. The embedded Postgres ignores the
+ * server-side ones; `query_timeout` bounds it from the client.
  */
 export const CAPTURE_POOL_TIMEOUTS = {
   statement_timeout: 30_000,
@@ -19,11 +15,8 @@ export const CAPTURE_POOL_TIMEOUTS = {
 } as const satisfies PoolConfig;
 
 /**
- * The capture app's Postgres pool: token lookups, and the persons and flags of SDK flag calls.
- *
- * TRICKY: pg emits 'error' on the pool when an idle connection dies (Postgres restarted or
- * terminated it); without a listener that event crashes the process. Capture must outlive
- * Postgres outages, so the error is logged and the next query reconnects.
+ * TRICKY: pg emits 'error' on the pool when an idle connection dies; unheard, it crashes the
+ * process, and capture must outlive Postgres outages.
  */
 export function createCapturePool(url: string, logger: Pick<Logger, 'warn'>, max = 4): Pool {
   const pool = new Pool({

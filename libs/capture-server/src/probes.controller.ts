@@ -2,16 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { readinessResponse, refuseMetricsRequest, type Readiness } from '@hogbase/service-runtime';
 import { documentedRoute } from './openapi/documented-route.util';
-import { HEALTH_OPERATION, METRICS_OPERATION, READY_OPERATION } from './probes.schema';
+import { HEALTH_OPERATION, METRICS_OPERATION, READY_OPERATION } from './probes.dto';
 
 export interface ProbeOptions {
-  /** What /_ready answers; a bare boolean is a readiness without checks. */
+  /** A bare boolean is a readiness without checks. */
   ready: () => Promise<Readiness | boolean>;
-  /** This app's own metrics. */
   registry: Registry;
-  /** What /metrics answers: `registry`'s metrics unless given. */
+  /** `registry`'s metrics unless given. */
   metricsText?: (own: Registry) => Promise<string>;
-  /** METRICS_TOKEN: when set, `/metrics` needs `Authorization: Bearer <token>`. */
   metricsToken?: string;
 }
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { RETRY_AFTER_HEADER } from './capture.schema';
-import { ErrorBodySchema } from './error-body';
+import { RETRY_AFTER_HEADER } from './capture.dto';
+import { ErrorBodySchema } from './error-body.dto';
 import {
   jsonWithHeaders,
   ref,

@@ -1,31 +1,28 @@
 import { Client, type ClientConfig } from 'pg';
 import type { Logger } from 'pino';
 
-/** The channel the migration's triggers notify (libs/postgres, AddRemoteConfigAndSecretKeys). */
+/** Notified by the triggers of libs/postgres's AddRemoteConfigAndSecretKeys migration. */
 export const PROJECT_CHANGED_CHANNEL = 'hogbase_project_changed';
 
 /** Told which project changed, or null when any may have (`*`, or notifications were missed). */
 export type ProjectChangeHandler = (teamId: number | null) => void;
 
 export interface ProjectChangeListenerOptions {
-  /** First wait before connecting again after the connection failed; doubled up to 30 s. */
+  /** First wait before connecting again; doubled up to MAX_RETRY_MS. */
   retryMs?: number;
 }
 
 const MAX_RETRY_MS = 30_000;
 
 /**
- * Listens to `hogbase_project_changed` on a connection of its own, so what capture caches per
- * project (remote config, site apps, flag definitions, key checks) is dropped as soon as a change
- * commits, whoever made it.
+ * What capture caches per project is dropped as soon as a change commits, whoever made it.
  *
- * NOTE: a notification sent while the connection is down is lost; so each (re)connection tells the
- * handlers that every project may have changed. Until it is back, the caches' TTLs bound staleness.
- * The connection is retried forever, in the background: capture never waits on it.
+ * NOTE: a notification sent while the connection is down is lost, so each (re)connection tells the
+ * handlers every project may have changed; meanwhile the caches' TTLs bound staleness.
  */
 export class ProjectChangeListener {
   private readonly handlers: ProjectChangeHandler[] = [];
-  /** The connection being opened or open; events of older ones are ignored. */
+  /** Events of older connections are ignored. */
   private client: Client | null = null;
   private connected = false;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -41,7 +38,6 @@ export class ProjectChangeListener {
     this.retryMs = options.retryMs ?? 1_000;
   }
 
-  /** Whether notifications are being received now. */
   get listening(): boolean {
     return this.connected;
   }
@@ -89,7 +85,6 @@ export class ProjectChangeListener {
     this.retryMs = this.options.retryMs ?? 1_000;
     if (this.failing) this.logger.info('project change notifications received again');
     this.failing = false;
-    // Whatever changed while nobody listened.
     this.notify(null);
   }
 

@@ -3,7 +3,8 @@ import { Client, type Pool } from 'pg';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
 import { createCapturePool } from './postgres-pool';
-import { ProjectTokenCache, TokenLookupUnavailableError } from './project-token.cache';
+import { TokenLookupUnavailableError } from './capture.errors';
+import { ProjectTokenCache } from './project-token.cache';
 
 describe('ProjectTokenCache', () => {
   let database: TestDatabase;

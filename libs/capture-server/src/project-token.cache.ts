@@ -1,17 +1,11 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { validateToken } from '@hogbase/capture-core';
+import { TokenLookupUnavailableError } from './capture.errors';
 
-/** What the routes need of the token cache: the project of a project API key, null if none. */
+/** The project of a project API key, null if none. */
 export interface ProjectTokens {
   resolve(token: string): Promise<number | null>;
-}
-
-export class TokenLookupUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('the project token could not be looked up: Postgres is unavailable', { cause });
-    this.name = 'TokenLookupUnavailableError';
-  }
 }
 
 interface CacheEntry {
@@ -20,24 +14,18 @@ interface CacheEntry {
 }
 
 export interface ProjectTokenCacheOptions {
-  /** How long a known token is trusted before it is looked up again. */
   knownTtlMs?: number;
-  /** How long an unknown token is remembered as unknown (a token created since gets in after this). */
+  /** A token created since it was looked up gets in after this. */
   unknownTtlMs?: number;
   maxEntries?: number;
-  /**
-   * While lookups fail, how long a known token is served from the cache before Postgres is asked
-   * again: a Postgres that hangs must not add its connection timeout to every request.
-   */
+  /** While lookups fail: a Postgres that hangs must not add its connection timeout to every request. */
   retryAfterFailureMs?: number;
-  /** Gets one line when lookups start failing and one when they answer again. */
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
 /**
- * Whether a project could have this token: capture's rules for one (validateToken). Any other is
- * nobody's without asking Postgres, which refuses a NUL byte outright: that failure would read as
- * an outage (503, logged as one) that any client could cause with `?token=%00`.
+ * A token capture would refuse is nobody's without asking Postgres, which refuses a NUL byte
+ * outright: that failure would read as an outage (503) any client could cause with `?token=%00`.
  */
 function couldBeProjectToken(token: string): boolean {
   try {
@@ -49,13 +37,10 @@ function couldBeProjectToken(token: string): boolean {
 }
 
 /**
- * Resolves project API keys (`phc_…`) to project ids through Postgres, cached in memory.
+ * Project API keys (`phc_…`) to project ids, cached in memory.
  *
- * NOTE: when Postgres fails, a token that was ever known keeps resolving from the cache (capture
- * must not stop taking events because Postgres blinked); a token never seen cannot be decided
- * and raises TokenLookupUnavailableError, which capture answers with 503 so the SDK retries.
- * Concurrent lookups of one token share a single query. Every project's token is loaded at start
- * (load()), and capture is not ready until that succeeded once (readiness()).
+ * NOTE: when Postgres fails, a token ever known keeps resolving (capture must not stop taking events
+ * because Postgres blinked); a token never seen raises TokenLookupUnavailableError (503, SDKs retry).
  */
 export class ProjectTokenCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -64,9 +49,7 @@ export class ProjectTokenCache {
   private readonly unknownTtlMs: number;
   private readonly maxEntries: number;
   private readonly retryAfterFailureMs: number;
-  /** Set while lookups fail, to log the change of state once each way. */
   private failing = false;
-  /** Whether the projects' tokens have been read once (load()): known tokens then survive an outage. */
   private loaded = false;
   private loading: Promise<void> | undefined;
   /** Counts forget() calls: a load that started before one must not bring back what it dropped. */
@@ -83,7 +66,6 @@ export class ProjectTokenCache {
     this.retryAfterFailureMs = options.retryAfterFailureMs ?? 5_000;
   }
 
-  /** The project id of the token, or null when no project has it. */
   async resolve(token: string): Promise<number | null> {
     const entry = this.entries.get(token);
     const age = entry ? this.now() - entry.checkedAt : Infinity;
@@ -106,10 +88,7 @@ export class ProjectTokenCache {
     }
   }
 
-  /**
-   * Reads every project's token (up to maxEntries, newest projects first) into the cache, so that
-   * a later Postgres outage finds them known. Concurrent calls share one query.
-   */
+  /** Every project's token (up to maxEntries, newest first), so that a later outage finds them known. */
   load(): Promise<void> {
     if (this.loading) return this.loading;
     const generation = this.generation;
@@ -140,10 +119,8 @@ export class ProjectTokenCache {
   }
 
   /**
-   * Capture's readiness as far as tokens go: `true` once the tokens have been loaded (a Postgres
-   * outage after that leaves every known project served), else a load is tried now and its
-   * failure is why not. A capture that never reached Postgres knows no token: every event would be
-   * a 503, so it must not be taken into rotation.
+   * `true` once the tokens were loaded, else why not. A capture that never reached Postgres knows no
+   * token and would answer every event 503: it must not be taken into rotation.
    */
   async readiness(): Promise<true | string> {
     if (this.loaded) return true;
@@ -157,9 +134,8 @@ export class ProjectTokenCache {
   }
 
   /**
-   * Drops the tokens of a project (its token was reset or it was deleted) and the tokens remembered
-   * as unknown (one may be its new token); every token when `teamId` is null, which are then loaded
-   * again.
+   * Drops a project's tokens and those remembered as unknown (one may be its new token); every
+   * token when `teamId` is null, which are then loaded again.
    */
   forget(teamId: number | null): void {
     this.generation++;
@@ -167,7 +143,6 @@ export class ProjectTokenCache {
     if (teamId === null) {
       this.entries.clear();
       this.loaded = false;
-      // Read again at once (this follows the change listener's reconnection: Postgres answers).
       this.load().catch(() => undefined);
       return;
     }

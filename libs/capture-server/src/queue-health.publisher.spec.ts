@@ -1,6 +1,6 @@
 import type { QueueMessage } from '@hogbase/event-contract';
 import { InProcessBus, QueueUnavailableError } from '@hogbase/queue';
-import { QUEUE_FAILURE_MEMORY_MS, QueueHealth } from './queue-health';
+import { QUEUE_FAILURE_MEMORY_MS, QueueHealth } from './queue-health.publisher';
 
 const message: QueueMessage = { key: '1:user', value: '{}' };
 

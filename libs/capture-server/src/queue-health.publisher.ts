@@ -6,14 +6,9 @@ import type { CheckResult } from '@hogbase/service-runtime';
 export const QUEUE_FAILURE_MEMORY_MS = 10_000;
 
 /**
- * Capture's publisher, able to say whether the queue takes events now: capture is ready when it
- * does.
- *
- * The publisher's own readiness is asked (the broker reachable, the in-process bus with a
- * consumer). Its publishes are judged too, as no report covers every failure (the bus is up
- * while the storage behind it refuses the batch): one refused as unavailable makes capture not
- * ready until one succeeds or QUEUE_FAILURE_MEMORY_MS passed. The memory is bounded because a
- * capture taken out of rotation receives no publish that could tell it the queue is back.
+ * Whether the queue takes events: the publisher's readiness, and its last publish, since no report
+ * covers every failure (the bus up, the storage behind it refusing). The memory is bounded: a capture
+ * out of rotation receives no publish that could tell it the queue is back.
  */
 export class QueueHealth implements EventPublisher {
   private lastFailure: { at: number; reason: string } | undefined;
@@ -43,7 +38,6 @@ export class QueueHealth implements EventPublisher {
     return check === true ? { ready: true } : { ready: false, reason: String(check) };
   }
 
-  /** `true` when the queue takes events, else why not. */
   check(): CheckResult {
     const { ready, reason } = this.publisher.ready();
     if (!ready) return reason ?? 'the queue takes no events';

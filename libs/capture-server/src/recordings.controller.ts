@@ -1,17 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { CaptureAcceptedSchema, preflightOperation, UNSUPPORTED_MEDIA_TYPE } from './capture.schema';
-import { ErrorBodySchema } from './error-body';
+import { CaptureAcceptedSchema, preflightOperation, UNSUPPORTED_MEDIA_TYPE } from './capture.dto';
+import { ErrorBodySchema } from './error-body.dto';
 import { documentedRoute, ref, type OperationDoc } from './openapi/documented-route.util';
 
 /** PostHog's limit on a recordings request (rust/capture, recordings mode). */
 const RECORDINGS_BODY_LIMIT = 25 * 1024 * 1024;
 
-/**
- * What PostHog's capture answers a project over its recordings quota: 200, with `quota_limited`.
- * posthog-js reads it from any response and stops sending snapshots for a minute, then tries again.
- */
+/** What PostHog's capture answers a project over its recordings quota. */
 export const RecordingsRefusedSchema = Type.Object(
   {
     status: Type.Literal(1),
@@ -57,13 +54,8 @@ const RECORDINGS_OPERATIONS = {
 } satisfies Record<string, OperationDoc>;
 
 /**
- * `/s/`, where posthog-js sends session recording snapshots. This server keeps no recordings, and
- * every remote config it serves says `sessionRecording: false`, so posthog-js does not record; an
- * SDK that records anyway (configured locally, or an older config) is answered as a PostHog without
- * recordings quota answers it: 200 with `quota_limited: ["recordings"]`. The snapshots are dropped
- * unread and never reach the queue. An error would make the SDK retry the same snapshots forever.
- *
- * The body is drained as it arrives, never buffered: a recording batch can be megabytes.
+ * `/s/`: no recordings are kept, so an SDK that records anyway is answered as over its quota (an
+ * error would make it retry the same snapshots forever). The body is drained unread, never buffered.
  */
 export function registerRecordingsRoutes(app: FastifyInstance): void {
   void app.register((scope, _options, registered) => {

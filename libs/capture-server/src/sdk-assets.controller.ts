@@ -13,9 +13,10 @@ import {
   type DocumentedRequest,
   type OperationDoc,
 } from './openapi/documented-route.util';
-import { TokenLookupUnavailableError, type ProjectTokens } from './project-token.cache';
-import { RemoteConfigUnavailableError, type RemoteConfigSource } from './remote-config/remote-config.cache';
-import { SCRIPT_NOT_FOUND, SCRIPT_UNAVAILABLE } from './remote-config/remote-config.routes';
+import { RemoteConfigUnavailableError, TokenLookupUnavailableError } from './capture.errors';
+import type { ProjectTokens } from './project-token.cache';
+import type { RemoteConfigSource } from './remote-config/remote-config.cache';
+import { SCRIPT_NOT_FOUND, SCRIPT_UNAVAILABLE } from './remote-config/remote-config.controller';
 
 export interface SdkAssetRouteOptions {
   remoteConfig: RemoteConfigSource;
@@ -28,11 +29,11 @@ interface Asset {
 }
 
 const JAVASCRIPT = 'application/javascript; charset=utf-8';
-/** The posthog-js version shipped, read once: the document's example of a served version. */
+/** The document's example of a served version. */
 const SHIPPED_POSTHOG_JS_VERSION = (
   JSON.parse(readFileSync(require.resolve('posthog-js/package.json'), 'utf8')) as { version: string }
 ).version;
-/** Versioned by posthog-js's `?v=` or path: a copy may be kept an hour, and revalidated after. */
+/** Versioned by posthog-js's `?v=` or path. */
 const ASSET_CACHE_CONTROL = 'public, max-age=3600';
 /** A script name of posthog-js's dist: no directory, no dot-dot. */
 const ASSET_NAME = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9-]+)*\.js$/;
@@ -103,17 +104,9 @@ type AssetReply = DocumentedReply<typeof STATIC_OPERATION>;
 const notFound = (reply: AssetReply) => reply.type(JAVASCRIPT).code(404).send('/* Not found. */');
 
 /**
- * posthog-js's browser scripts, from the package this server ships with, as PostHog serves them
- * from its assets host:
- * - `/static/array.js` (what PostHog's HTML snippet loads from `api_host`), `array.full.js`, …;
- * - the extensions posthog-js loads when the remote config turns a feature on
- *   (`/static/exception-autocapture.js?v=…`, `dead-clicks-autocapture.js`, `web-vitals.js`,
- *   `surveys.js`, …), and `/static/<version>/<name>.js` under `strict_script_versioning`, for
- *   this package's version only (another version is 404, and posthog-js falls back to the
- *   unversioned URL);
- * - `/array/:token/array.js`: the SDK with the project's remote config script after it.
- *
- * Files are read once, on first request, and kept in memory with an ETag.
+ * posthog-js's browser scripts from the shipped package, as PostHog's assets host serves them:
+ * `/static/<name>.js`, `/static/<version>/<name>.js` (this version only: posthog-js falls back to
+ * the unversioned URL), and `/array/:token/array.js` with the project's remote config after it.
  */
 export function registerSdkAssetRoutes(app: FastifyInstance, options: SdkAssetRouteOptions): void {
   const packageJson = require.resolve('posthog-js/package.json');

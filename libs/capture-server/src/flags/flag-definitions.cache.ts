@@ -1,34 +1,26 @@
 import { createHash } from 'node:crypto';
 import { CompiledFlags } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
+import { FlagDefinitionsUnavailableError } from '../capture.errors';
 
 interface Entry {
   flags: TeamFlags;
-  /** The flags prepared for evaluation, once per read rather than on every `/flags` call. */
+  /** Once per read rather than on every `/flags` call. */
   compiled: CompiledFlags;
-  /** A digest of the definitions: the ETag of local evaluation. */
+  /** The ETag of local evaluation. */
   version: string;
   loadedAt: number;
 }
 
 export interface FlagDefinitionsCacheOptions {
-  /** How long definitions are served before they are read again: a flag change shows within this. */
+  /** A flag change shows within this. */
   ttlMs?: number;
   maxTeams?: number;
 }
 
-export class FlagDefinitionsUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('flag definitions could not be read: Postgres is unavailable', { cause });
-    this.name = 'FlagDefinitionsUnavailableError';
-  }
-}
-
 /**
- * Each project's flag definitions in memory, read again once older than `ttlMs`: SDK calls cost no
- * query for definitions, and a change made over the management API answers within seconds.
- * Concurrent reads of a project share one query; when Postgres fails, what was read last keeps
- * being served (marked stale) rather than failing every SDK call.
+ * Each project's flag definitions in memory for `ttlMs`. When Postgres fails, what was read last is
+ * served, marked stale, rather than failing every SDK call.
  */
 export class FlagDefinitionsCache {
   private readonly entries = new Map<number, Entry>();
@@ -58,7 +50,7 @@ export class FlagDefinitionsCache {
     }
   }
 
-  /** Drops a project's definitions (every project's when null): its flags or cohorts changed. */
+  /** Every project's when null. */
   forget(teamId: number | null): void {
     if (teamId === null) this.entries.clear();
     else this.entries.delete(teamId);

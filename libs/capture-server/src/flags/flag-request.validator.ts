@@ -1,21 +1,11 @@
 import type { EvaluationSubject } from '@hogbase/flag-store';
+import { FlagRequestError } from '../capture.errors';
 
-/** A `/flags` or `/decide` body, as posthog-node and posthog-js send it (and the aliases PostHog's flags service accepts). */
+/** A `/flags` or `/decide` body, with the aliases PostHog's flags service accepts. */
 export interface FlagRequest extends EvaluationSubject {
   token: string;
-  /** Only these flags, when the SDK asks for some (`flag_keys_to_evaluate`). */
+  /** `flag_keys_to_evaluate`. */
   flagKeys?: string[];
-}
-
-export class FlagRequestError extends Error {
-  constructor(
-    readonly status: 400 | 401,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'FlagRequestError';
-  }
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { flagValue, type FlagEvaluationResult } from '@hogbase/flag-evaluation';
 import type { JsonText } from '../openapi/documented-route.util';
-import type { FlagsLegacy, FlagsV2 } from './flags.schema';
+import type { FlagsLegacy, FlagsV2 } from './flags.dto';
 
-/** A payload as the SDKs parse it: a JSON string (what PostHog stores), whatever was stored. */
+/** The SDKs parse a payload from a JSON string, whatever was stored. */
 function payloadText(payload: unknown): string | undefined {
   if (payload === undefined || payload === null) return undefined;
   return typeof payload === 'string' ? payload : JSON.stringify(payload);
 }
 
-/** The body of `/flags?v=2` (and `/decide?v=4`): every answer with its reason and metadata. */
+/** `/flags?v=2` and `/decide?v=4`. */
 export function v2Body(results: Record<string, FlagEvaluationResult>, errors: boolean): FlagsV2 {
   return {
     flags: Object.fromEntries(
@@ -31,7 +31,7 @@ export function v2Body(results: Record<string, FlagEvaluationResult>, errors: bo
   };
 }
 
-/** The body of `/flags` before v2 and `/decide` before v4: values and payloads by flag key. */
+/** `/flags` before v2 and `/decide` before v4. */
 export function legacyBody(results: Record<string, FlagEvaluationResult>, errors: boolean): FlagsLegacy {
   const featureFlags: Record<string, string | boolean> = {};
   const featureFlagPayloads: Record<string, string> = {};
@@ -47,11 +47,10 @@ export function legacyBody(results: Record<string, FlagEvaluationResult>, errors
   };
 }
 
-/** JSON of CompiledFlags' shared, frozen metadata and reason objects, made once per definitions read. */
+/** JSON of CompiledFlags' shared, frozen metadata and reasons, once per definitions read. */
 const sharedJson = new WeakMap<object, string>();
 
 function jsonOnce(value: object, make: () => string): string {
-  // A fresh object (a failed or disabled answer) is serialized each time rather than kept.
   if (!Object.isFrozen(value)) return make();
   let json = sharedJson.get(value);
   if (json === undefined) {
@@ -62,9 +61,8 @@ function jsonOnce(value: object, make: () => string): string {
 }
 
 /**
- * `JSON.stringify(v2Body(results, errors))`, built from pieces: an answer's metadata and reason
- * are the same objects from one `/flags` call to the next (CompiledFlags shares them), so their
- * JSON is made once. Serializing 50 answers whole was about a seventh of a `/flags` call's time.
+ * `JSON.stringify(v2Body(results, errors))`, from pieces: an answer's metadata and reason are the
+ * same objects from one call to the next (CompiledFlags shares them), so their JSON is made once.
  */
 export function v2Json(results: Record<string, FlagEvaluationResult>, errors: boolean): JsonText<FlagsV2> {
   let flags = '';

@@ -1,10 +1,9 @@
 import type { Pool } from 'pg';
 import { FlagStore, pgSqlClient } from '@hogbase/flag-store';
 import { FlagDefinitionsCache, type FlagDefinitionsCacheOptions } from './flag-definitions.cache';
-import type { FlagServices } from './flags.routes';
-import { PersonalKeyAuthorizer } from './personal-key.authorizer';
+import type { FlagServices } from './flags.controller';
+import { PersonalKeyAuthorizer } from './personal-key.guard';
 
-/** Flag evaluation for capture's SDK endpoints, over capture's Postgres pool. */
 export function createFlagServices(pool: Pool, options: FlagDefinitionsCacheOptions = {}): FlagServices {
   const store = new FlagStore(pgSqlClient(pool));
   return {

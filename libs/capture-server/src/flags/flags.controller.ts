@@ -8,23 +8,29 @@ import {
   type FlagEvaluationResult,
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
-import { preflightOperation } from '../capture.schema';
+import { preflightOperation } from '../capture.dto';
 import { matchesEtag } from '../etag.util';
-import { errorBody, SERVICE_UNAVAILABLE } from '../error-body';
+import { errorBody, SERVICE_UNAVAILABLE } from '../error-body.dto';
 import {
   documentedRoute,
   type DocumentedReply,
   type DocumentedRequest,
 } from '../openapi/documented-route.util';
-import { TokenLookupUnavailableError, type ProjectTokens } from '../project-token.cache';
-import { STATIC_FLAGS_CONFIG_FIELDS } from '../remote-config/remote-config';
-import type { FlagsConfigFields } from '../remote-config/remote-config.schema';
-import { RemoteConfigUnavailableError, type RemoteConfigSource } from '../remote-config/remote-config.cache';
-import { FlagDefinitionsCache, FlagDefinitionsUnavailableError } from './flag-definitions.cache';
-import { FlagRequestError, parseFlagRequest, type FlagRequest } from './flag-request.parser';
+import {
+  FlagDefinitionsUnavailableError,
+  FlagRequestError,
+  RemoteConfigUnavailableError,
+  TokenLookupUnavailableError,
+} from '../capture.errors';
+import type { ProjectTokens } from '../project-token.cache';
+import { STATIC_FLAGS_CONFIG_FIELDS } from '../remote-config/remote-config.presenter';
+import type { FlagsConfigFields } from '../remote-config/remote-config.dto';
+import type { RemoteConfigSource } from '../remote-config/remote-config.cache';
+import { FlagDefinitionsCache } from './flag-definitions.cache';
+import { parseFlagRequest, type FlagRequest } from './flag-request.validator';
 import { legacyBody, v2Body, v2Json } from './flag-response.util';
-import { definitionsOperation, FLAGS_PREFLIGHT_BODY, remoteFlagsOperation } from './flags.schema';
-import { PersonalKeyAuthorizer, SECRET_KEY_PREFIX } from './personal-key.authorizer';
+import { definitionsOperation, FLAGS_PREFLIGHT_BODY, remoteFlagsOperation } from './flags.dto';
+import { PersonalKeyAuthorizer, SECRET_KEY_PREFIX } from './personal-key.guard';
 
 export interface FlagServices {
   store: FlagStore;
@@ -35,7 +41,7 @@ export interface FlagServices {
 interface RouteOptions {
   tokens: ProjectTokens;
   flags: FlagServices;
-  /** The remote config `/flags?config=true` and `/decide` carry; without it, only what holds for every project. */
+  /** Without it, only what holds for every project. */
   remoteConfig?: RemoteConfigSource;
   logger: Logger;
   maxDecodedBytes: number;
@@ -44,7 +50,7 @@ interface RouteOptions {
 
 type ResponseShape = 'v2' | 'legacy';
 
-/** Fastify's own JSON content type: a string body sent with it is not serialized again. */
+/** Fastify's own: a string body sent with it is not serialized again. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 const INVALID_TOKEN = errorBody(
@@ -63,14 +69,12 @@ function first(value: string | readonly string[] | undefined): string | undefine
   return typeof value === 'string' ? value : value?.[0];
 }
 
-/** Where some official SDKs (posthog-rs) send the project API key when they ask for definitions. */
+/** Where posthog-rs sends the project API key when it asks for definitions. */
 const PROJECT_KEY_HEADER = 'x-posthog-project-api-key';
 
 /**
- * The project API key a local-evaluation request names: `?token=`, then `?api_key=` (where
- * PostHog's `get_token` looks on a GET), then the `X-PostHog-Project-Api-Key` header. NOTE: when
- * the query and the header differ, the query decides, as in PostHog, which never reads the
- * header; the key in `Authorization` must reach the project either way.
+ * `?token=`, then `?api_key=` (as `get_token` in posthog/utils.py on a GET), then the header. NOTE:
+ * the query decides when they differ; the key in `Authorization` must reach the project either way.
  */
 function definitionsToken(request: DefinitionsRequest): string | undefined {
   const query = request.query as QueryParams;
@@ -82,17 +86,11 @@ type RemoteFlagsOperation = ReturnType<typeof remoteFlagsOperation>;
 type DefinitionsOperation = ReturnType<typeof definitionsOperation>;
 type DefinitionsRequest = DocumentedRequest<DefinitionsOperation>;
 
-/**
- * The flag endpoints SDKs call on the capture host: remote evaluation (`/flags`, `/decide`) and the
- * definitions for local evaluation (`/flags/definitions`, `/api/feature_flag/local_evaluation`).
- */
+/** Remote evaluation (`/flags`, `/decide`) and the local-evaluation definitions. */
 export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions): void {
   const { flags, tokens, logger } = options;
 
-  /**
-   * The remote config fields of `/flags?config=true` and `/decide`. A Postgres outage leaves the
-   * project's settings out rather than failing the flags the SDK also asked for.
-   */
+  /** A Postgres outage leaves the project's settings out rather than failing the flags. */
   async function withRemoteConfig<T extends object>(teamId: number, body: T) {
     let fields: FlagsConfigFields = STATIC_FLAGS_CONFIG_FIELDS;
     if (options.remoteConfig) {
@@ -105,7 +103,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
     return { ...fields, ...body };
   }
 
-  /** Evaluates one request; a Postgres failure degrades to what is cached plus the request's properties. */
+  /** A Postgres failure degrades to what is cached plus the request's properties. */
   async function evaluate(
     request: FlagRequest,
     team: TeamFlags,
@@ -178,7 +176,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         }
         const { results, errors } = await evaluate(flagRequest, team, compiled);
         if (shapeOf(query) === 'v2' && !withConfig(query)) {
-          // What server-side SDKs ask for on every call: the body is built as text (v2Json).
+          // What server-side SDKs ask on every call: built as text.
           return await reply
             .type(JSON_CONTENT_TYPE)
             .code(200)
@@ -265,7 +263,7 @@ export function registerFlagRoutes(app: FastifyInstance, options: RouteOptions):
         );
     }
     try {
-      // A project secret key names its project, as in PostHog: it needs no project API key.
+      // A project secret key names its project: it needs no project API key.
       const teamId = token
         ? await tokens.resolve(token)
         : await flags.keys.secretKeyTeam(presented).catch((failure: unknown) => {

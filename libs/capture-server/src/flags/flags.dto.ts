@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { CohortPropertyGroup } from '@hogbase/flag-evaluation';
-import { encodedBody, UNAVAILABLE_RESPONSE, UNSUPPORTED_MEDIA_TYPE } from '../capture.schema';
-import { ErrorBodySchema } from '../error-body';
+import { encodedBody, UNAVAILABLE_RESPONSE, UNSUPPORTED_MEDIA_TYPE } from '../capture.dto';
+import { ErrorBodySchema } from '../error-body.dto';
 import {
   jsonWithHeaders,
   noContent,
@@ -10,13 +10,9 @@ import {
   type OperationDoc,
   type SecurityRequirement,
 } from '../openapi/documented-route.util';
-import { FlagsConfigFieldsSchema } from '../remote-config/remote-config.schema';
+import { FlagsConfigFieldsSchema } from '../remote-config/remote-config.dto';
 
-/**
- * The flag endpoints' bodies (flags.routes.ts): what SDKs send to `/flags` and `/decide`, the two
- * answer shapes, and the local-evaluation definitions. The document and the builders' types
- * (flag-response.util.ts, buildLocalEvaluationPayload) come from these schemas.
- */
+/** The flag endpoints' bodies; the document and the builders' types come from these schemas. */
 
 const nullable = <Schema extends Parameters<typeof Type.Union>[0][number]>(schema: Schema) =>
   Type.Union([schema, Type.Null()]);

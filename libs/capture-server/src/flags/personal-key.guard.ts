@@ -5,27 +5,25 @@ export type KeyCheck = 'ok' | 'unknown_key' | 'missing_scope' | 'no_access';
 
 const READ_SCOPES = ['*', 'feature_flag:read', 'feature_flag:write'];
 
-/** What a project secret API key needs here: the management API assigns no other scope. */
+/** The management API assigns a project secret API key no other scope. */
 const SECRET_KEY_SCOPE = 'feature_flag:read';
 
-/** Project secret API keys are told from personal keys by their prefix, as PostHog does. */
 export const SECRET_KEY_PREFIX = 'phs_';
 
 /** How long an answer is reused: a revoked key or a removed member is refused within this. */
 const CHECK_TTL_MS = 10_000;
 const MAX_CACHED = 10_000;
 
-/** PostHog writes last_used_at at most once an hour per key, to keep auth from writing on every call. */
+/** At most hourly, as PostHog: auth must not write on every call. */
 const LAST_USED_RESOLUTION = '1 hour';
 
 /**
- * Whether a key may read a project's flag definitions (local evaluation): a personal API key under
- * the same rules as the management API's guard, or a project secret API key (`phs_…`) of that very
- * project. One query each; only the key's SHA-256 is looked up, and answers are reused for a few
- * seconds: every SDK instance polls every 30 s, mostly for a 304.
+ * Whether a key may read a project's flag definitions: a personal API key under the management
+ * API's rules, or that project's secret API key (`phs_…`). Answers are reused for CHECK_TTL_MS:
+ * every SDK instance polls, mostly for a 304.
  */
 export class PersonalKeyAuthorizer {
-  /** Answers by project, then by the key's SHA-256, so a project's answers can be dropped at once. */
+  /** By project, then by the key's SHA-256, so a project's answers can be dropped at once. */
   private readonly answers = new Map<number, Map<string, { check: KeyCheck; at: number }>>();
   private cachedCount = 0;
 
@@ -49,10 +47,7 @@ export class PersonalKeyAuthorizer {
     return check;
   }
 
-  /**
-   * The project a project secret key belongs to, or null for a key no project has: what names the
-   * project when a request carries no project API key. Whether the key may read it is check()'s.
-   */
+  /** What names the project when a request carries no project API key; check() still decides. */
   async secretKeyTeam(presentedKey: string): Promise<number | null> {
     const { rows } = await this.pool.query<{ team_id: number }>(
       'SELECT team_id FROM project_secret_api_keys WHERE secure_value = $1',
@@ -61,10 +56,7 @@ export class PersonalKeyAuthorizer {
     return rows[0]?.team_id ?? null;
   }
 
-  /**
-   * Drops the answers cached for a project, so that a key revoked or rolled there is refused on its
-   * next request rather than within the TTL (called when Postgres says the project changed).
-   */
+  /** A key revoked or rolled is refused on its next request rather than within the TTL. */
   forgetTeam(teamId: number): void {
     this.cachedCount -= this.answers.get(teamId)?.size ?? 0;
     this.answers.delete(teamId);
@@ -103,10 +95,7 @@ export class PersonalKeyAuthorizer {
     return 'ok';
   }
 
-  /**
-   * A secret key names its project: another project's key is refused (403), whoever made it. The
-   * last_used_at write rides in the same statement, only on an accepted key and at most hourly.
-   */
+  /** Another project's secret key is refused (403); last_used_at is written in the same statement. */
   private async lookupSecretKey(secureValue: string, teamId: number): Promise<KeyCheck> {
     const { rows } = await this.pool.query<{ team_id: number; scopes: string[] }>(
       `WITH key AS (
@@ -128,7 +117,6 @@ export class PersonalKeyAuthorizer {
   }
 }
 
-/** How keys are stored (personal and project secret alike): their SHA-256 only. */
 function secureValueOf(presentedKey: string): string {
   return `sha256$${createHash('sha256').update(presentedKey).digest('hex')}`;
 }

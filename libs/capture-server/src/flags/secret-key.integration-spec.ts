@@ -16,7 +16,7 @@ import { buildCaptureApp } from '../capture.app';
 import { createCapturePool } from '../postgres-pool';
 import { ProjectTokenCache } from '../project-token.cache';
 import { FlagDefinitionsCache } from './flag-definitions.cache';
-import { PersonalKeyAuthorizer } from './personal-key.authorizer';
+import { PersonalKeyAuthorizer } from './personal-key.guard';
 
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
 const TOKENS = { web: 'phc_secret_keys_web', shop: 'phc_secret_keys_shop' };

@@ -8,8 +8,8 @@ import {
   CaptureBatchSchema,
   CaptureEventSchema,
   EncodedPayloadFormSchema,
-} from '../capture.schema';
-import { errorBody, ErrorBodySchema } from '../error-body';
+} from '../capture.dto';
+import { errorBody, ErrorBodySchema } from '../error-body.dto';
 import { matchesEtag } from '../etag.util';
 import {
   FlagDetailSchema,
@@ -18,10 +18,10 @@ import {
   FlagsV2Schema,
   LocalEvaluationFlagSchema,
   LocalEvaluationSchema,
-} from '../flags/flags.schema';
-import { HealthSchema, NotReadySchema, ReadySchema } from '../probes.schema';
-import { RecordingsRefusedSchema } from '../recordings.routes';
-import { RemoteConfigSchema, SiteAppLinkSchema } from '../remote-config/remote-config.schema';
+} from '../flags/flags.dto';
+import { HealthSchema, NotReadySchema, ReadySchema } from '../probes.dto';
+import { RecordingsRefusedSchema } from '../recordings.controller';
+import { RemoteConfigSchema, SiteAppLinkSchema } from '../remote-config/remote-config.dto';
 import {
   documentedRoute,
   jsonText,
@@ -31,7 +31,6 @@ import {
   type JsonText,
 } from './documented-route.util';
 
-/** Where the capture host serves its own OpenAPI document, as the management API serves its. */
 export const CAPTURE_OPENAPI_PATH = '/api/schema/';
 
 const OpenApiDocumentSchema = Type.Object(
@@ -46,7 +45,7 @@ const OpenApiDocumentSchema = Type.Object(
 
 type OpenApiDocument = Static<typeof OpenApiDocumentSchema>;
 
-/** The named schemas of the document (`#/components/schemas/<$id>`): every one an operation refers to. */
+/** `#/components/schemas/<$id>`: every schema an operation refers to. */
 export const CAPTURE_API_COMPONENTS = [
   ErrorBodySchema,
   CaptureEventSchema,
@@ -96,11 +95,7 @@ const SCHEMA_OPERATION = {
   },
 };
 
-/**
- * The capture host's OpenAPI document, built by @fastify/swagger from each route's operation
- * (`config.openapi`, documented-route.util.ts) and served at /api/schema/: built once, kept with
- * its ETag. Call before any route is added (its hook sees each one as it is added).
- */
+/** Built by @fastify/swagger from each route's `config.openapi`. Call before any route is added. */
 export function registerCaptureOpenApi(app: FastifyInstance): void {
   for (const component of CAPTURE_API_COMPONENTS) app.addSchema(component);
   void app.register(fastifySwagger, {
@@ -123,7 +118,6 @@ export function registerCaptureOpenApi(app: FastifyInstance): void {
         },
       },
     },
-    // Components are named by their `$id`, not `def-<n>`.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, index) =>
         typeof json.$id === 'string' ? json.$id : `def-${index}`,
@@ -152,14 +146,13 @@ export function registerCaptureOpenApi(app: FastifyInstance): void {
 }
 
 /**
- * Keeps track of the documented routes as they are added; `refuseOtherMethods`, called once they
- * all are, answers every other method of their paths 405 with `Allow` (HEAD where GET is taken:
- * Fastify answers it). Schemathesis's `unsupported_method` check, and clients, expect it.
+ * `refuseOtherMethods`, called once every route is added, answers the other methods of documented
+ * paths 405 with `Allow`, as clients (and Schemathesis's `unsupported_method` check) expect.
  */
 export function watchDocumentedPaths(app: FastifyInstance): { refuseOtherMethods(): void } {
   const paths = new Map<string, { methods: HTTPMethods[]; browser: boolean }>();
   app.addHook('onRoute', (route) => {
-    // HEAD routes Fastify adds beside each GET carry the GET's config: the GET documents them.
+    // Fastify's HEAD beside each GET carries the GET's config.
     if (!route.config?.openapi || route.method === 'HEAD') return;
     const entry = paths.get(route.url) ?? { methods: [], browser: false };
     entry.methods.push(...(Array.isArray(route.method) ? route.method : [route.method]));
@@ -183,8 +176,7 @@ export function watchDocumentedPaths(app: FastifyInstance): { refuseOtherMethods
             method: scope.supportedMethods.filter((method) => !taken.has(method)),
             url,
             config: { refusesMethod: true, ...(browser ? { browser: true } : {}) },
-            // Before the body is read: a QUERY without a Content-Type would be a 400, a large body
-            // would be read for nothing.
+            // Before the body is read: a QUERY without a Content-Type would be a 400.
             onRequest: refuse,
             handler: refuse,
           });

@@ -1,21 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { ExpiringLookup, OutageLog, type ExpiringLookupOptions } from '../expiring-lookup';
-import { SiteAppsUnavailableError, type SiteAppSource } from '../site-apps/site-apps.cache';
+import { RemoteConfigUnavailableError, SiteAppsUnavailableError } from '../capture.errors';
+import { ExpiringLookup, OutageLog, type ExpiringLookupOptions } from '../expiring-lookup.util';
+import type { SiteAppSource } from '../site-apps/site-apps.cache';
 import { remoteConfigScript, siteAppLink } from '../site-apps/site-app-script.util';
 import { jsonText, type JsonText } from '../openapi/documented-route.util';
-import { buildRemoteConfig, flagsConfigFields, type ProjectSdkSettings } from './remote-config';
-import type { FlagsConfigFields, RemoteConfig } from './remote-config.schema';
+import { buildRemoteConfig, flagsConfigFields, type ProjectSdkSettings } from './remote-config.presenter';
+import type { FlagsConfigFields, RemoteConfig } from './remote-config.dto';
 
-export class RemoteConfigUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('the remote config could not be read: Postgres is unavailable', { cause });
-    this.name = 'RemoteConfigUnavailableError';
-  }
-}
-
-/** A project's remote config in both forms, each with the ETag of its bytes. */
 export interface RemoteConfigEntry {
   config: RemoteConfig;
   /** What `/flags?config=true` and `/decide` add to the flags. */
@@ -25,9 +18,9 @@ export interface RemoteConfigEntry {
 }
 
 export interface RemoteConfigSource {
-  /** The project's remote config, or null when the project is gone. */
+  /** Null when the project is gone. */
   forTeam(teamId: number): Promise<RemoteConfigEntry | null>;
-  /** Drops what was built for a project (every project when null): its settings changed. */
+  /** Every project when null. */
   forget(teamId: number | null): void;
 }
 
@@ -67,16 +60,11 @@ const toSettings = (row: SettingsRow): ProjectSdkSettings => ({
   hasFeatureFlags: row.has_feature_flags,
 });
 
-// Strong ETags: the bytes are the same for the same digest.
 const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('base64url')}"`;
 
 /**
- * Each project's remote config, built once from its settings, flags presence and site apps, and
- * served from memory with an ETag until the project changes.
- *
- * NOTE: changes arrive as `hogbase_project_changed` notifications (project-changes.listener.ts),
- * which call `forget`; `ttlMs` (60 s by default) only bounds how stale a config can get if one is
- * missed. During a Postgres outage what was built before is served on, as for tokens and site apps.
+ * Each project's remote config, built once and served with an ETag until `forget` (a change
+ * notification); `ttlMs` only bounds staleness if one is missed.
  */
 export class RemoteConfigCache implements RemoteConfigSource {
   private readonly lookup: ExpiringLookup<number, RemoteConfigEntry | null>;

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { preflightOperation, RETRY_AFTER_HEADER, UNAVAILABLE_RESPONSE } from '../capture.schema';
+import { preflightOperation, RETRY_AFTER_HEADER, UNAVAILABLE_RESPONSE } from '../capture.dto';
 import { matchesEtag } from '../etag.util';
-import { errorBody, ErrorBodySchema, SERVICE_UNAVAILABLE } from '../error-body';
+import { errorBody, ErrorBodySchema, SERVICE_UNAVAILABLE } from '../error-body.dto';
 import {
   documentedRoute,
   javascript,
@@ -11,9 +11,10 @@ import {
   ref,
   type OperationDoc,
 } from '../openapi/documented-route.util';
-import { TokenLookupUnavailableError, type ProjectTokens } from '../project-token.cache';
-import { RemoteConfigUnavailableError, type RemoteConfigSource } from './remote-config.cache';
-import { RemoteConfigSchema } from './remote-config.schema';
+import { RemoteConfigUnavailableError, TokenLookupUnavailableError } from '../capture.errors';
+import type { ProjectTokens } from '../project-token.cache';
+import type { RemoteConfigSource } from './remote-config.cache';
+import { RemoteConfigSchema } from './remote-config.dto';
 
 export interface RemoteConfigRouteOptions {
   remoteConfig: RemoteConfigSource;
@@ -22,10 +23,7 @@ export interface RemoteConfigRouteOptions {
 
 const UNKNOWN_TOKEN = errorBody('invalid_request', 'not_found', 'No project has this token.');
 
-/**
- * Browsers and CDNs may keep a copy but must ask again before each use: a settings change reaches
- * the next page load, and an unchanged config costs a 304 without a body.
- */
+/** A settings change reaches the next page load; an unchanged config costs a 304. */
 const CACHE_CONTROL = 'public, no-cache';
 
 const TOKEN_PARAMS = Type.Object({ token: Type.String({ description: "The project's API key (`phc_…`)." }) });
@@ -38,7 +36,6 @@ const CACHING_HEADERS = {
 };
 const NOT_MODIFIED = noContent('Unchanged since the ETag sent in `If-None-Match`.', CACHING_HEADERS);
 
-/** A script's 404: a comment for a token nobody has; the JSON error body for a path not served. */
 export const SCRIPT_NOT_FOUND = {
   description:
     'No project has this token (a script comment); or the path is not served, e.g. a parameter longer ' +
@@ -49,7 +46,6 @@ export const SCRIPT_NOT_FOUND = {
   },
 };
 
-/** A script's 503: a comment, as browsers load it as a script. */
 export const SCRIPT_UNAVAILABLE = javascript(
   'Postgres is unavailable for a project not cached: a script comment; retry later.',
   RETRY_AFTER_HEADER,
@@ -89,18 +85,10 @@ const SCRIPT_OPERATION = {
   },
 } satisfies OperationDoc;
 
-/**
- * The remote config posthog-js ≥ 1.17x and the mobile SDKs load at start, in place of `/decide`:
- * - `GET /array/:token/config`: the JSON (remote-config.ts);
- * - `GET /array/:token/config.js`: the same as a script assigning `window._POSTHOG_REMOTE_CONFIG[token]`,
- *   with the project's site apps inline; posthog-js loads it first and falls back to the JSON.
- * Both carry an ETag and answer `If-None-Match` with 304. An unknown token is 404, as PostHog's
- * Django view answers it.
- */
+/** `/array/:token/config` and `config.js`; an unknown token is 404, as posthog/api/remote_config.py. */
 export function registerRemoteConfigRoutes(app: FastifyInstance, options: RemoteConfigRouteOptions): void {
   const { remoteConfig, tokens } = options;
 
-  /** The project's config, null for a token nobody has; throws when the caches cannot answer. */
   const entryFor = async (token: string) => {
     const teamId = await tokens.resolve(token);
     return teamId === null ? null : remoteConfig.forTeam(teamId);
@@ -128,7 +116,7 @@ export function registerRemoteConfigRoutes(app: FastifyInstance, options: Remote
         return await reply.type('application/json; charset=utf-8').code(200).send(body);
       } catch (failure) {
         unavailable(failure);
-        // Per request at debug: the caches log the outage once.
+        // At debug: the caches log the outage once.
         reply.log.debug({ err: failure }, 'remote config unavailable');
         return reply.header('Cache-Control', 'no-store').code(503).send(SERVICE_UNAVAILABLE);
       }

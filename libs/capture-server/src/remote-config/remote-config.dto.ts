@@ -1,11 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-/**
- * The remote config SDKs load at start (remote-config.ts builds it): its fields, and the fields
- * `/flags?config=true` and `/decide` carry beside the flags. The capture host's document and the
- * builders' types come from these schemas.
- */
-
 export const SiteAppLinkSchema = Type.Object(
   {
     id: Type.Integer({ description: "The site app's plugin config id." }),
@@ -17,7 +11,6 @@ export const SiteAppLinkSchema = Type.Object(
   { $id: 'SiteAppLink', description: 'A site app of the project.' },
 );
 
-/** The settings both forms carry. */
 const settings = {
   supportedCompression: Type.Array(Type.String(), { description: 'What the SDK may compress with.' }),
   captureDeadClicks: Type.Boolean(),
@@ -58,11 +51,7 @@ export const RemoteConfigSchema = Type.Object(
 
 export type RemoteConfig = Static<typeof RemoteConfigSchema>;
 
-/**
- * The remote config fields of `/flags?config=true` and `/decide`: the settings, plus what older
- * posthog-js versions read. Each may be absent: when the project's settings cannot be read, only
- * those true of every project are sent.
- */
+/** Each may be absent: when the project's settings cannot be read, only those true of every project are sent. */
 export const FlagsConfigFieldsSchema = Type.Partial(
   Type.Object({
     ...settings,

@@ -1,7 +1,7 @@
 import type { SiteAppLink } from '../site-apps/site-app-script.util';
-import type { FlagsConfigFields, RemoteConfig } from './remote-config.schema';
+import type { FlagsConfigFields, RemoteConfig } from './remote-config.dto';
 
-/** The project settings a remote config is built from (teams columns, PostHog's names). */
+/** The teams columns a remote config is built from. */
 export interface ProjectSdkSettings {
   token: string;
   autocaptureOptOut: boolean;
@@ -15,7 +15,7 @@ export interface ProjectSdkSettings {
   hasFeatureFlags: boolean;
 }
 
-/** A new project's settings, as PostHog creates them (the migration's column defaults). */
+/** A new project's settings: the migration's column defaults, as PostHog's. */
 export const DEFAULT_SDK_SETTINGS: Omit<ProjectSdkSettings, 'token' | 'hasFeatureFlags'> = {
   autocaptureOptOut: false,
   autocaptureExceptionsOptIn: false,
@@ -26,18 +26,12 @@ export const DEFAULT_SDK_SETTINGS: Omit<ProjectSdkSettings, 'token' | 'hasFeatur
   heatmapsOptIn: false,
 };
 
-/**
- * Where posthog-js sends events once it read the remote config. PostHog's own; `/e/` (the SDK's
- * default) is served too.
- */
+/** Where posthog-js sends events once it read the remote config; `/e/` is served too. */
 const ANALYTICS_ENDPOINT = '/i/v0/e/';
 
 /**
- * What `GET /array/:token/config` answers: PostHog's remote config (posthog/models/remote_config.py
- * `build_config`), which posthog-js ≥ 1.17x and the mobile SDKs load at start in place of `/decide`.
- *
- * What this server does not offer is off: `sessionRecording` is false (no recordings are kept, so
- * posthog-js never records), `surveys` false (no surveys), no suppression rules.
+ * `GET /array/:token/config`, as posthog/models/remote_config.py `build_config`. What this server
+ * does not offer is off: no session recording, no surveys, no suppression rules.
  */
 export function buildRemoteConfig(
   settings: ProjectSdkSettings,
@@ -71,9 +65,8 @@ export function buildRemoteConfig(
 }
 
 /**
- * The remote config as `/flags?config=true` and `/decide` carry it beside the flags (PostHog's
- * FlagsPlusConfigResponse): the same values, without the token and flags presence, plus the fields
- * older posthog-js versions still read.
+ * As `/flags?config=true` and `/decide` carry it (FlagsPlusConfigResponse, rust/feature-flags/src/api/types.rs): without the
+ * token and flags presence, plus the fields older posthog-js versions read.
  */
 export function flagsConfigFields(remoteConfig: RemoteConfig): FlagsConfigFields {
   const { token: _token, hasFeatureFlags: _hasFeatureFlags, ...fields } = remoteConfig;
@@ -86,9 +79,8 @@ export function flagsConfigFields(remoteConfig: RemoteConfig): FlagsConfigFields
 }
 
 /**
- * What `/flags?config=true` and `/decide` add when the project's remote config cannot be read: only
- * what holds for every project. posthog-js keeps its last known value of each setting left out
- * (`autocapture_opt_out` among them) rather than reading an absent one as a change.
+ * When the project's remote config cannot be read: what holds for every project. posthog-js keeps
+ * its last known value of a setting left out.
  */
 export const STATIC_FLAGS_CONFIG_FIELDS: Readonly<FlagsConfigFields> = {
   supportedCompression: ['gzip', 'gzip-js'],

@@ -1,27 +1,18 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { ExpiringLookup, OutageLog, type ExpiringLookupOptions } from '../expiring-lookup';
+import { SiteAppsUnavailableError } from '../capture.errors';
+import { ExpiringLookup, OutageLog, type ExpiringLookupOptions } from '../expiring-lookup.util';
 import { siteConfigFromSchema, type SiteApp } from './site-app-script.util';
 
-export class SiteAppsUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('site apps could not be read: Postgres is unavailable', { cause });
-    this.name = 'SiteAppsUnavailableError';
-  }
-}
-
 export interface SiteAppsCacheOptions extends ExpiringLookupOptions {
-  /** Gets one line when reads start failing and one when they answer again. */
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
-/** What the routes need: a project's site apps, and one app by the id and web token of its URL. */
 export interface SiteAppSource {
-  /** The project's enabled site apps in their order; none unless the project has `inject_web_apps`. */
+  /** None unless the project has `inject_web_apps`. */
   forTeam(teamId: number): Promise<SiteApp[]>;
-  /** The app a `/site_app/:id/:token/…` URL names, or null when none is served under it. */
   find(id: number, webToken: string): Promise<SiteApp | null>;
-  /** Drops what was read for a project (every project when null): its apps changed. */
+  /** Every project when null. */
   forget(teamId: number | null): void;
 }
 
@@ -34,8 +25,6 @@ interface SiteAppRow {
   transpiled: string;
 }
 
-// One query for both lookups: an enabled, not deleted config of a project that opted in
-// (inject_web_apps), whose app has a site.ts that compiled.
 // SECURITY: a config of another organization's app (code_pinned_at set) serves the copy of site.ts
 // and schema its admin enabled or upgraded to, never what the app's organization wrote since.
 const SITE_APPS_QUERY = `
@@ -57,13 +46,7 @@ const toSiteApp = (row: SiteAppRow): SiteApp => ({
   config: siteConfigFromSchema(row.config_schema, row.config),
 });
 
-/**
- * A project's site apps read from Postgres through capture's pool, kept in memory for `ttlMs`.
- *
- * NOTE: as for project tokens, a Postgres outage does not take site apps off pages that were
- * served them: what was read before is served on (asked again every retryAfterFailureMs); only
- * what was never read raises SiteAppsUnavailableError, which the routes answer with 503.
- */
+/** During a Postgres outage what was read before is served on; what never was raises SiteAppsUnavailableError. */
 export class SiteAppsCache implements SiteAppSource {
   private readonly teams: ExpiringLookup<number, SiteApp[]>;
   private readonly apps: ExpiringLookup<string, SiteApp | null>;
@@ -110,9 +93,8 @@ export class SiteAppsCache implements SiteAppSource {
   }
 
   find(id: number, webToken: string): Promise<SiteApp | null> {
-    // Postgres's integer ids: anything else names no app, and must not reach the query as a bigint error.
+    // Out of Postgres's integer range, or a NUL byte: Postgres's error would read as an outage (503).
     if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return Promise.resolve(null);
-    // Postgres refuses a NUL byte outright: a failure that would read as an outage (503).
     if (webToken.includes('\0')) return Promise.resolve(null);
     return this.apps.get(`${id}/${webToken}`);
   }
@@ -120,7 +102,7 @@ export class SiteAppsCache implements SiteAppSource {
   forget(teamId: number | null): void {
     if (teamId === null) this.teams.forget();
     else this.teams.forget(teamId);
-    // The apps are keyed by their URL, not their project: a change anywhere drops them all (rare).
+    // Keyed by URL, not project: a change anywhere drops them all.
     this.apps.forget();
   }
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { UNAVAILABLE_RESPONSE } from '../capture.schema';
-import { errorBody, ErrorBodySchema, SERVICE_UNAVAILABLE } from '../error-body';
+import { UNAVAILABLE_RESPONSE } from '../capture.dto';
+import { errorBody, ErrorBodySchema, SERVICE_UNAVAILABLE } from '../error-body.dto';
 import { documentedRoute, javascript, ref, type OperationDoc } from '../openapi/documented-route.util';
-import { TokenLookupUnavailableError } from '../project-token.cache';
-import { SiteAppsUnavailableError, type SiteAppSource } from './site-apps.cache';
+import { SiteAppsUnavailableError, TokenLookupUnavailableError } from '../capture.errors';
+import type { SiteAppSource } from './site-apps.cache';
 import { siteAppScript } from './site-app-script.util';
 
 export interface SiteAppRouteOptions {
@@ -39,12 +39,8 @@ const SITE_APP_OPERATION = {
 } satisfies OperationDoc;
 
 /**
- * What capture serves for site apps (frontend apps) besides the remote config (remote-config.routes.ts):
- * `GET /site_app/:id/:token/:hash/`, the script posthog-js adds for each `siteApps` link of the JSON
- * remote config when it could not load `config.js` (the hash only busts caches; PostHog ignores it too).
- *
- * A browser route: posthog-js adds its scripts with `crossorigin="anonymous"`, so without CORS
- * headers the browser refuses to run them.
+ * `GET /site_app/:id/:token/:hash/` (the hash only busts caches, as in PostHog). A browser route:
+ * posthog-js adds the script with `crossorigin="anonymous"`, so without CORS it would not run.
  */
 export function registerSiteAppRoutes(app: FastifyInstance, options: SiteAppRouteOptions): void {
   const { siteApps } = options;
@@ -66,7 +62,6 @@ export function registerSiteAppRoutes(app: FastifyInstance, options: SiteAppRout
         )) {
           throw failure;
         }
-        // Per request at debug: the caches log the outage once.
         reply.log.debug({ err: failure }, 'site apps unavailable');
         return reply.code(503).send(SERVICE_UNAVAILABLE);
       }
