@@ -20,7 +20,7 @@ import { gzipSync } from 'node:zlib';
 import { toQueueMessage, type CapturedEvent, type QueueMessage } from '@hogbase/event-contract';
 
 import * as current from '../src';
-import type { RawCaptureRequest } from '../src';
+import type { RawCaptureRequest } from '../src/payload-decoder.util';
 
 const EVENTS_PER_BATCH = 50;
 

@@ -1,10 +1,7 @@
 /**
- * rust/capture parses request bodies with serde_json, whose default recursion limit is 128
- * (`remaining_depth: 128` in serde_json's de.rs, one taken per array or object entered, the error
- * raised when it reaches 0): a body nesting 128 arrays/objects is refused with 400 "failed to parse
- * request: recursion limit exceeded", 127 is taken. Capture keeps the same bound, which also keeps
- * every event it accepts far below the depth at which a recursive walk downstream (JSON.stringify
- * in ingestion, Postgres jsonb, the apps' sandbox) runs out of stack.
+ * serde_json's default recursion limit, which rust/capture parses bodies with: 128 nested arrays and
+ * objects are refused, 127 taken. It also keeps every event far from where a recursive walk
+ * downstream (JSON.stringify, Postgres jsonb, the apps' sandbox) runs out of stack.
  */
 export const MAX_JSON_NESTING = 128;
 
@@ -16,21 +13,16 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /**
- * Whether valid JSON text nests `limit` or more arrays/objects inside each other (the text's own
- * outer `{` counting as one).
- *
- * NOTE: capture's CPU per event is a tracked goal, so this costs almost nothing on real events:
- * nesting `limit` deep takes at least `limit` opening brackets, and counting brackets with
- * `indexOf` (string contents included, which only overcounts) is a native scan that stops at
- * `limit`. Only text with that many brackets (a batch-sized event, a long list of objects) is
- * walked exactly, skipping string contents with `indexOf` too.
+ * Whether valid JSON text nests `limit` or more arrays/objects (its own outer `{` counted).
+ * NOTE: nesting `limit` deep takes `limit` opening brackets, which a native `indexOf` scan counts
+ * cheaply; only text with that many is walked exactly.
  */
 export function nestsAtLeast(json: string, limit: number): boolean {
   if (limit <= 0) return true;
   return countsOpeningBrackets(json, limit) && reachesNesting(json, limit);
 }
 
-/** Whether the text holds at least `limit` `{` and `[` together, strings included. */
+/** Strings included, which only overcounts. */
 function countsOpeningBrackets(json: string, limit: number): boolean {
   let count = 0;
   for (let index = json.indexOf('{'); index !== -1; index = json.indexOf('{', index + 1)) {
@@ -42,7 +34,6 @@ function countsOpeningBrackets(json: string, limit: number): boolean {
   return false;
 }
 
-/** Whether the text's nesting reaches `limit`, string contents skipped. */
 function reachesNesting(json: string, limit: number): boolean {
   let depth = 0;
   const length = json.length;

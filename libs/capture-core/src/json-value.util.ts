@@ -1,4 +1,3 @@
-/** A JSON object (not null, not an array), as JSON.parse produces it. */
 export type JsonObject = Record<string, unknown>;
 
 export function isJsonObject(value: unknown): value is JsonObject {

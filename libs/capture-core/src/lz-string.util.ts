@@ -1,11 +1,7 @@
 /**
- * `LZString.decompressFromBase64` (lz-string 1.5, the `compression=lz64` encoding of old
- * posthog-js), ported with a bound on the output.
- *
- * TRICKY: LZ-string is LZW-like: every code can expand to the whole output so far, so a few MB of
- * input can ask for terabytes (an "lz bomb"), and the package has no way to stop early. This port
- * is the package's algorithm step for step (a test checks it against the package on random
- * inputs) but gives up as soon as the output passes `maxLength` UTF-16 code units.
+ * `LZString.decompressFromBase64` (lz-string 1.5, old posthog-js's `compression=lz64`), ported.
+ * TRICKY: every code can expand to the whole output so far, so a few MB can ask for terabytes and
+ * the package cannot stop early. This port (checked against the package) stops past `maxLength`.
  */
 
 const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=';
@@ -24,10 +20,7 @@ export class LzStringOutputTooLongError extends Error {
   }
 }
 
-/**
- * The decompressed string; null when the input is empty or not valid lz-string (where the
- * package answers null or ""). Throws LzStringOutputTooLongError past `maxLength`.
- */
+/** Null when the input is empty or not valid lz-string (where the package answers null or ""). */
 export function decompressLzStringBase64(input: string, maxLength: number): string | null {
   const length = input.length;
   if (length === 0) return null;

@@ -2,11 +2,11 @@ import { gzipSync } from 'node:zlib';
 
 import LZString from 'lz-string';
 
-import { parseBatch } from './batch-parser';
-import { CaptureError, PayloadTooLargeError } from './capture-errors';
-import { normalizeBatch, type NormalizedBatch } from './event-normalizer';
-import { decodePayload, type RawCaptureRequest } from './payload-decoder';
-import { toQueueMessages } from './queue-messages';
+import { parseBatch } from './batch-parser.util';
+import { CaptureError, PayloadTooLargeError } from './capture.errors';
+import { normalizeBatch, type NormalizedBatch } from './event-normalizer.util';
+import { decodePayload, type RawCaptureRequest } from './payload-decoder.util';
+import { toQueueMessages } from './queue-messages.util';
 
 /**
  * The corpus of hostile bodies: every one must end as a typed 4xx error or as events accepted or

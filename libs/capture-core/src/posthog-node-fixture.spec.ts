@@ -1,8 +1,8 @@
 import { PostHog, type PostHogOptions } from 'posthog-node';
 
-import { parseBatch } from './batch-parser';
-import { normalizeBatch } from './event-normalizer';
-import { decodePayload } from './payload-decoder';
+import { parseBatch } from './batch-parser.util';
+import { normalizeBatch } from './event-normalizer.util';
+import { decodePayload } from './payload-decoder.util';
 
 /**
  * The real SDK's wire format: posthog-node runs in-process with a `fetch` that records the request

@@ -25,7 +25,7 @@ function instant(text: string) {
   return parsed;
 }
 
-describe('computeEventTimestamp (reference §1.5)', () => {
+describe('computeEventTimestamp (rust/common/types/src/timestamp.rs)', () => {
   it('corrects clock skew: now=12:00:00, sent_at=12:00:05, timestamp=11:59:55 gives 11:59:50', () => {
     expect(compute({ timestamp: '2023-01-01T11:59:55Z', sentAt: instant('2023-01-01T12:00:05Z') })).toBe(
       '2023-01-01T11:59:50.000Z',

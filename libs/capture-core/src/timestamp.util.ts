@@ -1,23 +1,13 @@
 /**
- * Event timestamps as PostHog's capture computes them (rust/common/types/src/timestamp.rs):
- *
- *   ts = now
- *   if timestamp parses: ts = (sent_at && !$ignore_sent_at) ? now + (timestamp - sent_at) : timestamp
- *   if offset (ms) is a number: ts = now - offset        (overrides the above)
- *   if ts - now > 23 h: ts = now                          (future events clamped)
- *   if ts.year < 0 or > 9999: ts = 1970-01-01T00:00:00Z
- *
- * JavaScript's Date keeps milliseconds only, so an instant here is epoch milliseconds plus the
- * microseconds within that millisecond: SDKs that send microseconds (posthog-python) keep them
- * through the skew correction, as ClickHouse's DateTime64(6) stores them.
+ * Event timestamps as `rust/common/types/src/timestamp.rs` computes them. Date keeps milliseconds
+ * only, so an instant carries the microseconds apart: posthog-python's survive the skew correction.
  */
 
 export interface PreciseInstant {
-  /** Whole milliseconds since the Unix epoch. */
   epochMs: number;
-  /** Microseconds within that millisecond, 0–999. */
+  /** 0–999. */
   microsOfMs: number;
-  /** The source carried more than millisecond precision: print six fractional digits. */
+  /** Print six fractional digits. */
   precise: boolean;
 }
 
@@ -31,8 +21,7 @@ const EPOCH_ISO = '1970-01-01T00:00:00.000Z';
 /** No timestamp format we accept is longer; a longer string is never run through a regex. */
 const MAX_TIMESTAMP_LENGTH = 64;
 
-// All quantifiers are bounded or separated by fixed characters, and inputs are at most 64
-// characters, so none of these can backtrack badly.
+// Bounded quantifiers on at most 64 characters: none of these can backtrack badly.
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,12}))?)?)? ?(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?$/;
 const SLASH_YMD = /^(\d{4})\/(\d{1,2})\/(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
@@ -57,13 +46,7 @@ const MONTHS: Readonly<Record<string, number>> = {
   dec: 12,
 };
 
-/**
- * Parses a timestamp the way capture's `parse_event_timestamp` does: RFC 3339 / ISO 8601 (offset
- * `Z`, `+03`, `+0300`, `+03:00`; none means UTC; a date alone is midnight UTC), RFC 2822,
- * `YYYY/MM/DD` and US `MM/DD/YYYY` (optionally with a time), and epoch numbers (a string or a
- * JSON number of 10 digits is seconds, 13 milliseconds, 16 microseconds, 19 nanoseconds).
- * Returns null for anything else, including impossible dates.
- */
+/** The formats of `parse_event_timestamp` the README lists; null for the rest and impossible dates. */
 export function parseTimestamp(value: unknown): PreciseInstant | null {
   if (typeof value === 'number') return Number.isFinite(value) ? parseTimestamp(String(value)) : null;
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TIMESTAMP_LENGTH) return null;
@@ -92,21 +75,21 @@ export function parseTimestamp(value: unknown): PreciseInstant | null {
 }
 
 export interface EventTimestampInput {
-  /** The event's `timestamp` as sent (any JSON value; unparseable means absent). */
+  /** Unparseable means absent. */
   timestamp: unknown;
-  /** The event's `offset` in milliseconds (only a finite JSON number counts). */
+  /** Milliseconds; only a finite JSON number counts. */
   offset: unknown;
-  /** The request's `sent_at`, if any. */
   sentAt: PreciseInstant | null;
-  /** `properties.$ignore_sent_at === true`. */
   ignoreSentAt: boolean;
-  /** Server receive time. */
   now: Date;
-  /** `now.toISOString()`, when the caller already has it (one per request, not per event). */
+  /** `now.toISOString()`, computed once per request. */
   nowIso?: string;
 }
 
-/** The normalised event timestamp, ISO 8601 UTC, six fractional digits when known to the microsecond. */
+/**
+ * now + (timestamp - sent_at) unless `$ignore_sent_at`; `offset` (ms) overrides as now - offset;
+ * more than 23 h ahead is now; a year outside 0–9999 is the epoch.
+ */
 export function computeEventTimestamp(input: EventTimestampInput): string {
   const nowMs = input.now.getTime();
   let epochMs = nowMs;
@@ -120,8 +103,7 @@ export function computeEventTimestamp(input: EventTimestampInput): string {
     fromNow = false;
     precise = timestamp.precise;
     if (input.sentAt && !input.ignoreSentAt) {
-      // now + (timestamp - sent_at), computed on the two integer parts so that nothing is lost to
-      // floating point however far apart the two clocks are.
+      // On the two integer parts, so that nothing is lost to floating point.
       epochMs = nowMs + (timestamp.epochMs - input.sentAt.epochMs);
       microsOfMs = timestamp.microsOfMs - input.sentAt.microsOfMs;
       if (microsOfMs < 0) {
@@ -147,12 +129,9 @@ export function computeEventTimestamp(input: EventTimestampInput): string {
   return formatInstant({ epochMs, microsOfMs, precise });
 }
 
-/**
- * ISO 8601 UTC: `.sssZ`, or `.ssssssZ` when the instant is precise or has microseconds. Years
- * 0–9999 only (what computeEventTimestamp leaves).
- */
+/** `.sssZ`, or `.ssssssZ` when precise or with microseconds. Years 0–9999 only. */
 export function formatInstant(instant: PreciseInstant): string {
-  // Hand-rolled: Date#toISOString costs about 0.9 µs, several times this, on the capture hot path.
+  // Hand-rolled: Date#toISOString costs several times this on the capture hot path.
   const epochMs = instant.epochMs;
   const days = Math.floor(epochMs / DAY_MS);
   let msOfDay = epochMs - days * DAY_MS;
@@ -190,10 +169,7 @@ function pad(value: number, width: number): string {
   return text.length >= width ? text : '0000'.slice(0, width - text.length) + text;
 }
 
-/**
- * Fast path for what SDKs send nearly always, `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (Date#toISOString,
- * Python's isoformat with Z): character checks instead of the general regex.
- */
+/** Fast path for what SDKs nearly always send, `YYYY-MM-DDTHH:MM:SS[.fraction]Z`. */
 function parseCanonicalUtc(text: string): PreciseInstant | null {
   const length = text.length;
   if (length < 20 || text.charCodeAt(length - 1) !== 90 /* Z */) return null;
@@ -223,7 +199,6 @@ function parseCanonicalUtc(text: string): PreciseInstant | null {
   return fromCivil(year, month, day, hour, minute, second, fraction, 0);
 }
 
-/** The decimal value of `count` ASCII digits at `start`, or -1 if any is not a digit. */
 function digits(text: string, start: number, count: number): number {
   let value = 0;
   for (let index = start; index < start + count; index++) {
@@ -234,10 +209,7 @@ function digits(text: string, start: number, count: number): number {
   return value;
 }
 
-/**
- * `sent_at` sent as a query parameter (`?_=` or `?sent_at=`) is epoch milliseconds; a value that
- * lands in 2020 or earlier was really seconds (or garbage) and is ignored, as capture does.
- */
+/** Epoch milliseconds; a value in 2020 or earlier was really seconds (or garbage): ignored, as capture does. */
 export function parseSentAtQueryParam(value: string | undefined): PreciseInstant | null {
   if (value === undefined || value.length === 0 || value.length > 20) return null;
   if (!/^\d+$/.test(value)) return null;

@@ -1,7 +1,7 @@
 import type { CapturedEvent } from '@hogbase/event-contract';
 
-import { parseBatch, type ParsedBatch } from './batch-parser';
-import { EventTooLargeError, PayloadInvalidError } from './capture-errors';
+import { parseBatch, type ParsedBatch } from './batch-parser.util';
+import { EventTooLargeError, PayloadInvalidError } from './capture.errors';
 import {
   createEventContext,
   normalizeBatch,
@@ -9,7 +9,7 @@ import {
   normalizeUuid,
   type CaptureContext,
   type EventOutcome,
-} from './event-normalizer';
+} from './event-normalizer.util';
 import { parseTimestamp } from './timestamp.util';
 
 const token = 'phc_project_token';

@@ -4,21 +4,15 @@ import {
   type CapturedEvent,
   type QueueMessage,
 } from '@hogbase/event-contract';
-import { EventTooLargeError } from './capture-errors';
-import { DEFAULT_MAX_EVENT_BYTES } from './event-normalizer';
+import { EventTooLargeError } from './capture.errors';
+import { DEFAULT_MAX_EVENT_BYTES } from './event-normalizer.util';
 
-/**
- * Room for what a message carries beside its value: the key (`<team>:<distinct id>`, at most ~210
- * characters) and the headers, which repeat fields the value holds already (the event name, the
- * distinct id, the token...), so they are never longer than the value plus this.
- */
+/** The key (at most ~210 characters) and header names; header values repeat fields of the value. */
 const KEY_AND_HEADER_NAMES_CHARACTERS = 512;
 
 /**
- * The queue messages of a request's accepted events. Throws EventTooLargeError (413) for the whole
- * request when one of them is larger than `maxEventBytes` (queueMessageBytes): the same bound in
- * every run mode, so a Kafka deployment and npm start refuse the same events, and nothing larger
- * is ever stored and copied downstream (the apps' destination jobs among others).
+ * EventTooLargeError (413) for the whole request when one message is over `maxEventBytes`: the same
+ * bound in every run mode, so a Kafka deployment and npm start refuse the same events.
  */
 export function toQueueMessages(
   events: readonly CapturedEvent[],

@@ -1,15 +1,12 @@
 import { constants } from 'node:buffer';
 import { gunzipSync } from 'node:zlib';
 
-import { PayloadInvalidError, PayloadTooLargeError } from './capture-errors';
+import { PayloadInvalidError, PayloadTooLargeError } from './capture.errors';
 import { decompressLzStringBase64, LzStringOutputTooLongError } from './lz-string.util';
 
 /**
- * Turns a capture request body into its JSON value, whatever the SDK did to it: gzip (by header,
- * by `?compression=`, by form field, or by magic bytes alone), lz-string base64, plain base64,
- * `application/x-www-form-urlencoded` with `data=`, or the legacy `?data=` query parameter.
- * Follows rust/capture's v0 decoding (reference §1.2), a little more lenient where being strict
- * would only lose events (see README).
+ * A request body to its JSON value, whatever the SDK did to it, as `rust/capture/src/v0_request.rs`
+ * decodes it, more lenient where being strict would only lose events (README).
  */
 
 /** Query parameters as an HTTP framework hands them over (repeated keys: the first counts). */
@@ -17,18 +14,14 @@ export type QueryParams = Readonly<Record<string, string | readonly string[] | u
 
 export interface RawCaptureRequest {
   body: Buffer;
-  /** The `Content-Type` header, parameters included (`; charset=...` is ignored). */
+  /** Parameters included (`; charset=...` is ignored). */
   contentType?: string;
-  /** The `Content-Encoding` header. */
   contentEncoding?: string;
   query: QueryParams;
 }
 
 export interface DecodePayloadOptions {
-  /**
-   * Upper bound of the decoded payload in bytes (UTF-16 code units for lz-string). Inflating stops
-   * as soon as it is passed. Defaults to 100 MiB, rust/capture's `BATCH_BODY_SIZE * 5`.
-   */
+  /** In bytes (UTF-16 code units for lz-string); inflating stops once past it. */
   maxDecodedBytes?: number;
 }
 
@@ -43,12 +36,10 @@ const FORM_PREFIXES = ['data=', 'ver=', '_=', 'ip=', 'compression='];
 /** As rust/capture: only this many leading characters are checked to call a body base64. */
 const BASE64_SNIFF_LENGTH = 128;
 
-/** Decodes and JSON-parses a capture request body. Throws PayloadInvalidError or PayloadTooLargeError. */
 export function decodePayload(request: RawCaptureRequest, options: DecodePayloadOptions = {}): unknown {
   return parseJson(decodePayloadText(request, options));
 }
 
-/** The decoded payload as text, before JSON parsing. */
 export function decodePayloadText(request: RawCaptureRequest, options: DecodePayloadOptions = {}): string {
   const limit = options.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LENGTH) {
@@ -64,8 +55,8 @@ export function decodePayloadText(request: RawCaptureRequest, options: DecodePay
   if (body.length === 0) throw new PayloadInvalidError('request missing data payload', 'no_data');
 
   if (isFormContentType(request.contentType) && !hasGzipMagic(body) && !startsAsJson(body)) {
-    // NOTE: a JSON or gzip body sent with the form content type (a common client default) is read
-    // as what it is; rust/capture answers 400 there, which would only make the SDK drop events.
+    // NOTE: a JSON or gzip body with the form content type (a common client default) is read as
+    // what it is; rust/capture's 400 would only make the SDK drop events.
     const form = new URLSearchParams(body.toString('utf8'));
     const data = form.get('data');
     if (!data) throw new PayloadInvalidError('expected form data in request payload');
@@ -75,7 +66,7 @@ export function decodePayloadText(request: RawCaptureRequest, options: DecodePay
   return decodeBytes(body, queryCompression ?? headerCompression, limit);
 }
 
-/** The `data` of a form or of the query: text that is lz-string, base64 (of JSON or gzip), or JSON. */
+/** lz-string, base64 (of JSON or gzip), or JSON. */
 function decodeDataField(data: string, compression: Compression | undefined, limit: number): string {
   const first = firstNonSpaceCode(data);
   if (first === 0x7b || first === 0x5b) {
@@ -94,9 +85,8 @@ function decodeBytes(input: Buffer, compression: Compression | undefined, limit:
     return decompressLz(input.toString('latin1'), limit);
   let bytes = input;
   if (compression === 'base64' || looksLikeStrictBase64(bytes)) bytes = decodeBase64(bytes) ?? bytes;
-  // NOTE: gzip is recognised by its magic bytes whatever the hint says: posthog-js sends gzip
-  // without one, and a gzip hint on a body that is not gzip (a proxy already inflated it) is read
-  // as it is instead of failing.
+  // NOTE: by magic bytes whatever the hint: posthog-js sends gzip without one, and a proxy may
+  // have inflated a body that still carries one.
   if (hasGzipMagic(bytes)) bytes = gunzipBounded(bytes, limit);
   if (bytes.length > limit) throw new PayloadTooLargeError(limit);
   let text = utf8(bytes);
@@ -121,8 +111,7 @@ function parseJson(text: string): unknown {
 
 function gunzipBounded(bytes: Buffer, limit: number): Buffer {
   try {
-    // maxOutputLength makes zlib stop inflating (and throw) as soon as the output passes the
-    // limit: a gzip bomb costs at most `limit` bytes of memory, never its full size.
+    // A gzip bomb costs at most `limit` bytes of memory: zlib stops once the output passes it.
     return gunzipSync(bytes, { maxOutputLength: limit });
   } catch (error) {
     if (errorProperty(error, 'code') === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(limit);
@@ -145,9 +134,8 @@ function decompressLz(text: string, limit: number): string {
 }
 
 /**
- * rust/capture's "strict" test: the first 128 characters are in the standard base64 alphabet,
- * the length is a multiple of 4, and the text does not start like form data (`data=…` is valid
- * base64 text too). Looking at a prefix only keeps this O(1) on a 20 MB body.
+ * rust/capture's "strict" test, on a prefix only (O(1) on a 20 MB body); form data such as
+ * `data=…` is valid base64 text too and is excluded.
  */
 function looksLikeStrictBase64(payload: Buffer | string): boolean {
   const length = payload.length;

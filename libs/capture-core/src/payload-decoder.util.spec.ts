@@ -2,8 +2,8 @@ import { gzipSync } from 'node:zlib';
 
 import LZString from 'lz-string';
 
-import { PayloadInvalidError, PayloadTooLargeError } from './capture-errors';
-import { decodePayload, type RawCaptureRequest } from './payload-decoder';
+import { PayloadInvalidError, PayloadTooLargeError } from './capture.errors';
+import { decodePayload, type RawCaptureRequest } from './payload-decoder.util';
 
 const events = [
   { event: '$pageview', distinct_id: 'user-1', properties: { $current_url: 'https://a.test/?q=1+2' } },

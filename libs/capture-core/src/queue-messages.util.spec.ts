@@ -1,6 +1,6 @@
 import { queueMessageBytes, toQueueMessage, type CapturedEvent } from '@hogbase/event-contract';
-import { EventTooLargeError } from './capture-errors';
-import { toQueueMessages } from './queue-messages';
+import { EventTooLargeError } from './capture.errors';
+import { toQueueMessages } from './queue-messages.util';
 
 function event(text: string): CapturedEvent {
   return {

@@ -1,52 +1,38 @@
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { v7 as uuidv7 } from 'uuid';
 
-import type { ParsedBatch } from './batch-parser';
-import { EventTooLargeError, PayloadInvalidError } from './capture-errors';
+import type { ParsedBatch } from './batch-parser.util';
+import { EventTooLargeError, PayloadInvalidError } from './capture.errors';
 import { MAX_JSON_NESTING, nestsAtLeast } from './json-nesting.util';
 import { isJsonObject, type JsonObject } from './json-value.util';
 import { computeEventTimestamp, formatInstant, type PreciseInstant } from './timestamp.util';
 
 /**
- * Why an event was not ingested. The request still answers 200 and the rest of its batch is
- * ingested (spec, Errors 2); the capture app counts these in a metric, never silently. An event
- * too large or nested too deeply is not one of these: it refuses the whole request (413, 400), as
- * rust/capture does.
+ * Why an event was not ingested: the request still answers 200 and the rest of its batch is
+ * ingested; capture counts these in a metric. Too large or too deep refuses the whole request.
  */
 export type DropReason =
-  /** The batch element is not a JSON object. */
   | 'not_an_object'
-  /** `event` is absent, empty or not a string. */
   | 'missing_event_name'
-  /** No `distinct_id` (top level, `$distinct_id`, or `properties.distinct_id`), or an empty one. */
   | 'missing_distinct_id'
-  /** `$performance_event`, which capture discards as PostHog does. */
+  /** Discarded as PostHog does. */
   | 'performance_event';
 
 export type EventOutcome = { accepted: CapturedEvent } | { dropped: DropReason; detail: string };
 
 export interface CaptureContext {
-  /** The project the request's token resolved to. */
   teamId: number;
-  /** The client IP (X-Forwarded-For aware, as the app decides), or null. */
+  /** X-Forwarded-For aware, as the app decides. */
   ip: string | null;
-  /** Server receive time; one value for the whole request. */
+  /** One value for the whole request. */
   now: Date;
-  /**
-   * Largest event accepted, in bytes: its queue message, as `toQueueMessages` counts it, in the
-   * end; an event whose JSON alone is longer is refused here already. Default
-   * DEFAULT_MAX_EVENT_BYTES, in every run mode.
-   */
+  /** Bounds the queue message (toQueueMessages); an event whose JSON alone is longer is refused here. */
   maxEventBytes?: number;
 }
 
-/**
- * rust/capture's default KAFKA_PRODUCER_MESSAGE_MAX_BYTES (librdkafka's `message.max.bytes`),
- * which bounds each event's Kafka message there: the same bound here whatever the queue.
- */
+/** KAFKA_PRODUCER_MESSAGE_MAX_BYTES of `rust/capture/src/config.rs`, here whatever the queue. */
 export const DEFAULT_MAX_EVENT_BYTES = 1_000_000;
 
-/** Everything per request that each event needs, computed once. */
 export interface EventContext {
   token: string;
   teamId: number;
@@ -57,12 +43,10 @@ export interface EventContext {
   sentAtIso: string | null;
   historicalMigration: boolean;
   maxEventBytes: number;
-  /** Nesting an event may reach, the arrays and objects enclosing it in the body counted. */
   maxEventNesting: number;
 }
 
 export interface DroppedEvent {
-  /** Position of the event in the request's list of events. */
   index: number;
   reason: DropReason;
   detail: string;
@@ -99,10 +83,7 @@ export function createEventContext(batch: ParsedBatch, context: CaptureContext):
   };
 }
 
-/**
- * Every event of a parsed request, accepted or dropped with its reason, in request order. Throws
- * EventTooLargeError (413) or PayloadInvalidError (400, nested too deeply) for the whole request.
- */
+/** In request order. EventTooLargeError (413) or PayloadInvalidError (400, too deep) refuse it all. */
 export function normalizeBatch(batch: ParsedBatch, context: CaptureContext): NormalizedBatch {
   const eventContext = createEventContext(batch, context);
   const accepted: CapturedEvent[] = [];
@@ -116,10 +97,6 @@ export function normalizeBatch(batch: ParsedBatch, context: CaptureContext): Nor
   return { accepted, dropped };
 }
 
-/**
- * One event as sent, to the message capture queues, or the reason it is not ingested. Throws for
- * what refuses the whole request (see normalizeBatch).
- */
 export function normalizeEvent(input: unknown, context: EventContext): EventOutcome {
   if (!isJsonObject(input)) return { dropped: 'not_an_object', detail: 'event is not a JSON object' };
   let raw = input;
@@ -127,8 +104,7 @@ export function normalizeEvent(input: unknown, context: EventContext): EventOutc
   try {
     data = JSON.stringify(raw);
   } catch (error) {
-    // JSON.stringify recurses and runs out of stack on input nested some thousands deep (JSON.parse
-    // does not): far past the bound below.
+    // JSON.stringify runs out of stack on input nested thousands deep (JSON.parse does not).
     if (isStackOverflow(error)) throw nestedTooDeeply();
     throw error;
   }
@@ -136,10 +112,8 @@ export function normalizeEvent(input: unknown, context: EventContext): EventOutc
   // walk would cost more than everything else capture does per event.
   if (nestsAtLeast(data, context.maxEventNesting)) throw nestedTooDeeply();
   if (data.includes('\\ud') && LONE_SURROGATE_ESCAPE.test(data)) {
-    // TRICKY: a lone UTF-16 surrogate (`"\ud800"` in the JSON sent) is no text at all: ClickHouse
-    // refuses the row, and with it the whole insert. It becomes U+FFFD here, in names, keys and
-    // values alike, and the event is kept. JSON.stringify writes such a surrogate as a `\udXXX`
-    // escape (valid pairs as themselves), so the text is fixed and parsed back (iteratively).
+    // TRICKY: ClickHouse refuses a lone UTF-16 surrogate, and with it the whole insert: it becomes
+    // U+FFFD and the event is kept. JSON.stringify writes it as a `\udXXX` escape, fixed here.
     data = data.replace(LONE_SURROGATE_ESCAPE_ALL, '$1\\ufffd');
     raw = JSON.parse(data) as JsonObject;
   }
@@ -187,9 +161,8 @@ export function normalizeEvent(input: unknown, context: EventContext): EventOutc
 }
 
 /**
- * `distinct_id` (or `$distinct_id`) at the top level, else `properties.distinct_id`; null counts as
- * absent. Non-strings are JSON-encoded (`123` becomes "123"), NUL becomes U+FFFD, and the result is
- * cut to 200 characters (code points, as rust/capture counts them). Null when absent or empty.
+ * Non-strings are JSON-encoded, NUL becomes U+FFFD, and the result is cut to 200 code points, as
+ * `rust/capture/src/v0_request.rs` counts them. Null when absent or empty.
  */
 export function extractDistinctId(raw: JsonObject, properties: JsonObject | undefined): string | null {
   let value = raw.distinct_id;
@@ -202,10 +175,7 @@ export function extractDistinctId(raw: JsonObject, properties: JsonObject | unde
   return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
 }
 
-/**
- * A valid UUID in canonical form (lowercase, hyphenated), accepting the forms rust's `Uuid` parses
- * (hyphenated, simple, braced, `urn:uuid:`); null for anything else, the empty string included.
- */
+/** Lowercase hyphenated, from the forms rust's `Uuid` parses (simple, braced, `urn:uuid:`); else null. */
 export function normalizeUuid(value: unknown): string | null {
   if (typeof value !== 'string' || value.length < 32 || value.length > 45) return null;
   let text = value;

@@ -1,11 +1,7 @@
 /**
- * Errors that reject a whole capture request. Each carries the HTTP status and the
- * `{type, code, detail, attr}` body the capture app answers with (ARCHITECTURE.md, cross-cutting
- * rules); codes follow PostHog's legacy Django capture (`no_data`, `invalid_payload`,
- * `missing_api_key`, `invalid_api_key`) so that clients parsing them keep working.
- *
- * Anything about a single event (no name, no distinct id, ...) is NOT an error: that event is
- * dropped with a reason and the rest of its batch is ingested (see event-normalizer.ts).
+ * Errors that reject a whole request, with the status and body capture answers. Codes follow
+ * `posthog/api/capture.py` so that clients parsing them keep working. A bad single event is no
+ * error: it is dropped with a reason (event-normalizer.util.ts).
  */
 export type CaptureErrorType = 'validation_error' | 'authentication_error';
 
@@ -33,7 +29,6 @@ export abstract class CaptureError extends Error {
   }
 }
 
-/** The body cannot be decoded or parsed into events (400). */
 export class PayloadInvalidError extends CaptureError {
   readonly status = 400;
   readonly type = 'validation_error';
@@ -43,7 +38,6 @@ export class PayloadInvalidError extends CaptureError {
   }
 }
 
-/** The payload, once decompressed, is larger than the configured bound (413). */
 export class PayloadTooLargeError extends CaptureError {
   readonly status = 413;
   readonly type = 'validation_error';
@@ -54,9 +48,8 @@ export class PayloadTooLargeError extends CaptureError {
 }
 
 /**
- * An event of the request is larger than the queue takes (413). As rust/capture, whose Kafka sink
- * answers EventTooBig for the whole request, a batch holding one such event is refused entire (and
- * nothing of it stored): posthog-node then halves the batch until the event stands alone.
+ * Refuses the whole batch, as EventTooBig in `rust/capture/src/sinks/kafka.rs`: posthog-node then
+ * halves the batch until the event stands alone.
  */
 export class EventTooLargeError extends CaptureError {
   readonly status = 413;
@@ -67,7 +60,6 @@ export class EventTooLargeError extends CaptureError {
   }
 }
 
-/** No project API key anywhere in the request (401). */
 export class NoTokenError extends CaptureError {
   readonly status = 401;
   readonly type = 'authentication_error';
@@ -80,7 +72,6 @@ export class NoTokenError extends CaptureError {
   }
 }
 
-/** The events of one request carry different project API keys (401). */
 export class MultipleTokensError extends CaptureError {
   readonly status = 401;
   readonly type = 'authentication_error';
@@ -93,7 +84,6 @@ export class MultipleTokensError extends CaptureError {
 export type InvalidTokenReason =
   'not_a_string' | 'empty' | 'too_long' | 'not_ascii' | 'null_byte' | 'personal_api_key';
 
-/** The project API key is not a well-formed token (401), e.g. a personal API key (`phx_…`). */
 export class InvalidTokenError extends CaptureError {
   readonly status = 401;
   readonly type = 'authentication_error';

@@ -1,11 +1,11 @@
-import { parseBatch } from './batch-parser';
+import { parseBatch } from './batch-parser.util';
 import {
   InvalidTokenError,
   MultipleTokensError,
   NoTokenError,
   PayloadInvalidError,
   type CaptureError,
-} from './capture-errors';
+} from './capture.errors';
 import { formatInstant } from './timestamp.util';
 
 const token = 'phc_project_token';

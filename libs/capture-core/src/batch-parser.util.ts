@@ -4,35 +4,29 @@ import {
   NoTokenError,
   PayloadInvalidError,
   type InvalidTokenReason,
-} from './capture-errors';
+} from './capture.errors';
 import { isJsonObject } from './json-value.util';
-import type { QueryParams } from './payload-decoder';
+import type { QueryParams } from './payload-decoder.util';
 import { parseSentAtQueryParam, parseTimestamp, type PreciseInstant } from './timestamp.util';
 
-/** A request's events, with what applies to all of them. */
 export interface ParsedBatch {
-  /** The project API key, validated for shape (not yet resolved to a project). */
+  /** Validated for shape, not yet resolved to a project. */
   token: string;
-  /** The events as sent: any JSON value; the normaliser decides per event. */
+  /** Any JSON value: the normaliser decides per event. */
   events: readonly unknown[];
-  /** The request's `sent_at` (body, else `?sent_at=`/`?_=` in ms), or null. */
+  /** The body's, else `?sent_at=`/`?_=` in ms. */
   sentAt: PreciseInstant | null;
   historicalMigration: boolean;
-  /**
-   * How many arrays and objects of the body enclose each event: 0 for a single event, 1 in an
-   * array, 2 in a batch object. The nesting bound (MAX_JSON_NESTING) counts them, as serde does.
-   */
+  /** Arrays and objects of the body enclosing each event, which MAX_JSON_NESTING counts as serde does. */
   eventNesting: number;
 }
 
-/** rust/capture's token shape rules (token.rs): at most this many characters. */
+/** As `rust/capture/src/token.rs`. */
 export const MAX_TOKEN_LENGTH = 64;
 
 /**
- * Reads the three shapes capture accepts — an array of events, the batch object
- * `{api_key|token, batch: [...], sent_at, historical_migration}`, or a single event — and finds the
- * project API key. Throws PayloadInvalidError (400) for anything else or an empty list of events,
- * NoTokenError / MultipleTokensError / InvalidTokenError (401) for the key.
+ * An array of events, the batch object `{api_key|token, batch, sent_at, historical_migration}` or a
+ * single event. PayloadInvalidError (400) for anything else or no event; the token errors (401).
  */
 export function parseBatch(payload: unknown, query: QueryParams = {}): ParsedBatch {
   let events: readonly unknown[];
@@ -54,8 +48,7 @@ export function parseBatch(payload: unknown, query: QueryParams = {}): ParsedBat
       batchToken = payload.api_key ?? payload.token;
       historicalMigration = payload.historical_migration === true;
     } else {
-      // A single event; it may carry the request-level fields itself (legacy Django capture read
-      // `sent_at` from it too).
+      // It may carry `sent_at` itself, as `posthog/api/capture.py` read it.
       events = [payload];
     }
     bodySentAt = payload.sent_at;
@@ -73,10 +66,7 @@ export function parseBatch(payload: unknown, query: QueryParams = {}): ParsedBat
   return { token, events, sentAt: resolveSentAt(bodySentAt, query), historicalMigration, eventNesting };
 }
 
-/**
- * The one token the events carry (`token`, `$token` or `api_key` at the top level, else
- * `properties.token`). Events without one take the others'; two different ones are an error.
- */
+/** Events without a token take the others'; two different ones are an error. */
 export function findEventsToken(events: readonly unknown[]): string {
   let found: string | undefined;
   for (const event of events) {
@@ -89,7 +79,7 @@ export function findEventsToken(events: readonly unknown[]): string {
   return found;
 }
 
-/** Checks a project API key's shape (rust/capture token.rs); returns it, or throws InvalidTokenError. */
+/** The shape rules of `rust/capture/src/token.rs`. */
 export function validateToken(token: unknown): string {
   const reason = invalidTokenReason(token);
   if (reason) throw new InvalidTokenError(reason);
