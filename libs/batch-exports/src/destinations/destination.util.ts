@@ -1,27 +1,23 @@
 import type { Readable } from 'node:stream';
-import { NonRetryableExportError, type ExportedEventRow, type ExportedPersonRow } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
+import type { ExportedEventRow, ExportedPersonRow } from '../destination.types';
 
 const NEWLINE = 0x0a;
 
 /**
- * Reads a `JSONEachRow` chunk body one line at a time, pulling from the stream only as fast as the
- * caller consumes rows, so memory holds one line (plus the stream's buffer), never the chunk.
- * Lines are split on bytes and decoded whole, so a multi-byte character cut across two stream
- * chunks decodes correctly.
+ * A `JSONEachRow` body one line at a time, pulled only as fast as rows are consumed: memory holds
+ * one line, never the chunk. Lines are split on bytes and decoded whole (multi-byte characters).
  */
 export class JsonLinesReader<Row extends object = ExportedEventRow> {
-  /** Bytes read from the body so far. */
   bytesRead = 0;
-  /** Rows yielded so far. */
   rowsRead = 0;
 
-  /** `rowKind` checks each row: the events model's by default (an object with a uuid). */
   constructor(
     private readonly body: Readable,
     private readonly rowKind: RowKind<Row> = EVENT_ROWS as unknown as RowKind<Row>,
   ) {}
 
-  /** Yields each row; leaving the loop early (or throwing) destroys the body stream. */
+  /** Leaving the loop early (or throwing) destroys the body stream. */
   async *rows(): AsyncGenerator<Row> {
     let pending: Buffer[] = [];
     for await (const data of this.body as AsyncIterable<Buffer | Uint8Array | string>) {
@@ -55,8 +51,7 @@ export class JsonLinesReader<Row extends object = ExportedEventRow> {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      // NOTE: a plain error (retried): a body cut short by a dropped ClickHouse connection ends
-      // in half a line, and reading the chunk again fixes that.
+      // NOTE: retried: a body cut short by a dropped ClickHouse connection ends in half a line.
       throw new Error(`Row ${this.rowsRead + 1} of the chunk is not JSON: ${text.slice(0, 80)}`, {
         cause: error,
       });
@@ -69,7 +64,6 @@ export class JsonLinesReader<Row extends object = ExportedEventRow> {
   }
 }
 
-/** What a chunk's rows must look like: a check and its name for the error. */
 export interface RowKind<Row extends object> {
   name: string;
   accepts(value: object): value is Row;
@@ -93,7 +87,7 @@ export const PERSON_ROWS: RowKind<ExportedPersonRow> = {
   },
 };
 
-/** Reads one key of a destination config, refusing a wrong type with a NonRetryableExportError. */
+/** A wrong type is a NonRetryableExportError. */
 export class DestinationConfigReader {
   constructor(
     private readonly destination: string,
@@ -117,7 +111,7 @@ export class DestinationConfigReader {
     return value;
   }
 
-  /** A positive integer; a string of digits is accepted too (forms send ports as text). */
+  /** A string of digits too: forms send ports as text. */
   positiveInteger(key: string, fallback: number): number {
     const value = this.config[key];
     if (value === undefined || value === null || value === '') return fallback;

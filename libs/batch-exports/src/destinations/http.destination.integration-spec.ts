@@ -3,14 +3,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createEgressFetch, EgressPolicy } from '@hogbase/egress';
+import { NonRetryableExportError } from '../batch-export.errors';
 import {
-  NonRetryableExportError,
   type DestinationFactory,
   type ExportChunk,
   type ExportRunInfo,
   type ExportedEventRow,
 } from '../destination.types';
-import { createBatchExportDestinations, MAX_DESTINATION_ERROR_CHARS } from '../destination-registry';
+import { createBatchExportDestinations, MAX_DESTINATION_ERROR_CHARS } from '../destination-registry.util';
 import {
   createHttpDestination as createStrictHttpDestination,
   DEFAULT_HTTP_DESTINATION_OPTIONS,

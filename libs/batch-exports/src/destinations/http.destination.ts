@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createEgressFetch, egressRefusalOf, EgressPolicy, type EgressFetch } from '@hogbase/egress';
+import { NonRetryableExportError } from '../batch-export.errors';
 import {
-  NonRetryableExportError,
   type DestinationWriter,
   type ExportChunk,
   type ExportRunInfo,
@@ -18,23 +18,20 @@ export interface HttpDestinationConfig {
 export interface HttpDestinationOptions {
   /** Events per request; PostHog's BATCH_EXPORT_HTTP_BATCH_SIZE is 5,000. */
   batchSize: number;
-  /** Request body bytes after which the batch is sent. */
   maxBodyBytes: number;
-  /** Attempts per request before the chunk fails (the run then retries later, from its cursor). */
+  /** Then the chunk fails, and the run retries later from its cursor. */
   maxAttempts: number;
-  /** Back-off before the second attempt, doubled at each attempt up to `maxBackoffMs`. */
+  /** Doubled at each attempt up to `maxBackoffMs`. */
   initialBackoffMs: number;
   maxBackoffMs: number;
-  /** A Retry-After longer than this fails the chunk instead of waiting. */
+  /** A longer Retry-After fails the chunk instead of waiting. */
   maxRetryAfterMs: number;
-  /** One request's time limit (a request past it is retried). */
   requestTimeoutMs: number;
 }
 
 export const DEFAULT_HTTP_DESTINATION_OPTIONS: HttpDestinationOptions = {
   batchSize: 5_000,
-  // NOTE: PostHog flushes past 50 MB, but PostHog's capture (and ours, CAPTURE_BATCH_BODY_LIMIT)
-  // refuses /batch/ bodies over 20 MiB: a batch is sent before it would outgrow that.
+  // NOTE: PostHog flushes past 50 MB, but capture (PostHog's and ours) refuses /batch/ bodies over 20 MiB.
   maxBodyBytes: 20 * 1024 * 1024,
   maxAttempts: 6,
   initialBackoffMs: 500,
@@ -44,7 +41,7 @@ export const DEFAULT_HTTP_DESTINATION_OPTIONS: HttpDestinationOptions = {
 };
 
 const RESPONSE_EXCERPT_CHARS = 300;
-/** What is read of a refusing receiver's answer for its excerpt; the rest is never read. */
+/** What is read of a refusing receiver's answer; the rest is never read. */
 const RESPONSE_READ_BYTES = 4 * 1024;
 
 export function parseHttpDestinationConfig(config: Record<string, unknown>): HttpDestinationConfig {
@@ -63,10 +60,9 @@ export function parseHttpDestinationConfig(config: Record<string, unknown>): Htt
 }
 
 /**
- * PostHog's migration export: the run's events POSTed to a PostHog `/batch/` endpoint as
- * `{"api_key", "historical_migration": true, "batch": [...]}` bodies, each event as PostHog's
- * `insert_into_http_activity` shapes it. Receivers deduplicate by uuid, so a chunk sent twice is
- * harmless and a run resumes after its cursor.
+ * PostHog's migration export (products/batch_exports/backend/temporal/destinations/http_batch_export.py):
+ * events POSTed to a `/batch/` endpoint with `historical_migration`. Receivers deduplicate by uuid,
+ * so a run resumes after its cursor.
  */
 export class HttpDestinationWriter implements DestinationWriter {
   readonly format = 'JSONEachRow';
@@ -80,7 +76,6 @@ export class HttpDestinationWriter implements DestinationWriter {
   constructor(
     private readonly config: HttpDestinationConfig,
     private readonly options: HttpDestinationOptions = DEFAULT_HTTP_DESTINATION_OPTIONS,
-    /** Checks every connection against the egress policy (see createBatchExportDestinations). */
     private readonly fetch: EgressFetch = strictFetch(),
   ) {
     this.header = Buffer.from(
@@ -107,7 +102,7 @@ export class HttpDestinationWriter implements DestinationWriter {
       for await (const row of reader.rows()) {
         const event = Buffer.from(JSON.stringify(toCaptureEvent(row)));
         const overhead = this.header.length + this.footer.length + this.separator.length;
-        // Sent before the event would push the body past the limit (an event alone is sent anyway).
+        // An event alone is sent anyway.
         if (events > 0 && overhead + bodyBytes + event.length > this.options.maxBodyBytes) await send();
         if (events > 0) {
           parts.push(this.separator);
@@ -132,11 +127,10 @@ export class HttpDestinationWriter implements DestinationWriter {
   }
 
   abort(): Promise<void> {
-    // What was POSTed is taken: nothing to undo.
     return Promise.resolve();
   }
 
-  /** POSTs one body until a 2xx, retrying 5xx, 429 and network failures with capped back-off. */
+  /** Retries 5xx, 429 and network failures with capped back-off. */
   private async post(body: Buffer, signal: AbortSignal): Promise<void> {
     const target = new URL(this.config.url).host;
     let lastFailure = '';
@@ -148,7 +142,7 @@ export class HttpDestinationWriter implements DestinationWriter {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
           body,
-          // A redirected POST would lose its body (301/302) or go to an address nobody configured.
+          // A redirected POST would lose its body or go to an address nobody configured.
           redirect: 'manual',
           signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.requestTimeoutMs)]),
         });
@@ -194,13 +188,12 @@ export class HttpDestinationWriter implements DestinationWriter {
 
 let strictEgressFetch: EgressFetch | undefined;
 
-/** Public targets only: what a writer gets when its creator passed no egress fetch. */
 function strictFetch(): EgressFetch {
   strictEgressFetch ??= createEgressFetch(EgressPolicy.strict());
   return strictEgressFetch;
 }
 
-/** The first `maxBytes` of a body as text, the rest left unread (a receiver may answer anything). */
+/** A receiver may answer anything: the rest is left unread. */
 async function readStart(response: Response, maxBytes: number): Promise<string> {
   if (!response.body) return '';
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -214,18 +207,16 @@ async function readStart(response: Response, maxBytes: number): Promise<string> 
       size += value.byteLength;
     }
   } catch {
-    // A body cut short still says what it said so far.
   } finally {
     await reader.cancel().catch(() => undefined);
   }
   return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
 }
 
-/** An event of the batch as PostHog's HTTP export writes it (same keys, same order). */
+/** As PostHog's HTTP export writes it (same keys, same order). */
 export function toCaptureEvent(row: ExportedEventRow): Record<string, unknown> {
   const properties: Record<string, unknown> = { ...(row.properties ?? {}) };
-  // The rows carry $set / $set_once both inside properties and as columns: PostHog sends them in
-  // properties, so a row whose properties lack them gets them back from the columns.
+  // PostHog sends $set / $set_once in properties: a row whose properties lack them gets them from the columns.
   if (row.set != null && properties.$set === undefined) properties.$set = row.set;
   if (row.set_once != null && properties.$set_once === undefined) properties.$set_once = row.set_once;
   // The events were located when first ingested: the receiver must not look the ip up again.
@@ -244,11 +235,11 @@ export function toCaptureEvent(row: ExportedEventRow): Record<string, unknown> {
 
 function backoff(attempt: number, options: HttpDestinationOptions): number {
   const capped = Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** (attempt - 1));
-  // Jitter, so the retries of many runs against one receiver spread out.
+  // Jitter: the retries of many runs against one receiver spread out.
   return Math.round(capped * (0.75 + Math.random() * 0.25));
 }
 
-/** Retry-After in seconds or as an HTTP date, in milliseconds; undefined when absent or unreadable. */
+/** In milliseconds; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   const trimmed = value.trim();
@@ -257,11 +248,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/**
- * fetch rejects with a TypeError for network failures, and with a TimeoutError past its time limit.
- * NOTE: compared by name: fetch's errors come from Node's own realm, where `instanceof` against
- * another realm's TypeError (a test sandbox's) fails.
- */
+/** NOTE: by name: fetch's errors come from Node's own realm, where `instanceof` another realm's TypeError fails. */
 function isNetworkFailure(error: unknown): boolean {
   const name = (error as { name?: unknown } | null)?.name;
   return name === 'TypeError' || name === 'TimeoutError';
@@ -275,10 +262,7 @@ function describeNetworkFailure(error: unknown): string {
   return detail ? `${error.message} (${detail})` : error.message;
 }
 
-/**
- * A DestinationFactory; `options` (retries, batch size) are for tests. `fetch` goes where the egress
- * policy lets it (public targets only by default).
- */
+/** `options` are for tests; `fetch` goes where the egress policy lets it (public targets by default). */
 export function createHttpDestination(
   config: Record<string, unknown>,
   run: ExportRunInfo,

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { NonRetryableExportError, type DestinationFactory, type ExportChunk } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
+import type { DestinationFactory, ExportChunk } from '../destination.types';
 import { createNoOpDestination, NoOpDestinationWriter } from './noop.destination';
 
 const factory: DestinationFactory = createNoOpDestination;

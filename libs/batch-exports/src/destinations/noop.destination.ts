@@ -9,18 +9,13 @@ import { DestinationConfigReader, EVENT_ROWS, JsonLinesReader, PERSON_ROWS } fro
 
 const DEFAULT_MAX_CHUNK_ROWS = 10_000;
 
-/**
- * Reads every chunk to the end, parses and counts its rows, and drops them: the destination the
- * runner's tests export to. `config.max_chunk_rows` (default 10,000) lets a test force many chunks.
- */
+/** Reads, counts and drops every row: what the runner's tests export to (`max_chunk_rows` forces many chunks). */
 export class NoOpDestinationWriter implements DestinationWriter {
   readonly format = 'JSONEachRow';
   readonly resumable = true;
   readonly maxChunkRows: number;
 
-  /** Rows read over all chunks. */
   rowsWritten = 0;
-  /** Chunks read, in order. */
   readonly chunks: { records: number; rows: number; bytes: number; cursor: string }[] = [];
   finished = false;
   aborted = false;

@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 import { Client } from 'pg';
 import { EgressPolicy } from '@hogbase/egress';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { NonRetryableExportError } from '../batch-export.errors';
 import {
-  NonRetryableExportError,
   type DestinationFactory,
   type DestinationWriter,
   type ExportChunk,

@@ -1,7 +1,7 @@
 import { Client, DatabaseError, escapeIdentifier } from 'pg';
 import { egressRefusalOf, EgressPolicy, parseIpAddress } from '@hogbase/egress';
+import { NonRetryableExportError } from '../batch-export.errors';
 import {
-  NonRetryableExportError,
   type DestinationWriter,
   type ExportChunk,
   type ExportRunInfo,
@@ -28,10 +28,7 @@ export interface PostgresDestinationConfig {
   hasSelfSignedCert: boolean;
 }
 
-/**
- * PostHog's events table for Postgres (`insert_into_postgres_activity`, events model): the legacy
- * plugin-compatible columns, names and types as PostHog creates them.
- */
+/** As `insert_into_postgres_activity` creates it (products/batch_exports/backend/temporal/destinations/postgres_batch_export.py). */
 const EVENT_COLUMNS = [
   ['uuid', 'VARCHAR(200)', 'text'],
   ['event', 'VARCHAR(200)', 'text'],
@@ -46,11 +43,7 @@ const EVENT_COLUMNS = [
   ['timestamp', 'TIMESTAMP WITH TIME ZONE', 'timestamptz'],
 ] as const;
 
-/**
- * PostHog's persons table for Postgres (persons model): one row per (team_id, distinct_id), its
- * primary key. Versions are BIGINT as PostHog's export creates them (its documentation says
- * INTEGER); `_inserted_at` is not a column, as in PostHog.
- */
+/** One row per (team_id, distinct_id), its primary key; versions BIGINT, as PostHog's export creates them. */
 const PERSON_COLUMNS = [
   ['team_id', 'INTEGER', 'integer'],
   ['distinct_id', 'TEXT', 'text'],
@@ -66,20 +59,17 @@ type ColumnValue = string | number | boolean | null;
 type ColumnValues = ColumnValue[][];
 type Column = readonly [name: string, type: string, arrayType: string];
 
-/** How one model's rows land in their table. */
 interface TableModel<Row extends object> {
   columns: readonly Column[];
   /** The upsert's conflict key: a unique index on exactly these columns. */
   key: readonly string[];
-  /** Create the table with the key as its primary key (else the index is added after). */
   keyIsPrimary: boolean;
-  /** Write only the columns an existing table has (PostHog adds model fields over time). */
+  /** PostHog adds model fields over time: write only the columns an existing table has. */
   onlyExistingColumns: boolean;
   rows: RowKind<Row>;
   keyOf(row: Row): string;
-  /** The row's values, in `columns` order. */
   values(row: Row): ColumnValue[];
-  /** When a row already there is replaced; undefined: always (the last write wins). */
+  /** Undefined: always (the last write wins). */
   replaceWhen?(present: ReadonlySet<string>): string | undefined;
 }
 
@@ -93,11 +83,7 @@ const EVENTS_TABLE: TableModel<ExportedEventRow> = {
   values: (row) => toColumnValues(row),
 };
 
-/**
- * A persons row replaces the one there only when it is newer: a later mapping of the distinct id
- * (a merge moved it), or a later version of the same person. So a retried or older run never
- * brings back what a newer one wrote, and a chunk written twice leaves one row per distinct id.
- */
+/** A row replaces the one there only when newer, so a retried or older run never brings back an older one. */
 const PERSONS_TABLE: TableModel<ExportedPersonRow> = {
   columns: PERSON_COLUMNS,
   key: ['team_id', 'distinct_id'],
@@ -126,13 +112,11 @@ const PERSONS_TABLE: TableModel<ExportedPersonRow> = {
   },
 };
 
-/** Rows per INSERT statement (a chunk is several statements in one transaction). */
+/** Per INSERT statement; a chunk is several statements in one transaction. */
 const STATEMENT_MAX_ROWS = 1_000;
-/** Row bytes per INSERT statement, so a chunk of large events never builds a huge statement. */
 const STATEMENT_MAX_BYTES = 8 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 30_000;
 
-/** SQLSTATEs that trying again cannot fix: the run fails instead of retrying. */
 const NON_RETRYABLE_SQLSTATES: Record<string, string> = {
   '28P01': 'the credentials were refused',
   '28000': 'the connection was not authorized',
@@ -148,7 +132,6 @@ const NON_RETRYABLE_SQLSTATES: Record<string, string> = {
   '53100': 'the disk is full',
 };
 
-/** Node TLS errors of a certificate that does not verify: retrying does not change the certificate. */
 const CERTIFICATE_ERROR_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'SELF_SIGNED_CERT_IN_CHAIN',
@@ -172,17 +155,13 @@ export function parsePostgresDestinationConfig(config: Record<string, unknown>):
   };
 }
 
-/**
- * Upserts the rows of a run into a Postgres table, one transaction per chunk, so a chunk written
- * twice (a resumed or retried run) leaves one row per event (by uuid) or per distinct id (persons).
- */
+/** One upsert transaction per chunk: a chunk written twice leaves one row per uuid (or distinct id). */
 export class PostgresDestinationWriter<Row extends object> implements DestinationWriter {
   readonly format = 'JSONEachRow';
   readonly resumable = true;
   readonly maxChunkRows = 10_000;
 
   private client: Client | undefined;
-  /** The upsert, once the table is there: the columns it writes and its SQL. */
   private upsert: { columns: number[]; sql: string } | undefined;
   private readonly qualifiedTable: string;
 
@@ -190,7 +169,6 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
     private readonly config: PostgresDestinationConfig,
     private readonly run: ExportRunInfo,
     private readonly model: TableModel<Row>,
-    /** Where the connection may go (public hosts only by default; never a socket path). */
     private readonly egress: EgressPolicy = EgressPolicy.strict(),
   ) {
     this.qualifiedTable = `${escapeIdentifier(config.schema)}.${escapeIdentifier(config.tableName)}`;
@@ -222,10 +200,9 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
     } catch (error) {
       chunk.body.destroy();
       if (inTransaction) {
-        // A dead connection cannot roll back, and the server drops its transaction anyway.
         await client.query('ROLLBACK').catch(() => undefined);
       }
-      // The connection may be dead (a reset, a terminated backend): a next write opens a new one.
+      // The connection may be dead: a next write opens a new one.
       await this.close();
       if (signal.aborted) throw signal.reason;
       throw this.toExportError(error);
@@ -244,8 +221,7 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
 
   private async connect(): Promise<Client> {
     if (this.client) return this.client;
-    // Resolved and checked once, then connected to that address: a host that resolves elsewhere
-    // on a second lookup (DNS rebinding) is never looked up again for this connection.
+    // Resolved and checked once, then connected to that address: no second lookup to rebind.
     let address: string;
     try {
       ({ address } = await this.egress.resolve(this.config.host, this.config.port));
@@ -259,8 +235,7 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
       database: this.config.database,
       user: this.config.user,
       password: this.config.password,
-      // PostHog connects with sslmode=require, and skips verification for a self-signed cert. The
-      // certificate is checked against the configured name, not the address connected to.
+      // sslmode=require as PostHog; the certificate is checked against the configured name.
       ssl: {
         rejectUnauthorized: !this.config.hasSelfSignedCert,
         ...(hostIsName ? { servername: this.config.host } : {}),
@@ -268,11 +243,9 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
       application_name: `hogbase batch export ${this.run.runId}`.slice(0, 63),
-      // Timestamps without an offset are read as UTC, whatever the server's default zone.
       options: '-c TimeZone=UTC',
     });
-    // NOTE: without a listener, a connection the server drops between queries would crash the
-    // process; the failed query that follows reports it instead.
+    // NOTE: unheard, a connection dropped between queries would crash the process.
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -290,11 +263,7 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
     if (client) await client.end().catch(() => undefined);
   }
 
-  /**
-   * Creates the table when missing, and makes sure it has the unique index the upsert needs
-   * (PostHog's events table has none). Serialized by an advisory lock: two runs writing the same
-   * table may start together.
-   */
+  /** The unique index the upsert needs (PostHog's events table has none), under a lock: runs may start together. */
   private async ensureTable(client: Client): Promise<{ columns: number[]; sql: string }> {
     if (this.upsert) return this.upsert;
     const { columns, key, keyIsPrimary } = this.model;
@@ -355,7 +324,6 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
     return new Set(rows.map((row) => row.name));
   }
 
-  /** INSERT … SELECT FROM unnest(one array per column) … ON CONFLICT (key) DO UPDATE. */
   private upsertSql(positions: number[], present: ReadonlySet<string>): string {
     const columns = positions.map((position) => this.model.columns[position]);
     const names = columns.map(([name]) => escapeIdentifier(name));
@@ -429,14 +397,13 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
   }
 }
 
-/** One INSERT's rows, held as one array per column (bound as arrays and unnested by the server). */
+/** One INSERT's rows, bound as one array per column and unnested by the server. */
 class StatementBatch<Row extends object> {
   private readonly byKey = new Map<string, ColumnValue[]>();
   bytes = 0;
 
   constructor(
     private readonly model: TableModel<Row>,
-    /** Positions in `model.columns` of the columns the statement writes. */
     private readonly positions: readonly number[],
   ) {}
 
@@ -462,7 +429,6 @@ class StatementBatch<Row extends object> {
   }
 }
 
-/** The row as PostHog's Postgres export writes it, in EVENT_COLUMNS order. */
 export function toColumnValues(row: ExportedEventRow): ColumnValue[] {
   const properties = row.properties ?? {};
   const ip = properties.$ip;
@@ -472,8 +438,7 @@ export function toColumnValues(row: ExportedEventRow): ColumnValue[] {
     withoutNul(row.uuid),
     withoutNul(row.event),
     jsonb(properties),
-    // NOTE: PostHog selects toJSONString(toJSONString(elements_chain)): the column holds a JSON
-    // string whose text is the chain, quoted once more. Kept for tables PostHog filled before.
+    // NOTE: quoted twice, as PostHog's toJSONString(toJSONString(elements_chain)), for tables it filled.
     jsonb(JSON.stringify(row.elements_chain ?? '')),
     set === null ? null : jsonb(set),
     setOnce === null ? null : jsonb(setOnce),
@@ -481,7 +446,7 @@ export function toColumnValues(row: ExportedEventRow): ColumnValue[] {
     row.team_id,
     // PostHog: nullIf(JSONExtractString(properties, '$ip'), '').
     typeof ip === 'string' && ip !== '' ? withoutNul(ip) : null,
-    // The legacy column is kept but no longer filled.
+    // site_url: kept, never filled.
     '',
     row.timestamp,
   ];
@@ -491,10 +456,7 @@ function asObject(value: unknown): Record<string, unknown> | null {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : null;
 }
 
-/**
- * Postgres text and jsonb refuse the NUL character, which events may carry: one such event would
- * fail every retry of the run, so it is dropped from the value (PostHog's CSV COPY fails instead).
- */
+/** Postgres refuses NUL, which events may carry: kept, one such event would fail every retry of the run. */
 function jsonb(value: unknown): string {
   const text = JSON.stringify(value);
   // An escaped NUL is `\u0000` preceded by an even number of backslashes.
@@ -509,7 +471,6 @@ function sqlState(error: unknown): string | undefined {
   return error instanceof DatabaseError ? error.code : undefined;
 }
 
-/** A DestinationFactory once `egress` is bound (createBatchExportDestinations does). */
 export function createPostgresDestination(
   config: Record<string, unknown>,
   run: ExportRunInfo,

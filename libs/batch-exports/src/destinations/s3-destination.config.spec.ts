@@ -1,4 +1,4 @@
-import { NonRetryableExportError } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
 import { parseS3DestinationConfig } from './s3-destination.config';
 
 describe('S3 destination config', () => {

@@ -1,4 +1,4 @@
-import { NonRetryableExportError } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
 import type { S3Compression, S3FileFormat } from './s3-key.util';
 
 const MIB = 1024 * 1024;
@@ -25,10 +25,7 @@ export interface S3DestinationConfig {
   kmsKeyId: string | null;
 }
 
-/**
- * Reads PostHog's S3 config (`S3InsertInputs` in posthog/temporal/batch_exports/s3_batch_export.py).
- * A bad value is a NonRetryableExportError: trying again cannot fix it.
- */
+/** `S3InsertInputs` of products/batch_exports/backend/temporal/destinations/s3_batch_export.py. */
 export function parseS3DestinationConfig(config: Record<string, unknown>): S3DestinationConfig {
   const bucketName = optionalString(config, 'bucket_name');
   if (bucketName === null) throw invalid('bucket_name', config.bucket_name, 'a bucket name is required');
@@ -48,8 +45,7 @@ export function parseS3DestinationConfig(config: Record<string, unknown>): S3Des
   }
   const accessKeyId = optionalString(config, 'aws_access_key_id');
   const secretAccessKey = optionalString(config, 'aws_secret_access_key');
-  // As botocore's PartialCredentialsError: one key without the other is a mistake, never a cue to
-  // look for credentials elsewhere. (Values never go into the message: they are secrets.)
+  // As botocore's PartialCredentialsError: never a cue to look for credentials elsewhere.
   if ((accessKeyId === null) !== (secretAccessKey === null)) {
     throw new NonRetryableExportError(
       `S3 destination: ${accessKeyId === null ? 'aws_access_key_id' : 'aws_secret_access_key'} is missing: aws_access_key_id and aws_secret_access_key go together`,
@@ -71,7 +67,7 @@ export function parseS3DestinationConfig(config: Record<string, unknown>): S3Des
   };
 }
 
-/** `max_file_size_mb` in bytes; null, absent and 0 mean one object per interval (PostHog tests truthiness). */
+/** Null, absent and 0 mean one object per interval (PostHog tests truthiness). */
 function maxFileSizeBytes(value: unknown): number | null {
   if (value === null || value === undefined || value === 0 || value === '') return null;
   const megabytes = typeof value === 'string' ? Number(value) : value;

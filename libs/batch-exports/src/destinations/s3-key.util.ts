@@ -1,10 +1,8 @@
 import type { ExportRunInfo } from '../destination.types';
+import { S3KeyTemplateError } from './s3.errors';
 
-/**
- * S3 object keys as PostHog builds them (posthog `s3_batch_export.py`: `get_s3_key`,
- * `get_manifest_key`, `get_allowed_template_variables`), so a bucket written by PostHog and one
- * written by hogbase have the same layout.
- */
+// S3 keys as products/batch_exports/backend/temporal/destinations/s3_batch_export.py builds them,
+// so a bucket PostHog wrote and one hogbase writes have the same layout.
 
 export type S3FileFormat = 'JSONLines' | 'Parquet';
 export type S3Compression = 'gzip' | 'brotli' | 'zstd' | 'snappy' | 'lz4';
@@ -19,28 +17,17 @@ const COMPRESSION_EXTENSIONS: Record<S3Compression, string> = {
   lz4: 'lz4',
 };
 
-/** A prefix that Python's `str.format` would refuse (PostHog's run fails with `InvalidS3Key`). */
-export class S3KeyTemplateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'S3KeyTemplateError';
-  }
-}
-
 export interface S3KeyOptions {
   prefix: string;
   fileFormat: S3FileFormat;
   compression: S3Compression | null;
-  /** Set when `max_file_size_mb` is: the file number (from 0) goes into every data file's name. */
+  /** Set when `max_file_size_mb` is. */
   fileNumber: number | null;
 }
 
-/**
- * Python's `datetime.isoformat()` of an aware UTC datetime: `2023-07-20T00:00:00+00:00`, with
- * microseconds only when there are any. PostHog passes interval bounds around as these strings.
- */
+/** Python's `datetime.isoformat()` of an aware UTC datetime: PostHog's interval bounds in keys. */
 export function pythonIsoFormat(date: Date): string {
-  const iso = date.toISOString(); // 2023-07-20T00:00:00.000Z
+  const iso = date.toISOString();
   const milliseconds = date.getUTCMilliseconds();
   const seconds = iso.slice(0, 19);
   return milliseconds === 0
@@ -48,7 +35,7 @@ export function pythonIsoFormat(date: Date): string {
     : `${seconds}.${String(milliseconds).padStart(3, '0')}000+00:00`;
 }
 
-/** The names a prefix may use, as PostHog's `get_allowed_template_variables` defines them. */
+/** As PostHog's `get_allowed_template_variables`. */
 export function s3TemplateVariables(run: ExportRunInfo): Record<string, string> {
   const end = run.dataIntervalEnd;
   const pad = (value: number): string => String(value).padStart(2, '0');
@@ -66,10 +53,8 @@ export function s3TemplateVariables(run: ExportRunInfo): Record<string, string> 
 }
 
 /**
- * Python's `str.format(**variables)` for plain `{name}` fields, with `{{` and `}}` as literal
- * braces. PostHog raises on an unknown name (KeyError), on positional `{}` and on a stray brace;
- * so does this. Conversions (`{x!r}`), format specs (`{x:>4}`) and attribute access (`{x.y}`) are
- * refused too: nobody needs them in a key, and half-supporting them would write keys PostHog would not.
+ * Python's `str.format(**variables)` for plain `{name}` fields; refuses what PostHog's raises on, and
+ * conversions, specs and attributes, which half-supported would write keys PostHog would not.
  */
 export function formatPythonTemplate(template: string, variables: Record<string, string>): string {
   let output = '';
@@ -123,7 +108,7 @@ export function formatPythonTemplate(template: string, variables: Record<string,
   return output;
 }
 
-/** A data object's key: `posixpath.join(prefix.format(**vars), file_name)`, without a leading `/`. */
+/** `posixpath.join(prefix.format(**vars), file_name)`, without a leading `/`. */
 export function s3ObjectKey(run: ExportRunInfo, options: S3KeyOptions): string {
   const fileNumber = options.fileNumber === null ? '' : `-${options.fileNumber}`;
   const compression = options.compression === null ? '' : `.${COMPRESSION_EXTENSIONS[options.compression]}`;
@@ -132,9 +117,7 @@ export function s3ObjectKey(run: ExportRunInfo, options: S3KeyOptions): string {
 }
 
 /**
- * The manifest's key: `{start}-{end}_manifest.json` beside the data objects.
- * NOTE: PostHog's `get_manifest_key` does not strip a leading `/` (a prefix `/exports` puts the
- * manifest under the literal key `/exports/…` while the data goes to `exports/…`); here both are
+ * NOTE: PostHog's `get_manifest_key` keeps a leading `/` that its data keys lose; here both are
  * stripped alike, so the manifest sits next to the files it lists.
  */
 export function s3ManifestKey(run: ExportRunInfo, prefix: string): string {
@@ -146,7 +129,7 @@ function baseFileName(run: ExportRunInfo): string {
   return `${intervalStartName(run)}-${pythonIsoFormat(run.dataIntervalEnd)}`;
 }
 
-/** A run of everything before `end` has no start: Python formats that None as `None`. */
+/** Python formats a missing start as `None`. */
 function intervalStartName(run: ExportRunInfo): string {
   return run.dataIntervalStart === null ? 'None' : pythonIsoFormat(run.dataIntervalStart);
 }
@@ -157,17 +140,14 @@ function knownNames(variables: Record<string, string>): string {
     .join(', ');
 }
 
-/** `posixpath.join(a, b)`: b wins when absolute; one `/` between them unless a is empty or ends in `/`. */
+/** `posixpath.join(a, b)`. */
 export function posixJoin(head: string, tail: string): string {
   if (tail.startsWith('/')) return tail;
   if (head === '' || head.endsWith('/')) return head + tail;
   return `${head}/${tail}`;
 }
 
-/**
- * `posixpath.relpath(key, "/")` for an absolute key (what PostHog applies then): the path is
- * normalized (`//`, `.` and `..` collapse) and the leading `/` goes. A relative key stays as is.
- */
+/** `posixpath.relpath(key, "/")` for an absolute key, as PostHog applies it; a relative key stays. */
 function relativeToRoot(key: string): string {
   if (!key.startsWith('/')) return key;
   const segments: string[] = [];

@@ -9,46 +9,32 @@ import type { JsonLinesCompression, ParquetCompression, S3DestinationConfig } fr
 import { classifyS3Error } from './s3.errors';
 import { s3ManifestKey, s3ObjectKey, type S3Compression, type S3FileFormat } from './s3-key.util';
 
-/**
- * Rows per JSONLines chunk: the run's progress granularity, and the most the ClickHouse side holds
- * at once. A ClickHouse server streams a chunk, but the embedded chDB hands over a query's whole
- * result before the stream starts; `npm run bench -- exports` shows peak memory.
- */
+/** The run's progress granularity, and the most chDB holds at once (it hands over a whole result). */
 const JSONLINES_CHUNK_ROWS = 20_000;
-/**
- * Parquet chunks are whole objects, so with `max_file_size_mb` a chunk's row count sets the object
- * size. Estimate: an event row (properties JSON, person properties, uuids, timestamps) is 1–2 KB
- * as JSON and compresses to a few hundred bytes in columnar Parquet; 1 KiB a row keeps objects at
- * or under the limit for typical events (a persons row is smaller still).
- */
+/** A Parquet chunk is a whole object: its row count sets the size; typical rows compress well under this. */
 const PARQUET_BYTES_PER_ROW_ESTIMATE = 1024;
 
-/** The S3 writer also tells the runner how ClickHouse must compress Parquet (the writer never does). */
+/** ClickHouse compresses Parquet, never the writer. */
 export interface S3DestinationWriter extends DestinationWriter {
   readonly parquetCompression: ParquetCompression | null;
-  /** Settings for the runner's ClickHouse query: `output_format_parquet_compression_method` for Parquet. */
   readonly clickHouseSettings: Readonly<Record<string, string>>;
 }
 
-/**
- * Writes an interval's chunks as S3 objects: one per interval, or a new one each time
- * `max_file_size_mb` is reached, then a manifest of them.
- */
+/** One object per interval, or a new one each time `max_file_size_mb` is reached, then a manifest. */
 export class S3Writer implements S3DestinationWriter {
   readonly format: 'JSONEachRow' | 'Parquet';
-  /** Objects are written whole: a restarted run writes the same keys again, never a duplicate. */
+  /** A restarted run writes the same keys again, never a duplicate. */
   readonly resumable = false;
   readonly maxChunkRows: number | undefined;
   readonly parquetCompression: ParquetCompression | null;
   readonly clickHouseSettings: Readonly<Record<string, string>>;
 
   private readonly client: S3Client;
-  /** Keys of the completed data objects, in order: the manifest. */
+  /** The manifest. */
   private readonly filesUploaded: string[] = [];
   private current: ObjectUpload | null = null;
-  /** Compressed bytes of the objects completed so far (for WriteResult.bytes). */
   private completedBytes = 0;
-  /** The end of the last line seen is not in the last buffer: a line split across reads. */
+  /** A line split across reads. */
   private partialLine: Buffer | null = null;
   private closed = false;
 
@@ -95,8 +81,7 @@ export class S3Writer implements S3DestinationWriter {
       }
       await this.completeCurrent(signal);
       const bytes = this.compressedBytesSoFar() - before;
-      // An empty interval writes nothing, no manifest either: PostHog returns before opening any
-      // upload when ClickHouse has no rows for the interval.
+      // An empty interval writes no manifest either, as PostHog.
       if (this.config.maxFileSizeBytes !== null && this.filesUploaded.length > 0) {
         await this.client.send(
           new PutObjectCommand({
@@ -137,12 +122,11 @@ export class S3Writer implements S3DestinationWriter {
         await this.takeLines(data, signal);
       }
     }
-    // A chunk ends at a row's end (JSONEachRow ends every row with a newline): the next object may start here.
+    // A chunk ends at a row's end: the next object may start here.
     if (this.partialLine !== null) {
       await this.writeLines(this.partialLine, signal);
       this.partialLine = null;
     }
-    // Flushing the compressor hands this chunk's bytes to the upload and makes the count exact.
     if (this.current !== null) await this.current.flush(signal);
     return { bytes: this.compressedBytesSoFar() - before };
   }
@@ -161,14 +145,10 @@ export class S3Writer implements S3DestinationWriter {
   }
 
   /**
-   * Writes whole lines, starting the next object once the current one's compressed size reaches
-   * `max_file_size_mb`.
-   * TRICKY: a compressor holds input back, so the bytes out lag the bytes in. The size is only
-   * known exactly after a flush; until then `compressed at last flush + raw bytes since` bounds it
-   * (compression never expands data by more than a few bytes). Lines go in while that bound stays
-   * under the limit; when it does not, a flush gives the exact size and the gap left. The gap
-   * shrinks geometrically, so an object needs a few dozen flushes at most and ends at most one
-   * line (plus the compressor's trailer) past the limit.
+   * TRICKY: a compressor holds input back, so the compressed size is exact only after a flush;
+   * until then `compressed at last flush + raw bytes since` bounds it. Lines go in while the bound
+   * is under the limit, then a flush gives the gap left, which shrinks geometrically: an object
+   * ends at most one line (plus the trailer) past the limit.
    */
   private async writeLines(lines: Buffer, signal: AbortSignal): Promise<void> {
     const limit = this.config.maxFileSizeBytes ?? Number.POSITIVE_INFINITY;
@@ -196,7 +176,7 @@ export class S3Writer implements S3DestinationWriter {
 
   private async writeParquet(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult> {
     if (chunk.records === 0) {
-      // An empty interval writes no object (as PostHog); ClickHouse still sends a schema-only file.
+      // No object for an empty interval, as PostHog; ClickHouse still sends a schema-only file.
       chunk.body.resume();
       await once(chunk.body, 'end', { signal });
       return { bytes: 0 };

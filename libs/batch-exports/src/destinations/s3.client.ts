@@ -10,33 +10,27 @@ import type { JsonLinesCompression, S3DestinationConfig } from './s3-destination
 import { classifyS3Error } from './s3.errors';
 
 const MIB = 1024 * 1024;
-/** S3's smallest multipart part. With QUEUE_SIZE parts in flight an object holds ~15 MiB at most. */
+/** S3's smallest multipart part: with QUEUE_SIZE in flight, memory per object stays small. */
 const PART_SIZE = 5 * MIB;
 const QUEUE_SIZE = 2;
-/** How long `abort` waits for an in-flight part before giving up on a clean abort. */
 const ABORT_TIMEOUT_MS = 30_000;
 
-/** A client for the export's bucket, every connection of it checked against `egress`. */
+/** Every connection (endpoint_url, or the bucket's host on AWS) checked against `egress`. */
 export function createS3Client(config: S3DestinationConfig, egress: EgressPolicy): S3Client {
   return new S3Client({
     region: config.region,
-    // Every connection (endpoint_url, or the bucket's host on AWS) checked against the egress
-    // policy; the agents go with the client's handler when it is destroyed.
     requestHandler: createEgressAgents(egress, { keepAlive: true, maxSockets: 50 }),
     ...(config.endpointUrl === null
       ? {}
       : {
           endpoint: config.endpointUrl,
-          // Most S3-compatible servers (MinIO, S3Mock, Ceph…) serve buckets as a path, not a host name.
+          // Most S3-compatible servers serve buckets as a path, and some refuse the SDK's default checksums.
           forcePathStyle: !config.useVirtualStyleAddressing,
-          // The SDK's default CRC32 checksums on every request are refused by some S3-compatible
-          // servers; send them only where S3 requires them.
           requestChecksumCalculation: 'WHEN_REQUIRED',
           responseChecksumValidation: 'WHEN_REQUIRED',
         }),
-    // Keys given: these and nothing else sign (a static identity: no provider of the default chain
-    // runs). No keys: the SDK's default chain, as boto3 does for PostHog, reached only when the
-    // operator lends the server's identity (createS3DestinationWriter checks).
+    // SECURITY: no keys means the SDK's default chain (the server's identity), which
+    // createS3DestinationWriter allows only when the operator lends it.
     ...(config.accessKeyId !== null && config.secretAccessKey !== null
       ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
       : {}),
@@ -50,12 +44,9 @@ export interface ObjectParams {
   SSEKMSKeyId?: string;
 }
 
-/**
- * One object being uploaded from a stream: bytes → compressor → body → lib-storage Upload, which
- * sends a single PUT under 5 MiB and a multipart upload above, QUEUE_SIZE parts in flight.
- */
+/** bytes → compressor → lib-storage Upload (one PUT under a part's size, multipart above). */
 export class ObjectUpload {
-  /** Where the object's uncompressed bytes go in. */
+  /** Uncompressed bytes go in here. */
   readonly input: Transform;
   readonly key: string;
   private readonly bucket: string;
@@ -90,19 +81,18 @@ export class ObjectUpload {
       leavePartsOnError: false,
     });
     this.done = this.upload.done();
-    // An upload that fails stops reading its body: fail the writes waiting on it instead of hanging.
+    // A failed upload stops reading its body: fail the writes waiting on it instead of hanging.
     this.done.catch((error: unknown) => {
       this.failure ??= classifyS3Error(error, `uploading ${params.Key}`);
       this.input.destroy(this.failure);
     });
   }
 
-  /** Compressed bytes produced so far: passed downstream plus still buffered in the compressor. */
   get compressedBytes(): number {
     return this.emittedBytes + this.input.readableLength;
   }
 
-  /** At least the size the object would have if the compressor were flushed now. */
+  /** At least the size the object would have if flushed now. */
   get sizeUpperBound(): number {
     return this.compressedBytes + this.rawSinceFlush;
   }
@@ -110,11 +100,9 @@ export class ObjectUpload {
   async write(data: Buffer, signal: AbortSignal): Promise<void> {
     this.throwIfFailed();
     this.rawSinceFlush += data.length;
-    // `once` rejects on the stream's 'error' (a failed upload destroys it) and on the signal.
     if (!this.input.write(data)) await once(this.input, 'drain', { signal });
   }
 
-  /** Pushes what the compressor holds to the upload (a sync flush: the stream stays one stream). */
   async flush(signal: AbortSignal): Promise<void> {
     this.throwIfFailed();
     const compression = this.compression;
@@ -126,23 +114,19 @@ export class ObjectUpload {
     this.rawSinceFlush = 0;
   }
 
-  /** Ends the bytes (JSONLines) and waits for the object to be stored. */
   async complete(signal: AbortSignal): Promise<void> {
     this.throwIfFailed();
     this.input.end();
     await this.stored(signal);
   }
 
-  /** Waits for the object to be stored, once its input has ended (a piped Parquet chunk ends it). */
+  /** Once its input has ended (a piped Parquet chunk ends it). */
   async stored(signal: AbortSignal): Promise<void> {
     await settled((resolve, reject) => void this.done.then(resolve, reject), null, signal);
     this.completed = true;
   }
 
-  /**
-   * Drops the object. Ending the body with an error makes lib-storage abort its multipart upload
-   * once the part in flight settles; if it could not (or took too long), the upload is aborted here.
-   */
+  /** lib-storage aborts its multipart upload once the part in flight settles; else it is aborted here. */
   async abort(): Promise<void> {
     if (this.completed) return;
     this.input.destroy(new Error('S3 destination: the export was aborted'));
@@ -154,7 +138,7 @@ export class ObjectUpload {
         new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.key, UploadId: uploadId }),
       );
     } catch {
-      // Already aborted by lib-storage (NoSuchUpload), or S3 is unreachable: abort never throws.
+      // Already aborted, or S3 is unreachable: abort never throws.
     }
   }
 
@@ -163,10 +147,7 @@ export class ObjectUpload {
   }
 }
 
-/**
- * A promise that also rejects on `stream`'s 'error' and on `signal`, and removes its listeners
- * once settled (racing a long-lived promise per write would pile up reactions).
- */
+/** Also rejects on `stream`'s 'error' and `signal`, and removes its listeners once settled. */
 function settled(
   start: (resolve: () => void, reject: (error: unknown) => void) => void,
   stream: Transform | null,

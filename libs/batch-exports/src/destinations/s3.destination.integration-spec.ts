@@ -18,8 +18,9 @@ import type { AddressInfo } from 'node:net';
 import { EgressPolicy } from '@hogbase/egress';
 import { createTestS3Client, testS3Endpoint } from '@hogbase/test-support';
 
-import { createBatchExportDestinations } from '../destination-registry';
-import { NonRetryableExportError, type ExportChunk, type ExportRunInfo } from '../destination.types';
+import { createBatchExportDestinations } from '../destination-registry.util';
+import { NonRetryableExportError } from '../batch-export.errors';
+import type { ExportChunk, ExportRunInfo } from '../destination.types';
 import {
   createS3Destination as createStrictS3Destination,
   S3_SERVER_CREDENTIALS_REFUSED,

@@ -1,16 +1,17 @@
 import { Readable } from 'node:stream';
 
-import { NonRetryableExportError, type ExportRunInfo } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
+import type { ExportRunInfo } from '../destination.types';
 import {
   formatPythonTemplate,
   posixJoin,
   pythonIsoFormat,
-  S3KeyTemplateError,
   s3ManifestKey,
   s3ObjectKey,
   s3TemplateVariables,
 } from './s3-key.util';
 import { createS3Destination, S3_SERVER_CREDENTIALS_REFUSED } from './s3.destination';
+import { S3KeyTemplateError } from './s3.errors';
 
 /** An export's own keys (the tests' S3 takes any). */
 const KEYS = { aws_access_key_id: 'AKIAEXAMPLE', aws_secret_access_key: 'secret' };

@@ -1,6 +1,6 @@
 import { S3ServiceException } from '@aws-sdk/client-s3';
 
-import { NonRetryableExportError } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
 import { classifyS3Error } from './s3.errors';
 
 function serviceError(name: string, status: number): S3ServiceException {

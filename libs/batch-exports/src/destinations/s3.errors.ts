@@ -1,7 +1,15 @@
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { egressRefusalOf } from '@hogbase/egress';
 
-import { NonRetryableExportError } from '../destination.types';
+import { NonRetryableExportError } from '../batch-export.errors';
+
+/** A prefix Python's `str.format` would refuse (PostHog's run fails with `InvalidS3Key`). */
+export class S3KeyTemplateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'S3KeyTemplateError';
+  }
+}
 
 const NON_RETRYABLE_S3_ERRORS = new Set([
   'AccessDenied',
@@ -17,10 +25,7 @@ const NON_RETRYABLE_S3_ERRORS = new Set([
 ]);
 const RETRYABLE_4XX_ERRORS = new Set(['RequestTimeout', 'SlowDown', 'TooManyRequests']);
 
-/**
- * Refused credentials, a missing bucket, a wrong region and any other 4xx but a timeout or a
- * throttle cannot get better by waiting: the run fails. 5xx and network errors are retried.
- */
+/** A 4xx other than a timeout or a throttle cannot get better by waiting; 5xx and network errors are retried. */
 export function classifyS3Error(error: unknown, action: string): Error {
   if (error instanceof NonRetryableExportError) return error;
   const refusal = egressRefusalOf(error);

@@ -1,7 +1,4 @@
-/**
- * The config keys holding each destination type's credentials (PostHog's per-type list): the
- * management API never shows them, and a run's error and log lines never quote their values.
- */
+/** Never shown by the management API, never quoted in a run's errors and logs. */
 export const DESTINATION_SECRET_KEYS = {
   S3: ['aws_access_key_id', 'aws_secret_access_key'],
   Postgres: ['user', 'password'],
@@ -9,7 +6,7 @@ export const DESTINATION_SECRET_KEYS = {
   NoOp: [],
 } as const satisfies Record<string, readonly string[]>;
 
-/** Every type's secret keys together: a config may hold another type's (see the management API). */
+/** A config may hold another type's. */
 export const ALL_DESTINATION_SECRET_KEYS: readonly string[] = [
   ...new Set(Object.values(DESTINATION_SECRET_KEYS).flat()),
 ];

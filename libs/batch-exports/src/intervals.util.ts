@@ -1,9 +1,4 @@
-/**
- * The data intervals of a batch export: aligned in the project's time zone (an hour on the hour,
- * a day from midnight, a week from Monday midnight, five minutes on the fives), so that a run
- * covers `[start, end)` and the next one starts where it ended. Daylight-saving days are 23 or 25
- * hours long, as the wall clock says.
- */
+/** Aligned in the project's time zone; daylight-saving days are 23 or 25 hours long (README.md). */
 export const BATCH_EXPORT_INTERVALS = ['hour', 'day', 'week', 'every 5 minutes'] as const;
 export type BatchExportInterval = (typeof BATCH_EXPORT_INTERVALS)[number];
 
@@ -16,7 +11,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** The nominal length: what PostHog's `interval_time_delta` is, and the upper bound of a run's span but for DST. */
+/** PostHog's `interval_time_delta`. */
 export function intervalDuration(interval: BatchExportInterval): number {
   switch (interval) {
     case 'every 5 minutes':
@@ -50,7 +45,7 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The wall clock of `timeZone` at `instant`, as milliseconds of a UTC calendar. */
+/** As milliseconds of a UTC calendar. */
 function wallClock(timeZone: string, instant: number): number {
   const parts: Record<string, number> = {};
   for (const part of formatter(timeZone).formatToParts(new Date(instant))) {
@@ -60,17 +55,13 @@ function wallClock(timeZone: string, instant: number): number {
   return seconds + (instant - Math.floor(instant / 1000) * 1000);
 }
 
-/**
- * The instant the wall clock of `timeZone` shows `wall`. A wall time that does not exist (skipped
- * by a daylight-saving change) maps to the instant the clock jumped past it.
- */
+/** A wall time skipped by a daylight-saving change maps to the instant the clock jumped past it. */
 function instantOf(timeZone: string, wall: number): number {
   let instant = wall - (wallClock(timeZone, wall) - wall);
   instant = wall - (wallClock(timeZone, instant) - instant);
   return instant;
 }
 
-/** True when `timeZone` is an IANA zone this runtime knows. */
 export function isKnownTimeZone(timeZone: string): boolean {
   try {
     formatter(timeZone);
@@ -80,7 +71,6 @@ export function isKnownTimeZone(timeZone: string): boolean {
   }
 }
 
-/** The start of the interval that contains `at`. */
 export function intervalStart(interval: BatchExportInterval, timeZone: string, at: Date): Date {
   const instant = at.getTime();
   const wall = wallClock(timeZone, instant);
@@ -107,11 +97,7 @@ export function intervalStart(interval: BatchExportInterval, timeZone: string, a
   return start <= instant ? new Date(start) : intervalStart(interval, timeZone, new Date(instant - HOUR * 3));
 }
 
-/**
- * The last instant at or before `instant` whose wall clock shows a whole hour. Stepping back by the
- * minutes past the hour lands on one, unless a daylight-saving change of half an hour (Lord Howe
- * Island) repeated or skipped that wall time: then step back again.
- */
+/** Steps back again when a half-hour daylight-saving change (Lord Howe Island) repeated or skipped the hour. */
 function hourStart(timeZone: string, instant: number, wall: number): number {
   let candidate = instant;
   let past = ((wall % HOUR) + HOUR) % HOUR;
@@ -123,11 +109,9 @@ function hourStart(timeZone: string, instant: number, wall: number): number {
   return candidate;
 }
 
-/** The start of the interval after the one starting at `start` (its end). */
 export function nextIntervalStart(interval: BatchExportInterval, timeZone: string, start: Date): Date {
   if (interval === 'hour') {
-    // Usually an hour later; around a half-hour DST change, the next whole hour of the wall clock
-    // (boundaries are on quarter hours of UTC in every zone).
+    // Around a half-hour DST change, the next whole hour of the wall clock.
     for (let probe = start.getTime() + HOUR; probe < start.getTime() + 4 * HOUR; probe += 15 * MINUTE) {
       const next = intervalStart('hour', timeZone, new Date(probe));
       if (next > start) return next;
@@ -145,7 +129,7 @@ export function nextIntervalStart(interval: BatchExportInterval, timeZone: strin
   return next;
 }
 
-/** The aligned intervals that overlap `[from, to)`, oldest first. */
+/** Oldest first. */
 export function intervalsOverlapping(
   interval: BatchExportInterval,
   timeZone: string,

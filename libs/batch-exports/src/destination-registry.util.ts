@@ -5,27 +5,16 @@ import { createNoOpDestination } from './destinations/noop.destination';
 import { createPostgresDestination } from './destinations/postgres.destination';
 import { createS3Destination } from './destinations/s3.destination';
 
-/**
- * The most of a destination's error a run keeps (its `latest_error`, its log line). Errors quote
- * what the other side said (a receiver's answer, a server's message), which may be anything and
- * of any length: the rest is cut.
- */
+/** Errors quote what the other side said, which may be of any length: a run keeps this much. */
 export const MAX_DESTINATION_ERROR_CHARS = 1_000;
 
 export interface BatchExportDestinationsOptions {
-  /** Where destinations may connect (EGRESS_ALLOWED_PRIVATE_NETWORKS); socket paths never. */
   egress: EgressPolicy;
-  /**
-   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: S3 exports without keys run with the server's own AWS
-   * identity. Absent or false: such a run fails (see createS3DestinationWriter).
-   */
+  /** BATCH_EXPORT_S3_SERVER_CREDENTIALS. */
   s3ServerCredentials?: boolean;
 }
 
-/**
- * The destinations this server exports to, by the `destination.type` of an export, every connection
- * checked against the egress policy and every error bounded to MAX_DESTINATION_ERROR_CHARS.
- */
+/** By `destination.type`; every connection checked against the egress policy. */
 export function createBatchExportDestinations(
   options: BatchExportDestinationsOptions,
 ): Readonly<Record<string, DestinationFactory>> {
@@ -46,7 +35,7 @@ export function createBatchExportDestinations(
   );
 }
 
-/** Cuts a long error message in place, so that its class (retryable or not) and cause stay. */
+/** In place, so that its class (retryable or not) and cause stay. */
 export function boundErrorMessage<T>(error: T): T {
   if (error instanceof Error && error.message.length > MAX_DESTINATION_ERROR_CHARS) {
     const cut = error.message.length - MAX_DESTINATION_ERROR_CHARS;
@@ -65,8 +54,7 @@ function withBoundedErrors(factory: DestinationFactory): DestinationFactory {
     }
     const write = writer.write.bind(writer);
     const finish = writer.finish.bind(writer);
-    // NOTE: the writer itself, its methods wrapped: the runner reads the writer's own fields (and
-    // the S3 writer's extra ones) as they are.
+    // NOTE: the writer itself: the runner reads its own fields (and the S3 writer's extra ones).
     return Object.assign(writer, {
       async write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult> {
         try {

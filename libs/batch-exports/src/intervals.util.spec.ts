@@ -1,4 +1,4 @@
-import { intervalsOverlapping, intervalStart, isKnownTimeZone, nextIntervalStart } from './intervals';
+import { intervalsOverlapping, intervalStart, isKnownTimeZone, nextIntervalStart } from './intervals.util';
 
 const at = (text: string) => new Date(text);
 const iso = (date: Date) => date.toISOString();
