@@ -1,10 +1,8 @@
 import { parseRustFloat } from './json-repr.util';
 
 /**
- * Date parsing for `is_date_before`, `is_date_after` and `is_date_exact`, following PostHog's
- * flags service: both sides are read in the project's timezone unless they carry an offset, a
- * numeric person value is a Unix timestamp in seconds, and `-7d`-style relative dates are counted
- * back on the project's wall clock. Instants are epoch nanoseconds, the service's precision.
+ * `is_date_*` as PostHog's flags service reads dates (README). Instants are epoch nanoseconds, the
+ * service's precision.
  */
 
 const NANOS_PER_MILLI = 1_000_000n;
@@ -220,7 +218,6 @@ export function zonedToInstant(
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** The timezone's offset from UTC at an instant, in milliseconds. */
 export function timezoneOffsetMillis(instantMillis: number, timezone: string): number {
   if (isUtc(timezone)) return 0;
   let formatter = formatters.get(timezone);

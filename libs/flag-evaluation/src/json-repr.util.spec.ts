@@ -1,4 +1,4 @@
-import { isInRollout, variantForHash } from './flag-hash';
+import { isInRollout, variantForHash } from './flag-hash.util';
 import { formatJsonNumber, parseRustFloat, serializeJson } from './json-repr.util';
 
 describe('values as PostHog compares them', () => {

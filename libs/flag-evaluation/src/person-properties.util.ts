@@ -1,9 +1,8 @@
-import type { Properties } from './flag-definition';
+import type { Properties } from './flag-definition.types';
 
 /**
- * Person properties whose `$initial_*` copy PostHog's flags service fills in when ingestion has
- * not written it yet (PERSON_PROPERTIES_ADAPTED_FROM_EVENT and CAMPAIGN_PROPERTIES of
- * posthog/taxonomy/taxonomy.py), so a condition on `$initial_browser` matches a brand-new person.
+ * The `$initial_*` copies the flags service fills in before ingestion writes them, so that
+ * `$initial_browser` matches a brand-new person (`posthog/taxonomy/taxonomy.py`).
  */
 const INITIAL_PROPERTY_SOURCES = [
   '$app_build',

@@ -12,10 +12,10 @@ import type {
   FlagDefinition,
   FlagEvaluationResult,
   FlagProperty,
-} from './flag-definition';
-import { flagValue } from './flag-definition';
-import { evaluateFlags } from './flag-evaluator';
-import { buildLocalEvaluationPayload, type LocalEvaluationPayload } from './local-evaluation-payload';
+} from './flag-definition.types';
+import { flagValue } from './flag-definition.types';
+import { evaluateFlags } from './flag-evaluator.util';
+import { buildLocalEvaluationPayload, type LocalEvaluationPayload } from './local-evaluation-payload.util';
 import {
   GROUP_TYPE_MAPPING,
   RandomSource,
@@ -23,7 +23,7 @@ import {
   randomContext,
   randomFlags,
   seededRandom,
-} from './testing/random-flags';
+} from './testing/random-flags.util';
 
 /**
  * Our evaluator against posthog-node's own local evaluation (FeatureFlagsPoller, the code behind

@@ -1,26 +1,10 @@
 import { RE2JSException, RE2JSSyntaxException, RE2Set } from 're2js';
 
 /**
- * Flag regexes (`regex`/`not_regex`) run on RE2, through re2js (a pure-JavaScript port of RE2J, Go's
- * regexp): an automaton, no backtracking, so matching takes time linear in the text whatever the
- * pattern. The text is the property an SDK sends with the public project token, so a backtracking
- * engine would let anyone hold the process with `(a|a)*$` and a few dozen `a`s.
- *
- * NOTE: PostHog's flags service compiles with fancy-regex (Rust syntax plus backreferences and
- * lookaround, run by a backtracker capped at 10,000 steps). RE2 reads the same syntax except those
- * two, so such patterns are refused when a flag is saved and never match here. Smaller differences:
- * `\d`, `\w`, `\s` and `\b` are ASCII in RE2 and Unicode in Rust, and RE2 has no `(?x)` or class
- * set operations (`[a-z&&[^x]]`).
- *
- * Linear is still `text length × program size`, so both are bounded:
- * - MAX_REGEX_SUBJECT_LENGTH: a longer property is not matched either way, as the service treats a
- *   regex error. 4,096 characters hold any email, id, user agent or ordinary URL.
- * - MAX_REGEX_PROGRAM_SIZE: RE2 instructions a pattern compiles to. Ordinary patterns compile to
- *   tens; `a{1000}` to about 1,000; a list of 100 UUIDs to about 3,300. The costliest patterns
- *   under the cap against the longest text take a fraction of a second.
- * - DFA_MEMORY_BYTES: each cached pattern keeps a lazily built DFA; re2js's default budget (8 MB)
- *   times the cache size would let varied texts grow the heap by gigabytes. Past the budget RE2
- *   falls back to its NFA, still linear. A one-pattern RE2Set is re2js's way to set that budget.
+ * SECURITY: flag regexes run on RE2 (re2js), linear in the text whatever the pattern: the text is
+ * what an SDK sends with the public token, and a backtracking engine would let anyone hold the
+ * process. Linear is still `text length × program size`, so both are bounded (README); the DFA
+ * budget keeps each cached pattern's lazily built DFA small (a one-pattern RE2Set sets it).
  */
 export const MAX_REGEX_SUBJECT_LENGTH = 4_096;
 export const MAX_REGEX_PROGRAM_SIZE = 5_000;

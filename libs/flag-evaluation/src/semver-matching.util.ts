@@ -1,10 +1,4 @@
-/**
- * Semantic versions for the `semver_*` operators, as PostHog's flags service reads them with the
- * Rust `semver` crate: a lowercase `v` prefix is dropped, a missing minor or patch is padded with
- * 0, leading zeros of numeric parts are stripped ("3.08" is 3.8.0), then the strict SemVer 2.0
- * grammar applies. Pre-releases order below their release (1.0.0-beta < 1.0.0) and only match a
- * range whose bound names the same major.minor.patch with a pre-release, as in Cargo.
- */
+/** `semver_*` as PostHog's flags service reads versions with the Rust `semver` crate (README). */
 
 export interface SemVersion {
   major: number;
@@ -25,12 +19,10 @@ type Comparator = {
 const NUMERIC = /^(0|[1-9]\d*)$/;
 const IDENTIFIER = /^[0-9A-Za-z-]+$/;
 
-/** The version a property or filter value stands for, or undefined when it is none. */
 export function toSemver(text: string): SemVersion | undefined {
   return parseVersion(canonicalizeVersion(normalizeVersion(text)));
 }
 
-/** Drops one leading lowercase `v`, then trims. */
 export function normalizeVersion(text: string): string {
   return (text.startsWith('v') ? text.slice(1) : text).trim();
 }

@@ -1,5 +1,5 @@
-import type { FlagProperty } from './flag-definition';
-import { matchProperty } from './property-matching';
+import type { FlagProperty } from './flag-definition.types';
+import { matchProperty } from './property-matching.util';
 
 /**
  * Expected values come from PostHog's flags service tests,

@@ -1,20 +1,13 @@
-import type { FlagDefinition, FlagEvaluationResult, FlagReasonCode } from './flag-definition';
-import { REASON_DESCRIPTIONS, type MatchReason } from './flag-result';
+import type { FlagDefinition, FlagEvaluationResult, FlagReasonCode } from './flag-definition.types';
+import { REASON_DESCRIPTIONS, type MatchReason } from './flag-result.util';
 
 type Metadata = FlagEvaluationResult['metadata'];
 type Reason = FlagEvaluationResult['reason'];
 
 /**
- * A project's flags prepared once for many evaluations: what does not depend on the person
- * (non-deleted flags, their ids, their flag dependencies) is worked out once, and the metadata and
- * reason objects of the answers are built once and shared by every evaluation.
- *
- * Capture keeps one per definitions version (FlagDefinitionsCache), so a `/flags` call pays none
- * of it; `evaluateFlags` given a plain array builds a throwaway one.
- *
- * NOTE: the shared metadata and reason objects are frozen: they are part of every answer built
- * from this instance, so changing one would change them all. It also lets a serializer cache
- * their JSON by identity (capture's `/flags` does).
+ * A project's flags prepared once for many evaluations (capture keeps one per definitions version).
+ * NOTE: the metadata and reason objects are shared by every answer, so they are frozen; that also
+ * lets a serializer cache their JSON by identity.
  */
 export class CompiledFlags {
   /** Every non-deleted flag, in the given order. */
@@ -29,15 +22,11 @@ export class CompiledFlags {
     for (const flag of this.live) this.dependencies.set(flag, flagDependencyIds(flag));
   }
 
-  /** The ids of the flags its release conditions depend on. */
   dependencyIds(flag: FlagDefinition): readonly number[] {
     return this.dependencies.get(flag) ?? flagDependencyIds(flag);
   }
 
-  /**
-   * A flag's answer metadata carrying the payload stored for `payloadKey` (a variant key, or
-   * `"true"` for a boolean flag), or a null payload when `payloadKey` is null.
-   */
+  /** `payloadKey` is a variant key, `"true"` for a boolean flag, or null for no payload. */
   metadata(flag: FlagDefinition, payloadKey: string | null): Metadata {
     let byKey = this.metadataByFlag.get(flag);
     if (byKey === undefined) {
@@ -60,10 +49,8 @@ export class CompiledFlags {
   }
 }
 
-/** One frozen reason object per match reason and condition index. */
 const reasons = new Map<MatchReason, Reason[]>();
 
-/** The `reason` of an evaluated answer, as PostHog words it. */
 export function sharedReason(reason: MatchReason, conditionIndex: number | null): Reason {
   // Slot 0 holds the null index; condition indexes are small (a flag's condition count).
   const slot = conditionIndex === null ? 0 : conditionIndex + 1;
@@ -86,7 +73,6 @@ export function sharedReason(reason: MatchReason, conditionIndex: number | null)
   return shared;
 }
 
-/** The ids of the flags a flag's release conditions depend on (`type: flag` filters). */
 export function flagDependencyIds(flag: FlagDefinition): number[] {
   const ids: number[] = [];
   for (const condition of flag.filters.groups ?? []) {

@@ -5,20 +5,13 @@ import type {
   EvaluationContext,
   FlagProperty,
   Properties,
-} from './flag-definition';
-import { FlagEvaluationError } from './flag-evaluation-error';
-import { matchProperty } from './property-matching';
+} from './flag-definition.types';
+import { FlagEvaluationError } from './flag-evaluation.error';
+import { matchProperty } from './property-matching.util';
 
 /**
- * Cohort membership for one person, memoized for one request, with the semantics of PostHog's
- * flags service (rust/feature-flags/src/cohorts/cohort_operations.rs):
- *
- * - A static cohort is whatever `isInStaticCohort` says (false without it: an anonymous person).
- * - A dynamic cohort is its property groups evaluated against the person's properties, nested
- *   cohorts first. A missing cohort anywhere in the graph, or a cycle, fails the flag.
- * - Inside an AND group a filter's `negation` inverts it; inside an OR group a nested cohort
- *   filter ignores `negation` (a quirk of PostHog's, kept) while a property filter honours it.
- * - A property filter that cannot be evaluated counts as false before negation.
+ * Memoized for one request, as `rust/feature-flags/src/cohorts/cohort_operations.rs` (README).
+ * TRICKY: inside an OR group a nested cohort filter ignores `negation`, a quirk of PostHog's, kept.
  */
 export class CohortMatcher {
   private readonly memberships = new Map<number, boolean>();
@@ -30,7 +23,6 @@ export class CohortMatcher {
     private readonly dateOptions: DateMatchingOptions,
   ) {}
 
-  /** Whether a cohort filter (`type: cohort`, operator `in`/`not_in`) holds. */
   matchesFilter(filter: FlagProperty): boolean {
     const inCohort = this.isMember(cohortIdOf(filter));
     return applyMembershipOperator(filter, inCohort);
@@ -118,7 +110,6 @@ export function isPropertyGroup(value: CohortPropertyGroup | FlagProperty): valu
   return Array.isArray((value as CohortPropertyGroup).values);
 }
 
-/** Ids of cohorts referenced inside a cohort's property groups. */
 export function nestedCohortIds(group: CohortPropertyGroup): number[] {
   const ids: number[] = [];
   for (const value of group.values ?? []) {

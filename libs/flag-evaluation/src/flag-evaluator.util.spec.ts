@@ -4,11 +4,11 @@ import type {
   FlagConditionGroup,
   FlagDefinition,
   FlagFilters,
-} from './flag-definition';
-import { flagValue } from './flag-definition';
-import { evaluateFlag, evaluateFlags } from './flag-evaluator';
-import { calculateHash, flagHash } from './flag-hash';
-import { MULTIVARIATE_FLAG_RESULTS, SIMPLE_FLAG_RESULTS } from './testing/consistency-vectors';
+} from './flag-definition.types';
+import { flagValue } from './flag-definition.types';
+import { evaluateFlag, evaluateFlags } from './flag-evaluator.util';
+import { calculateHash, flagHash } from './flag-hash.util';
+import { MULTIVARIATE_FLAG_RESULTS, SIMPLE_FLAG_RESULTS } from './testing/consistency-vectors.constants';
 
 function flag(key: string, filters: FlagFilters, extra: Partial<FlagDefinition> = {}): FlagDefinition {
   return { id: 1, key, active: true, deleted: false, filters, ...extra };

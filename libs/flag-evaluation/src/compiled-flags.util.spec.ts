@@ -1,13 +1,13 @@
-import { CompiledFlags } from './compiled-flags';
-import type { CohortDefinition, EvaluationContext, FlagDefinition } from './flag-definition';
-import { evaluateFlags } from './flag-evaluator';
+import { CompiledFlags } from './compiled-flags.util';
+import type { CohortDefinition, EvaluationContext, FlagDefinition } from './flag-definition.types';
+import { evaluateFlags } from './flag-evaluator.util';
 import {
   randomCohorts,
   randomContext,
   randomFlags,
   RandomSource,
   seededRandom,
-} from './testing/random-flags';
+} from './testing/random-flags.util';
 
 const cohortMap = (cohorts: readonly CohortDefinition[]) =>
   Object.fromEntries(cohorts.map((cohort) => [String(cohort.id), cohort]));

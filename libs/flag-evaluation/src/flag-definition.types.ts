@@ -1,19 +1,12 @@
-/**
- * The input model: a feature flag as PostHog stores it (`posthog_featureflag` with its `filters`
- * JSON), cohorts, and what one request knows about the person and groups being evaluated. Plain
- * data only, so the management API, capture and tests build it from rows or literals alike.
- */
+/** Flags as PostHog stores them (`posthog_featureflag.filters`), plain data built from rows or literals. */
 
-/** A JSON value as stored in `filters` and in person and group properties. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-/** Person, group and cohort properties: plain JSON objects. */
 export type Properties = Readonly<Record<string, unknown>>;
 
 /**
- * Operators PostHog's flag matching knows (`OperatorType` in the Rust flags service, kept in sync
- * with `FEATURE_FLAG_SUPPORTED_OPERATORS` in posthog/api/feature_flag.py). `in`/`not_in` apply to
- * cohort filters, `flag_evaluates_to` to flag dependencies.
+ * `OperatorType` of `rust/feature-flags/src/properties/property_models.rs` (and
+ * `FEATURE_FLAG_SUPPORTED_OPERATORS` of `posthog/api/feature_flag.py`).
  */
 export const FLAG_PROPERTY_OPERATORS = [
   'exact',
@@ -55,7 +48,6 @@ export const FLAG_PROPERTY_OPERATORS = [
 
 export type FlagPropertyOperator = (typeof FLAG_PROPERTY_OPERATORS)[number];
 
-/** One property filter of a condition (`filters.groups[].properties[]`) or of a cohort. */
 export interface FlagProperty {
   key: string;
   /** Missing means `person`, as in PostHog. */
@@ -67,16 +59,14 @@ export interface FlagProperty {
   negation?: boolean | null;
   /** For `group` filters: the group type whose properties are read; defaults to the condition's. */
   group_type_index?: number | null;
-  /** Written into local-evaluation payloads for flag dependencies; ignored by this evaluator. */
+  /** Written into local-evaluation payloads; ignored by this evaluator. */
   dependency_chain?: string[];
 }
 
-/** A release condition: its properties are ANDed, then the rollout applies. */
 export interface FlagConditionGroup {
   properties?: FlagProperty[] | null;
   /** Missing or null means 100. */
   rollout_percentage?: number | null;
-  /** A variant key that wins over the hashed variant when the condition matches. */
   variant?: string | null;
   /**
    * Per-condition aggregation (mixed targeting). Absent means the flag's; an explicit null means
@@ -91,7 +81,6 @@ export interface FlagVariant {
   rollout_percentage: number;
 }
 
-/** An experiment holdout attached to the flag (`filters.holdout`). */
 export interface FlagHoldout {
   id: number;
   exclusion_percentage: number;
@@ -126,17 +115,13 @@ export interface FlagDefinition {
   team_id?: number;
 }
 
-/** Property groups as cohorts store them: `{type: AND|OR, values: [group | property]}`. */
 export interface CohortPropertyGroup {
   /** `AND`, `OR`, or `property` (an AND); anything else fails the flag, as in PostHog. */
   type: string;
   values: Array<CohortPropertyGroup | FlagProperty>;
 }
 
-/**
- * A cohort. Dynamic cohorts are evaluated from their properties; static cohorts (uploaded lists)
- * only through `EvaluationContext.isInStaticCohort`, since their members live in the database.
- */
+/** A static cohort's members live in the database: only `EvaluationContext.isInStaticCohort` knows them. */
 export interface CohortDefinition {
   id: number;
   is_static?: boolean;
@@ -144,7 +129,6 @@ export interface CohortDefinition {
   deleted?: boolean;
 }
 
-/** Everything one evaluation request knows, already loaded by the caller. */
 export interface EvaluationContext {
   distinctId: string;
   /**
@@ -152,32 +136,27 @@ export interface EvaluationContext {
    * adds `distinct_id` and the missing `$initial_*` copies itself, as PostHog's flags service does.
    */
   personProperties?: Properties;
-  /** Group type name → group key, as sent in `groups`. */
+  /** Group type name → group key. */
   groups?: Readonly<Record<string, string | number>>;
-  /** Group type name → that group's properties. */
+  /** Group type name → properties. */
   groupProperties?: Readonly<Record<string, Properties>>;
   /** Group type index (as a string or number key) → group type name. */
   groupTypeMapping?: Readonly<Record<string, string>>;
   /** Cohorts by id; a cohort filter naming a missing id fails the flag, as PostHog does. */
   cohorts?: Readonly<Record<string, CohortDefinition>>;
-  /** Whether the person is a member of the static cohort with this id. */
   isInStaticCohort?: (cohortId: number) => boolean;
-  /**
-   * Experience continuity: flag key → the stored hash key override (the anonymous distinct id
-   * recorded when the person was identified). Wins over every other identifier for that flag.
-   */
+  /** Experience continuity: flag key → the stored hash key; wins over every other identifier. */
   hashKeyOverrides?: Readonly<Record<string, string>>;
-  /** The request's `$anon_distinct_id`: the identifier of continuity flags with no stored override. */
+  /** Hashed by continuity flags with no stored override. */
   anonDistinctId?: string | null;
-  /** The request's `$device_id`, for flags bucketed by device. */
   deviceId?: string | null;
-  /** The project's timezone (IANA name) for date filters; UTC when missing. */
+  /** IANA name, for date filters; UTC when missing. */
   timezone?: string;
-  /** The clock for relative dates such as `-7d`; the current time when missing. */
+  /** For relative dates such as `-7d`. */
   now?: Date;
 }
 
-/** PostHog's evaluation reason codes (`FeatureFlagMatchReason` and error codes). */
+/** `FeatureFlagMatchReason` of `rust/feature-flags/src/flags/flag_match_reason.rs`, and error codes. */
 export type FlagReasonCode =
   | 'condition_match'
   | 'no_condition_match'
@@ -192,7 +171,7 @@ export type FlagReasonCode =
   | 'dependency_cycle_flag'
   | 'cohort_filters_parsing_error';
 
-/** One flag's answer, in the shape of an entry of `/flags?v=2`'s `flags` map. */
+/** An entry of `/flags?v=2`'s `flags` map. */
 export interface FlagEvaluationResult {
   key: string;
   enabled: boolean;
@@ -204,13 +183,13 @@ export interface FlagEvaluationResult {
     id: number;
     version: number;
     description: string | null;
-    /** The stored payload for the returned value, as stored (usually a JSON string). */
+    /** As stored for the returned value (usually a JSON string). */
     payload: unknown;
     has_experiment: boolean;
   };
 }
 
-/** The flag's value the way SDKs expose it: the variant key, else the boolean. */
+/** As SDKs expose it: the variant key, else the boolean. */
 export function flagValue(result: Pick<FlagEvaluationResult, 'enabled' | 'variant'>): string | boolean {
   return result.enabled && result.variant !== null ? result.variant : result.enabled;
 }

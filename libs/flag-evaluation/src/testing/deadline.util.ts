@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { FlagProperty, Properties } from '../flag-definition';
+import type { FlagProperty, Properties } from '../flag-definition.types';
 
 export interface MatchCase {
   filter: FlagProperty;
@@ -25,7 +25,7 @@ parentPort.postMessage(workerData.cases.map((c) => matchProperty(c.filter, c.pro
 export function matchWithDeadline(
   cases: MatchCase[],
   deadlineMs: number,
-  module = path.join(__dirname, '..', 'property-matching.ts'),
+  module = path.join(__dirname, '..', 'property-matching.util.ts'),
 ): Promise<boolean[]> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, {

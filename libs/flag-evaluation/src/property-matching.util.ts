@@ -1,5 +1,5 @@
 import { parseDateString, parsePropertyDate, type DateMatchingOptions } from './date-matching.util';
-import type { FlagProperty, Properties } from './flag-definition';
+import type { FlagProperty, Properties } from './flag-definition.types';
 import { stringRepresentation, toFloat } from './json-repr.util';
 import { regexFind } from './regex-matching.util';
 import {
@@ -14,21 +14,8 @@ import {
 } from './semver-matching.util';
 
 /**
- * One property filter against a complete set of properties, with the semantics of PostHog's flags
- * service (`match_property` in rust/feature-flags/src/properties/property_matching.rs), which
- * answers `/flags` today:
- *
- * - The properties are complete, so a missing property is a plain non-match, except for the
- *   negative operators (`is_not`, `not_icontains`, `not_regex`, `not_starts_with`,
- *   `not_ends_with`, `not_icontains_multi`, `not_between`, `is_not_set`), which match it. SDKs
- *   evaluating locally call the same case inconclusive and ask the server instead.
- * - Values compare as strings, a non-string by its compact JSON (`5` is `"5"`); `exact` is
- *   case-insensitive, a list value matches any item, and a boolean-like value (`true`, `"False"`)
- *   compares by truthiness.
- * - `gt`/`gte`/`lt`/`lte` compare numbers only; a value that is not one is a non-match.
- * - Anything the service would treat as an error (an invalid regex, a bad semver in the filter,
- *   `in` outside a cohort) is a non-match, as the service's callers read it. So is a regex against
- *   a property longer than MAX_REGEX_SUBJECT_LENGTH (regex-matching.util.ts says why).
+ * `match_property` of `rust/feature-flags/src/properties/property_matching.rs`, on complete
+ * properties: a missing one matches only the negative operators (README).
  */
 export function matchProperty(
   filter: FlagProperty,

@@ -1,8 +1,8 @@
-import type { FlagProperty } from './flag-definition';
-import { matchProperty } from './property-matching';
+import type { FlagProperty } from './flag-definition.types';
+import { matchProperty } from './property-matching.util';
 import { flagRegexProblem, MAX_REGEX_PROGRAM_SIZE, MAX_REGEX_SUBJECT_LENGTH } from './regex-matching.util';
-import { matchWithDeadline, type MatchCase } from './testing/deadline';
-import { RandomSource, seededRandom } from './testing/random-flags';
+import { matchWithDeadline, type MatchCase } from './testing/deadline.util';
+import { RandomSource, seededRandom } from './testing/random-flags.util';
 
 /**
  * Generous: every batch below answers in well under a second on RE2. A backtracking engine blows

@@ -1,4 +1,4 @@
-import { nestedCohortIds } from './cohort-matching';
+import { nestedCohortIds } from './cohort-matching.util';
 import type {
   CohortDefinition,
   CohortPropertyGroup,
@@ -6,8 +6,8 @@ import type {
   FlagDefinition,
   FlagFilters,
   FlagProperty,
-} from './flag-definition';
-import { flagDependencyIds } from './compiled-flags';
+} from './flag-definition.types';
+import { flagDependencyIds } from './compiled-flags.util';
 
 /** One flag as `local_evaluation` / `/flags/definitions` serve it (MinimalFeatureFlagSerializer). */
 export interface LocalEvaluationFlag {
@@ -24,12 +24,11 @@ export interface LocalEvaluationFlag {
   bucketing_identifier?: 'distinct_id' | 'device_id';
 }
 
-/** The body SDKs poll for local evaluation (`send_cohorts` form, the only one posthog-node asks for). */
+/** The `send_cohorts` form, the only one posthog-node asks for. */
 export interface LocalEvaluationPayload {
   flags: LocalEvaluationFlag[];
-  /** Group type index as a string → group type name. */
   group_type_mapping: Record<string, string>;
-  /** Dynamic cohorts the flags reference, directly or through other cohorts, by id. */
+  /** Dynamic cohorts the flags reference, also through other cohorts. */
   cohorts: Record<string, CohortPropertyGroup>;
 }
 
@@ -40,11 +39,8 @@ export interface LocalEvaluationInput {
 }
 
 /**
- * Builds the local-evaluation definitions, as PostHog's local_evaluation.py does: every
- * non-deleted flag (inactive ones too, which SDKs answer false), and the property groups of the
- * dynamic cohorts they use. Static cohorts are left out, so SDKs ask the server for flags using
- * them. Flag dependencies are rewritten as SDKs read them: the filter names the dependency by key
- * and `dependency_chain` lists what to evaluate first, ending with it; a cycle gets an empty chain.
+ * As `posthog/models/feature_flag/local_evaluation.py` builds it: inactive flags too, static cohorts
+ * left out (SDKs ask the server for those flags), flag dependencies by key with a `dependency_chain`.
  */
 export function buildLocalEvaluationPayload(input: LocalEvaluationInput): LocalEvaluationPayload {
   const flags = input.flags.filter((flag) => !flag.deleted);

@@ -1,9 +1,6 @@
-import type { FlagReasonCode } from './flag-definition';
+import type { FlagReasonCode } from './flag-definition.types';
 
-/**
- * A flag PostHog could not evaluate at all (as opposed to one that did not match): the flag comes
- * back `failed: true` with this code and description, and `enabled: false`.
- */
+/** A flag that could not be evaluated at all: it answers `failed: true`, `enabled: false` and this code. */
 export class FlagEvaluationError extends Error {
   constructor(
     readonly code: Extract<

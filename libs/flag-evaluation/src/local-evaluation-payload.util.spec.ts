@@ -1,5 +1,5 @@
-import type { CohortDefinition, FlagDefinition } from './flag-definition';
-import { buildLocalEvaluationPayload } from './local-evaluation-payload';
+import type { CohortDefinition, FlagDefinition } from './flag-definition.types';
+import { buildLocalEvaluationPayload } from './local-evaluation-payload.util';
 
 /**
  * The shape posthog-node reads from `/flags/definitions?token=…&send_cohorts`

@@ -1,5 +1,5 @@
-import type { FlagDefinition, FlagEvaluationResult, FlagReasonCode } from './flag-definition';
-import type { FlagEvaluationError } from './flag-evaluation-error';
+import type { FlagDefinition, FlagEvaluationResult, FlagReasonCode } from './flag-definition.types';
+import type { FlagEvaluationError } from './flag-evaluation.error';
 
 /** Reasons an evaluation can end with, before `no_condition_match` variants collapse to one code. */
 export type MatchReason =
@@ -11,7 +11,7 @@ export type MatchReason =
   | 'no_condition_match_groups_not_evaluated'
   | 'no_group_type';
 
-/** PostHog's reason descriptions (`get_reason_description` in rust/feature-flags/src/api/types.rs). */
+/** `get_reason_description` of `rust/feature-flags/src/api/types.rs`. */
 export const REASON_DESCRIPTIONS: Record<FlagReasonCode | MatchReason, string> = {
   condition_match: 'Matched condition set',
   no_condition_match: 'No matching condition set',

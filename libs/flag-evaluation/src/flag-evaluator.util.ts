@@ -1,4 +1,4 @@
-import { CohortMatcher } from './cohort-matching';
+import { CohortMatcher } from './cohort-matching.util';
 import type { DateMatchingOptions } from './date-matching.util';
 import type {
   EvaluationContext,
@@ -7,30 +7,18 @@ import type {
   FlagEvaluationResult,
   FlagProperty,
   Properties,
-} from './flag-definition';
-import { FlagEvaluationError } from './flag-evaluation-error';
-import { calculateHash, flagHash, isInRollout, variantForHash } from './flag-hash';
+} from './flag-definition.types';
+import { FlagEvaluationError } from './flag-evaluation.error';
+import { calculateHash, flagHash, isInRollout, variantForHash } from './flag-hash.util';
 import { formatJsonNumber } from './json-repr.util';
-import { hasProperty, matchProperty } from './property-matching';
-import { CompiledFlags, ownValue, sharedReason } from './compiled-flags';
-import { disabledResult, failedResult, missingDependencyResult, type MatchReason } from './flag-result';
+import { hasProperty, matchProperty } from './property-matching.util';
+import { CompiledFlags, ownValue, sharedReason } from './compiled-flags.util';
+import { disabledResult, failedResult, missingDependencyResult, type MatchReason } from './flag-result.util';
 import { withInitialProperties } from './person-properties.util';
 
-/**
- * PostHog's feature-flag evaluation for one person, following the flags service that answers
- * `/flags` (rust/feature-flags/src/flags/flag_matching.rs `get_match`), step by step:
- *
- * 1. Early access: `feature_enrollment` reads `$feature_enrollment/<key>`; legacy `super_groups`
- *    evaluate their first group when the person has one of its properties. Either decides alone.
- * 2. An experiment holdout puts the person in variant `holdout-<id>` if hashed inside it.
- * 3. Release conditions in their order (no reordering since PostHog/posthog#37859): each is
- *    skipped without a group key for its aggregation, else its properties are ANDed and its
- *    rollout applied. The first match wins, with the condition's variant override if it names a
- *    real variant, else the hashed variant.
- * 4. No match reports the most telling reason seen, ranked as PostHog ranks them.
- */
+// `get_match` of `rust/feature-flags/src/flags/flag_matching.rs`, step by step (the README's order).
 
-/** PostHog's `FeatureFlagMatchReason::score`: the higher reason wins among non-matches. */
+/** `FeatureFlagMatchReason::score`: the higher reason wins among non-matches. */
 const REASON_SCORE: Record<MatchReason, number> = {
   super_condition_value: 6,
   holdout_condition_value: 5,
@@ -46,22 +34,17 @@ interface FlagMatch {
   variant: string | null;
   reason: MatchReason;
   conditionIndex: number | null;
-  /** Whose stored payload the answer carries: a variant key, `"true"`, or null for none. */
   payloadKey: string | null;
 }
 
 export interface EvaluateFlagsOptions {
-  /** Evaluate only these keys (and what they depend on); all flags when missing. */
+  /** Only these keys (and what they depend on). */
   flagKeys?: readonly string[];
   /** Also answer inactive flags, with `flag_disabled`; `/flags` leaves them out. */
   includeInactive?: boolean;
 }
 
-/**
- * Evaluates every non-deleted active flag (or those of `flagKeys`) for one person. Flags that
- * depend on other flags are evaluated after them; a dependency that does not exist makes the
- * flag `missing_dependency`, a cycle fails every flag in it.
- */
+/** A missing dependency makes a flag `missing_dependency`; a cycle fails every flag in it. */
 export function evaluateFlags(
   flags: readonly FlagDefinition[] | CompiledFlags,
   context: EvaluationContext,
@@ -108,10 +91,7 @@ export function evaluateFlags(
   return Object.fromEntries(Object.entries(results).filter(([key]) => wanted.has(key)));
 }
 
-/**
- * Evaluates one flag. `allFlags` resolves its flag dependencies; without it a flag that depends
- * on another is `missing_dependency`. An inactive flag answers `flag_disabled`.
- */
+/** `allFlags` resolves its dependencies, else they are `missing_dependency`. Inactive: `flag_disabled`. */
 export function evaluateFlag(
   flag: FlagDefinition,
   context: EvaluationContext,
@@ -122,12 +102,10 @@ export function evaluateFlag(
   return result ?? disabledResult(flag);
 }
 
-/** Per-request state shared by every flag: properties, cohort memberships, earlier flag values. */
 class EvaluationRequest {
   readonly personProperties: Properties;
   readonly dateOptions: DateMatchingOptions;
   readonly cohorts: CohortMatcher;
-  /** Values of flags evaluated so far, by id, for flag dependencies. */
   readonly flagValues = new Map<number, string | boolean>();
 
   constructor(
@@ -280,7 +258,6 @@ class EvaluationRequest {
       : { matches: false, reason: 'out_of_rollout_bound' };
   }
 
-  /** Person filters read person properties; group filters the group of their type index. */
   private propertiesFor(filter: FlagProperty, aggregation: number | null): Properties {
     if (filter.type === 'group') {
       const index = filter.group_type_index ?? aggregation;
@@ -294,7 +271,6 @@ class EvaluationRequest {
     return (typeName === undefined ? undefined : ownValue(this.context.groupProperties, typeName)) ?? {};
   }
 
-  /** The group key sent for a group type index: a non-empty string or a number. */
   private groupKey(index: number): string | undefined {
     const typeName = ownValue(this.context.groupTypeMapping, String(index));
     if (typeName === undefined) return undefined;
@@ -318,11 +294,6 @@ class EvaluationRequest {
     return flagHash(flag.key, this.hashedIdentifier(flag, aggregation, true), salt);
   }
 
-  /**
-   * What a flag hashes: the group key for group aggregation; otherwise the device id for device
-   * bucketing, else the stored hash key override (experience continuity), else for continuity
-   * flags the request's anonymous id, else the distinct id.
-   */
   private hashedIdentifier(
     flag: FlagDefinition,
     aggregation: number | null,

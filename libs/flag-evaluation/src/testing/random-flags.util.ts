@@ -6,7 +6,7 @@ import type {
   FlagDefinition,
   FlagProperty,
   FlagVariant,
-} from '../flag-definition';
+} from '../flag-definition.types';
 
 /**
  * Random flags, cohorts and persons for the parity test against posthog-node. Values stay inside
