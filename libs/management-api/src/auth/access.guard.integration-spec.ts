@@ -1,6 +1,7 @@
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { MembershipLevel, PersonalApiKey, User } from '@hogbase/postgres';
+import { MembershipRepository } from '../members/membership.repository';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedPersonalApiKey } from '../testing/auth-fixtures.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
@@ -28,6 +29,7 @@ describe('AccessGuard and personal API keys', () => {
       new Reflector(),
       keys,
       context.get(AccessRepository),
+      context.get(MembershipRepository),
       context.get(OrganizationAccessService),
     );
   });

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Team } from '@hogbase/postgres';
 import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api-error';
+import { MembershipRepository } from '../members/membership.repository';
 import { projectIdFromParams } from '../routes/project-scoped-paths';
 import { ACCESS_RULE, AccessRule } from './access.decorator';
 import type { AccessContext } from './access-context';
@@ -37,6 +38,7 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly personalApiKeys: PersonalApiKeyService,
     private readonly accessRepository: AccessRepository,
+    private readonly memberships: MembershipRepository,
     private readonly organizationAccess: OrganizationAccessService,
   ) {}
 
@@ -110,7 +112,7 @@ export class AccessGuard implements CanActivate {
   ): Promise<void> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
     const id = ids.transform((value === '@current' ? access.user.currentOrganizationId : value) ?? '');
-    const membership = await this.accessRepository.findMembership(id, access.user.id);
+    const membership = await this.memberships.findOfUser(id, access.user.id);
     if (!membership) throw notFound(ids.notFoundDetail);
     access.organization = await this.accessRepository.getOrganization(id);
     access.membership = membership;

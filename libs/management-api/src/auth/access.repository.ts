@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
-import { Organization, OrganizationMembership, Team } from '@hogbase/postgres';
+import { Organization, Team } from '@hogbase/postgres';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
 /**
- * The reads that resolve what a request names: its project, its organization and the caller's
- * membership there. They live here rather than in the organizations and projects features because
- * every route passes the guard, and those features' modules depend on this one.
+ * The reads of projects and organizations that resolve what a request names. They live here
+ * rather than in the organizations and projects features' repositories because every route passes
+ * the guard, and those features' modules import this one.
  */
 @Injectable()
 export class AccessRepository {
@@ -14,10 +14,6 @@ export class AccessRepository {
 
   findProject(id: number): Promise<Team | null> {
     return this.unitOfWork.repository(Team).findOne({ where: { id } });
-  }
-
-  findMembership(organizationId: string, userId: number): Promise<OrganizationMembership | null> {
-    return this.unitOfWork.repository(OrganizationMembership).findOne({ where: { organizationId, userId } });
   }
 
   /** An organization the caller's membership proved exists. */

@@ -10,10 +10,10 @@ import type {
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { iso, isUuid } from '../common/iso.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import { BatchExportBackfillRepository } from './batch-export-backfill.repository';
 import { BatchExportEventsRepository } from './batch-export-events.repository';
 import { BatchExportRunRepository, type RunPosition } from './batch-export-run.repository';
-import { BatchExportRepository } from './batch-export.repository';
 import { BatchExportService, type BatchExportScope } from './batch-export.service';
 import {
   type BackfillCreatedResponse,
@@ -61,7 +61,7 @@ export class BatchExportRunsService {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly exports: BatchExportService,
-    private readonly exportRows: BatchExportRepository,
+    private readonly projects: ProjectRepository,
     private readonly backfills: BatchExportBackfillRepository,
     private readonly runs: BatchExportRunRepository,
     private readonly events: BatchExportEventsRepository,
@@ -111,7 +111,7 @@ export class BatchExportRunsService {
         `The backfill date range covers about ${covered} intervals of '${interval}': at most ${MAX_BACKFILL_INTERVALS} can be backfilled at once. Backfill a shorter range.`,
       );
     }
-    const timezone = await this.exportRows.teamTimezone(batchExport.teamId);
+    const timezone = await this.projects.timezoneOf(batchExport.teamId);
     const intervals = intervalsOverlapping(interval, timezone, from, until);
 
     const backfill = await this.unitOfWork.run(async () => {

@@ -1,32 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
-import { BatchExport, Team } from '@hogbase/postgres';
+import { BatchExport } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
-/**
- * Batch exports, and the narrow reads of their projects they need (ids, count, time zone): the
- * projects feature exports no repository this module could import.
- */
 @Injectable()
 export class BatchExportRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
-
-  async teamIdsOfOrganization(organizationId: string): Promise<number[]> {
-    const teams = await this.unitOfWork.repository(Team).find({
-      select: { id: true },
-      where: { organizationId },
-    });
-    return teams.map((team) => team.id);
-  }
-
-  countTeamsOfOrganization(organizationId: string): Promise<number> {
-    return this.unitOfWork.repository(Team).count({ where: { organizationId } });
-  }
-
-  async teamTimezone(teamId: number): Promise<string> {
-    return (await this.unitOfWork.repository(Team).findOneByOrFail({ id: teamId })).timezone;
-  }
 
   /** A live (not deleted) export of one of `teamIds`; `lock` holds its row for the transaction. */
   findLive(id: string, teamIds: number[], lock = false): Promise<BatchExport | null> {

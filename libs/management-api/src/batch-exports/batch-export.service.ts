@@ -9,6 +9,7 @@ import { ApiError, notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import {
   destinationType,
   patchedDestinationConfig,
@@ -73,6 +74,7 @@ export class BatchExportService {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly exports: BatchExportRepository,
+    private readonly projects: ProjectRepository,
     private readonly runs: BatchExportRunRepository,
     private readonly secrets: BatchExportSecrets,
     @Inject(MANAGEMENT_CONFIG) config: ManagementConfig,
@@ -85,7 +87,7 @@ export class BatchExportService {
     { organization }: ResolvedOrganization,
     apiKey: PersonalApiKey,
   ): Promise<BatchExportScope> {
-    const teamIds = await this.exports.teamIdsOfOrganization(organization.id);
+    const teamIds = await this.projects.idsInOrganization(organization.id);
     const scoped = apiKey.scopedTeams?.length ? new Set(apiKey.scopedTeams) : undefined;
     return {
       organizationId: organization.id,
@@ -231,7 +233,7 @@ export class BatchExportService {
           // the gap starts with the interval the pause fell in.
           batchExport.scheduledUntil = intervalStart(
             batchExport.interval as BatchExportInterval,
-            await this.exports.teamTimezone(batchExport.teamId),
+            await this.projects.timezoneOf(batchExport.teamId),
             batchExport.lastPausedAt,
           );
         }
@@ -262,7 +264,7 @@ export class BatchExportService {
       }
       return teamId;
     }
-    const all = await this.exports.countTeamsOfOrganization(scope.organizationId);
+    const all = await this.projects.countInOrganization(scope.organizationId);
     if (all === 1 && scope.teamIds.length === 1) return scope.teamIds[0];
     throw validationError(
       'This organization has more than one project: name the one to export with team_id.',

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
+import { ProjectsModule } from '../projects/projects.module';
 import { BatchExportBackfillRepository } from './batch-export-backfill.repository';
 import { BatchExportEventsRepository } from './batch-export-events.repository';
 import { BatchExportRunRepository } from './batch-export-run.repository';
@@ -10,7 +11,7 @@ import { BatchExportRepository } from './batch-export.repository';
 import { BatchExportService } from './batch-export.service';
 
 @Module({
-  imports: [EventsModule],
+  imports: [EventsModule, ProjectsModule],
   controllers: [BatchExportController],
   providers: [
     BatchExportSecrets,

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
-import { UsersModule } from '../users/users.module';
+import { ProjectsModule } from '../projects/projects.module';
 import { AppGlobalRepository } from './app-global.repository';
 import { BootstrapService } from './bootstrap.service';
 
 @Module({
-  imports: [OrganizationsModule, UsersModule],
+  imports: [AuthModule, OrganizationsModule, ProjectsModule],
   providers: [BootstrapService, AppGlobalRepository],
   exports: [BootstrapService],
 })

@@ -8,14 +8,15 @@ import {
   type Team,
   type User,
 } from '@hogbase/postgres';
+import { PersonalApiKeyRepository } from '../auth/personal-api-key.repository';
 import { isValidScope } from '../auth/scopes';
 import { ApiError, notFound, validationError } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import { MembershipRepository } from '../members/membership.repository';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
 import { OrganizationRepository } from '../organizations/organization.repository';
+import { ProjectRepository } from '../projects/project.repository';
 import { parsePluginId } from '../plugins/plugin-access.util';
-import { PersonalApiKeyRepository } from '../users/personal-api-key.repository';
 import { UserRepository } from '../users/user.repository';
 import { AppGlobalRepository } from './app-global.repository';
 
@@ -58,6 +59,7 @@ export class BootstrapService {
   constructor(
     private readonly provisioning: OrganizationProvisioningService,
     private readonly organizations: OrganizationRepository,
+    private readonly projects: ProjectRepository,
     private readonly memberships: MembershipRepository,
     private readonly users: UserRepository,
     private readonly apiKeys: PersonalApiKeyRepository,
@@ -86,7 +88,7 @@ export class BootstrapService {
       ));
     } else {
       team =
-        (await this.organizations.findProjectNamed(organization.id, projectName)) ??
+        (await this.projects.findNamed(organization.id, projectName)) ??
         (await this.provisioning.provisionProject(organization.id, projectName));
     }
     const personalApiKey = await this.createPersonalApiKey({

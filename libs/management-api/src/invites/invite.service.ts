@@ -9,8 +9,8 @@ import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { validationErrorFrom } from '../common/validation.pipe';
 import { MembershipRepository } from '../members/membership.repository';
-import { OrganizationRepository } from '../organizations/organization.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import { UserRepository } from '../users/user.repository';
 import { CreateInviteDto } from './invite.dto';
 import { InviteMailerService } from './invite-mailer.service';
@@ -32,7 +32,7 @@ export class InviteService {
     private readonly invites: InviteRepository,
     private readonly memberships: MembershipRepository,
     private readonly users: UserRepository,
-    private readonly organizations: OrganizationRepository,
+    private readonly projects: ProjectRepository,
     private readonly mailer: InviteMailerService,
   ) {}
 
@@ -204,7 +204,7 @@ export class InviteService {
         await this.users.setCurrentContext(
           user.id,
           invite.organizationId,
-          await this.organizations.firstProjectId(invite.organizationId),
+          await this.projects.firstIdInOrganization(invite.organizationId),
         );
       }
       return { user, membership };

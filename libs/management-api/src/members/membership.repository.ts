@@ -102,6 +102,18 @@ export class MembershipRepository {
     return membership as MembershipWithUser | null;
   }
 
+  /** The user with that UUID if they belong to the organization, active or not. */
+  async findUserInOrganization(organizationId: string, userUuid: string): Promise<User | null> {
+    const membership = await this.unitOfWork
+      .repository(OrganizationMembership)
+      .createQueryBuilder('membership')
+      .innerJoinAndSelect('membership.user', 'user')
+      .where('membership.organizationId = :organizationId', { organizationId })
+      .andWhere('user.uuid = :uuid', { uuid: userUuid })
+      .getOne();
+    return (membership as MembershipWithUser | null)?.user ?? null;
+  }
+
   /** Whether a user with one of these e-mails (lowercased) belongs to the organization. */
   existsWithEmail(organizationId: string, loweredEmails: string[]): Promise<boolean> {
     return this.unitOfWork

@@ -8,6 +8,7 @@ import {
 } from '@hogbase/postgres';
 import { MembershipRepository } from '../members/membership.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import { UserRepository } from '../users/user.repository';
 import { OrganizationRepository } from './organization.repository';
 import { slugCandidates } from './slug.util';
@@ -29,6 +30,7 @@ export class OrganizationProvisioningService {
     private readonly unitOfWork: UnitOfWork,
     private readonly organizations: OrganizationRepository,
     private readonly memberships: MembershipRepository,
+    private readonly projects: ProjectRepository,
     private readonly users: UserRepository,
   ) {}
 
@@ -61,7 +63,7 @@ export class OrganizationProvisioningService {
 
   /** A new project (with its own API token) in the organization, in the caller's unit of work. */
   provisionProject(organizationId: string, name: string, timezone = 'UTC'): Promise<Team> {
-    return this.organizations.insertProject(organizationId, name, timezone);
+    return this.projects.insert({ organizationId, name, timezone });
   }
 
   private async freeSlug(name: string): Promise<string> {

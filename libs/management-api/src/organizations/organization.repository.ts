@@ -1,13 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import {
-  generateProjectApiToken,
-  Organization,
-  OrganizationMembership,
-  PluginsAccessLevel,
-  Team,
-} from '@hogbase/postgres';
+import { Organization, OrganizationMembership, PluginsAccessLevel } from '@hogbase/postgres';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
 export type NewOrganizationRow = Pick<
@@ -15,11 +9,6 @@ export type NewOrganizationRow = Pick<
   'name' | 'slug' | 'isMemberJoinEmailEnabled' | 'enforce2fa' | 'pluginsAccessLevel'
 >;
 
-/**
- * Organizations, and the few reads and the insert of their projects that provisioning and the
- * organization's answer need. Those stay here rather than in the projects feature's repository
- * because that feature imports this one (it creates projects through provisioning).
- */
 @Injectable()
 export class OrganizationRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
@@ -71,36 +60,5 @@ export class OrganizationRepository {
   /** Cascades to projects, memberships, invites and domains through the foreign keys. */
   async delete(id: string): Promise<void> {
     await this.unitOfWork.repository(Organization).delete({ id });
-  }
-
-  async insertProject(organizationId: string, name: string, timezone: string): Promise<Team> {
-    const teams = this.unitOfWork.repository(Team);
-    return teams.save(
-      teams.create({ uuid: uuidv7(), organizationId, name, timezone, apiToken: generateProjectApiToken() }),
-    );
-  }
-
-  /** The organization's projects by id, only `teamIds` among them when given. */
-  listProjects(organizationId: string, teamIds: number[] | null): Promise<Team[]> {
-    return this.unitOfWork.repository(Team).find({
-      where: { organizationId, ...(teamIds ? { id: In(teamIds) } : {}) },
-      order: { id: 'ASC' },
-    });
-  }
-
-  /** The oldest project of that name in the organization. */
-  findProjectNamed(organizationId: string, name: string): Promise<Team | null> {
-    return this.unitOfWork
-      .repository(Team)
-      .findOne({ where: { organizationId, name }, order: { id: 'ASC' } });
-  }
-
-  /** The organization's first project, the one a new member's `@current` points at. */
-  async firstProjectId(organizationId: string): Promise<number | null> {
-    const rows = await this.unitOfWork.manager.query<{ id: number }[]>(
-      'SELECT id FROM teams WHERE organization_id = $1 ORDER BY id LIMIT 1',
-      [organizationId],
-    );
-    return rows[0]?.id ?? null;
   }
 }

@@ -6,6 +6,7 @@ import type { PageRequest } from '../common/pagination.util';
 import { MANAGEMENT_CONFIG } from '../management-config.token';
 import { MembershipRepository } from '../members/membership.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import { UserRepository } from '../users/user.repository';
 import type { CreateOrganizationDto, UpdateOrganizationDto } from './organization.dto';
 import { OrganizationProvisioningService } from './organization-provisioning.service';
@@ -18,6 +19,7 @@ export class OrganizationService {
     private readonly unitOfWork: UnitOfWork,
     private readonly organizations: OrganizationRepository,
     private readonly memberships: MembershipRepository,
+    private readonly projects: ProjectRepository,
     private readonly users: UserRepository,
     private readonly provisioning: OrganizationProvisioningService,
     @Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig,
@@ -89,7 +91,7 @@ export class OrganizationService {
   ): Promise<OrganizationResponse> {
     const scopedTeams = apiKey.scopedTeams?.length ? apiKey.scopedTeams : null;
     const [teams, memberCount] = await Promise.all([
-      this.organizations.listProjects(organization.id, scopedTeams),
+      this.projects.listInOrganization(organization.id, scopedTeams),
       this.memberships.countActive(organization.id),
     ]);
     return presentOrganization(

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { DeepPartial } from 'typeorm';
-import { type MembershipLevel, OrganizationMembership, Team, User } from '@hogbase/postgres';
+import { In, type DeepPartial } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  generateProjectApiToken,
+  type MembershipLevel,
+  OrganizationMembership,
+  Team,
+} from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
@@ -12,6 +18,11 @@ export interface ProjectListFilter {
   scopedTeams?: readonly number[] | null;
 }
 
+/** A new project's columns; the repository gives it its uuid and an API token of its own. */
+export type NewProjectRow = Omit<DeepPartial<Team>, 'id' | 'uuid' | 'apiToken'> &
+  Pick<Team, 'organizationId' | 'name' | 'timezone'>;
+
+/** Projects (PostHog's teams), for their own routes and for every feature that reads them. */
 @Injectable()
 export class ProjectRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
@@ -50,9 +61,49 @@ export class ProjectRepository {
     };
   }
 
-  insert(values: DeepPartial<Team>): Promise<Team> {
-    const repository = this.unitOfWork.repository(Team);
-    return repository.save(repository.create(values));
+  /** The organization's projects by id, only `teamIds` among them when given. */
+  listInOrganization(organizationId: string, teamIds: number[] | null): Promise<Team[]> {
+    return this.unitOfWork.repository(Team).find({
+      where: { organizationId, ...(teamIds ? { id: In(teamIds) } : {}) },
+      order: { id: 'ASC' },
+    });
+  }
+
+  async idsInOrganization(organizationId: string): Promise<number[]> {
+    const teams = await this.unitOfWork.repository(Team).find({
+      select: { id: true },
+      where: { organizationId },
+    });
+    return teams.map((team) => team.id);
+  }
+
+  countInOrganization(organizationId: string): Promise<number> {
+    return this.unitOfWork.repository(Team).count({ where: { organizationId } });
+  }
+
+  /** The organization's first project, the one a new member's `@current` points at. */
+  async firstIdInOrganization(organizationId: string): Promise<number | null> {
+    const rows = await this.unitOfWork.manager.query<{ id: number }[]>(
+      'SELECT id FROM teams WHERE organization_id = $1 ORDER BY id LIMIT 1',
+      [organizationId],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /** The oldest project of that name in the organization. */
+  findNamed(organizationId: string, name: string): Promise<Team | null> {
+    return this.unitOfWork
+      .repository(Team)
+      .findOne({ where: { organizationId, name }, order: { id: 'ASC' } });
+  }
+
+  async timezoneOf(id: number): Promise<string> {
+    return (await this.unitOfWork.repository(Team).findOneByOrFail({ id })).timezone;
+  }
+
+  insert(row: NewProjectRow): Promise<Team> {
+    const teams = this.unitOfWork.repository(Team);
+    return teams.save(teams.create({ uuid: uuidv7(), ...row, apiToken: generateProjectApiToken() }));
   }
 
   save(team: Team): Promise<Team> {
@@ -64,22 +115,7 @@ export class ProjectRepository {
     await this.unitOfWork.manager.query('SELECT id FROM teams WHERE id = $1 FOR UPDATE', [id]);
   }
 
-  /**
-   * Deletes the project; users whose current project it was move to the first project of their
-   * current organization. The users' column is written here, in the same statement set, because
-   * it points at this table.
-   */
-  async deleteMovingCurrentUsers(id: number): Promise<void> {
-    const manager = this.unitOfWork.manager;
-    const affected = await manager
-      .getRepository(User)
-      .find({ select: { id: true }, where: { currentTeamId: id } });
-    await manager.getRepository(Team).delete({ id });
-    await manager.query(
-      `UPDATE users SET current_team_id = (
-         SELECT t.id FROM teams t WHERE t.organization_id = users.current_organization_id ORDER BY t.id LIMIT 1
-       ) WHERE id = ANY($1::int[])`,
-      [affected.map((user) => user.id)],
-    );
+  async delete(id: number): Promise<void> {
+    await this.unitOfWork.repository(Team).delete({ id });
   }
 }

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { v7 as uuidv7 } from 'uuid';
 import { generateProjectApiToken, MembershipLevel, type Team } from '@hogbase/postgres';
 import type { AccessContext, ResolvedOrganization, ResolvedProject } from '../auth/access-context';
 import { AccessRepository } from '../auth/access.repository';
 import { OrganizationAccessService } from '../auth/organization-access.service';
 import { notFound } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
+import { MembershipRepository } from '../members/membership.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { UserRepository } from '../users/user.repository';
 import type { CreateProjectDto, ProjectSdkSettingsDto, UpdateProjectDto } from './project.dto';
 import { presentProject, ProjectResponse } from './project.presenter';
 import { ProjectRepository } from './project.repository';
@@ -16,6 +17,8 @@ export class ProjectService {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly projects: ProjectRepository,
+    private readonly memberships: MembershipRepository,
+    private readonly users: UserRepository,
     private readonly access: AccessRepository,
     private readonly organizationAccess: OrganizationAccessService,
   ) {}
@@ -42,7 +45,7 @@ export class ProjectService {
   async createInCurrentOrganization(caller: AccessContext, dto: CreateProjectDto): Promise<ProjectResponse> {
     const organizationId = caller.user.currentOrganizationId;
     const membership = organizationId
-      ? await this.access.findMembership(organizationId, caller.user.id)
+      ? await this.memberships.findOfUser(organizationId, caller.user.id)
       : null;
     if (!membership) throw notFound('Organization not found.');
     const organization = await this.access.getOrganization(membership.organizationId);
@@ -62,11 +65,9 @@ export class ProjectService {
       MembershipLevel.Admin,
     );
     const team = await this.projects.insert({
-      uuid: uuidv7(),
       organizationId: resolved.organization.id,
       name: dto.name,
       timezone: dto.timezone ?? 'UTC',
-      apiToken: generateProjectApiToken(),
       appUrls: dto.app_urls ?? [],
       anonymizeIps: dto.anonymize_ips ?? false,
       ...sdkSettings(dto),
@@ -100,8 +101,13 @@ export class ProjectService {
     return presentProject(team, membership.level);
   }
 
+  /** Users whose current project it was move to the first project of their current organization. */
   async remove({ team }: ResolvedProject): Promise<void> {
-    await this.unitOfWork.run(() => this.projects.deleteMovingCurrentUsers(team.id));
+    await this.unitOfWork.run(async () => {
+      const affected = await this.users.idsWithCurrentProject(team.id);
+      await this.projects.delete(team.id);
+      await this.users.resetCurrentProject(affected);
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { OrganizationMembership, RoleMembership, User } from '@hogbase/postgres';
+import { RoleMembership } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { isUniqueViolation } from './unique-violation.util';
@@ -47,19 +47,5 @@ export class RoleMembershipRepository {
   async delete(roleId: string, id: string): Promise<boolean> {
     const result = await this.unitOfWork.repository(RoleMembership).delete({ id, roleId });
     return Boolean(result.affected);
-  }
-
-  /**
-   * The user with that UUID if they belong to the organization. A narrow read of the users and
-   * members tables: the members feature's module imports nothing of roles, but has no repository
-   * for this yet.
-   */
-  async findOrganizationMember(organizationId: string, userUuid: string): Promise<User | null> {
-    const user = await this.unitOfWork.repository(User).findOneBy({ uuid: userUuid });
-    if (!user) return null;
-    const isMember = await this.unitOfWork
-      .repository(OrganizationMembership)
-      .existsBy({ organizationId, userId: user.id });
-    return isMember ? user : null;
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { FlagPermissionsService } from '../feature-flags/flag-permissions.service';
 import { FeatureFlagRoleAccessController } from './feature-flag-role-access.controller';
 import { FeatureFlagRoleAccessRepository } from './feature-flag-role-access.repository';
@@ -14,6 +15,7 @@ import { RolesService } from './roles.service';
  * flags feature uses and which reads roles: the flags feature imports this module, not the reverse.
  */
 @Module({
+  imports: [AuthModule],
   controllers: [RolesController, FeatureFlagRoleAccessController],
   providers: [
     RoleRepository,

@@ -5,6 +5,7 @@ import type { ResolvedOrganization } from '../auth/access-context';
 import { ApiError, notFound, permissionDenied } from '../common/api-error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
+import { MembershipRepository } from '../members/membership.repository';
 import { FeatureFlagRoleAccessRepository } from './feature-flag-role-access.repository';
 import { OrganizationResourceAccessRepository } from './organization-resource-access.repository';
 import { RoleMembershipRepository } from './role-membership.repository';
@@ -29,6 +30,7 @@ export class RolesService {
   constructor(
     private readonly roles: RoleRepository,
     private readonly memberships: RoleMembershipRepository,
+    private readonly organizationMemberships: MembershipRepository,
     private readonly flagAccess: FeatureFlagRoleAccessRepository,
     private readonly resourceAccess: OrganizationResourceAccessRepository,
   ) {}
@@ -99,7 +101,7 @@ export class RolesService {
     const role = await this.find(resolved, roleId);
     // Only a member of the organization can hold one of its roles.
     const user = isUuid(dto.user_uuid)
-      ? await this.memberships.findOrganizationMember(resolved.organization.id, dto.user_uuid)
+      ? await this.organizationMemberships.findUserInOrganization(resolved.organization.id, dto.user_uuid)
       : null;
     if (!user) throw new ApiError('invalid_input', 'User does not exist.', 'user_uuid');
     const membership = await this.memberships.insert(role.id, user.id);

@@ -6,6 +6,7 @@ import { MembershipRepository } from '../members/membership.repository';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
 import { OrganizationRepository } from '../organizations/organization.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
+import { ProjectRepository } from '../projects/project.repository';
 import { UserRepository } from '../users/user.repository';
 
 /** A user with a verified e-mail of its own. */
@@ -41,6 +42,7 @@ function provisioningOn(dataSource: DataSource): OrganizationProvisioningService
     unitOfWork,
     new OrganizationRepository(unitOfWork),
     new MembershipRepository(unitOfWork),
+    new ProjectRepository(unitOfWork),
     new UserRepository(unitOfWork),
   );
 }

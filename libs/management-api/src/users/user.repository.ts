@@ -43,6 +43,23 @@ export class UserRepository {
     return users.map((user) => user.id);
   }
 
+  async idsWithCurrentProject(teamId: number): Promise<number[]> {
+    const users = await this.unitOfWork
+      .repository(User)
+      .find({ select: { id: true }, where: { currentTeamId: teamId } });
+    return users.map((user) => user.id);
+  }
+
+  /** Points each user's current project at the first project of their current organization. */
+  async resetCurrentProject(userIds: number[]): Promise<void> {
+    await this.unitOfWork.manager.query(
+      `UPDATE users SET current_team_id = (
+         SELECT t.id FROM teams t WHERE t.organization_id = users.current_organization_id ORDER BY t.id LIMIT 1
+       ) WHERE id = ANY($1::int[])`,
+      [userIds],
+    );
+  }
+
   /**
    * Points each user's current organization and project at their first remaining membership, after
    * they left or lost an organization, as PostHog's `user.leave` (posthog/models/user.py).
