@@ -1,7 +1,8 @@
-export * from './run-query';
-export * from './workers.service';
-export * from './scheduler';
-export * from './run-store';
-export * from './run-executor';
-export * from './workers-engines';
-export * from './import-apps';
+// The workers service and what it runs on.
+export { startWorkersService } from './workers.service';
+export { createWorkersPool, openWorkersEngines } from './workers-engines.util';
+
+// One run executed outside the service, for the export bench.
+export { executeRun } from './run-executor.handler';
+export { clickhouseTime } from './run-query.util';
+export { RunStore } from './run.store';

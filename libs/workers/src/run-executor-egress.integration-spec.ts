@@ -8,7 +8,7 @@ import { SecretBox } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { insertProjectRows } from '@hogbase/test-support';
-import { executeRun, type RunExecutorDeps } from './run-executor';
+import { executeRun, type RunExecutorDeps } from './run-executor.handler';
 import { testRunExecutorDeps } from './testing/run-executor-test.util';
 
 /** What an internal service answers: it must never show up in a run's error. */

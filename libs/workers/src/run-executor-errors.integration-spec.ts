@@ -16,7 +16,7 @@ import {
 import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, SecretBox } from '@hogbase/config';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { insertProjectRows } from '@hogbase/test-support';
-import { executeRun, type RunExecutorDeps } from './run-executor';
+import { executeRun, type RunExecutorDeps } from './run-executor.handler';
 import { testRunExecutorDeps } from './testing/run-executor-test.util';
 
 const EVENTS = 1_000;

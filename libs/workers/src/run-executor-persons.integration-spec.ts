@@ -6,8 +6,8 @@ import { SecretBox } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { insertProjectRows } from '@hogbase/test-support';
-import { isPersonsCursor } from './persons-query';
-import { executeRun, type RunExecutorDeps } from './run-executor';
+import { isPersonsCursor } from './persons-query.util';
+import { executeRun, type RunExecutorDeps } from './run-executor.handler';
 import { testRunExecutorDeps } from './testing/run-executor-test.util';
 
 describe('a persons run: persons from Postgres to a Postgres table, not events', () => {

@@ -8,46 +8,39 @@ import type { SecretBox, WorkersConfig } from '@hogbase/config';
 import { sleep, type EventPublisher, type IngestionProgress } from '@hogbase/queue';
 import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
 import { ImportApps } from './import-apps/import-apps.service';
-import { executeRun } from './run-executor';
-import { RunStore } from './run-store';
-import { markEnqueued, runsToEnqueue, scheduleDueRuns } from './scheduler';
+import { executeRun } from './run-executor.handler';
+import { RunStore } from './run.store';
+import { markEnqueued, runsToEnqueue, scheduleDueRuns } from './scheduler.util';
 
-/** The job engine's queue of runs: one job per run, its id the run's id. */
+/** One job per run, its id the run's id. */
 export const RUN_QUEUE = 'batch-export-run';
-/** How long stop() lets the runs in progress finish. */
+/** The process must exit within 20 s of SIGTERM, after the other services stopped too. */
 const STOP_GRACE_MS = 8_000;
-/** Attempts of a run before it ends Failed (each after a back-off). */
 const RETRY_LIMIT = 5;
 /** A run that waited this long for ingestion says so in its logs. */
 const LONG_WAIT_MS = 60_000;
 
 /** What the workers run on; the caller opened them and closes them after `stop()`. */
 export interface WorkersEngines {
-  /** Exports and runs (the management API's Postgres). */
+  /** The management API's Postgres. */
   pool: Pool;
-  /** The same Postgres for the job engine, which opens a small pool of its own. */
+  /** For the job engine, which opens a small pool of its own. */
   databaseUrl: string;
   clickhouse: ClickHouseClient;
-  /** Whether ingestion has processed a run's interval: its run waits until it has. */
   ingestion: IngestionProgress;
   secrets: SecretBox;
   destinations: Readonly<Record<string, DestinationFactory>>;
-  /**
-   * The events topic ingestion consumes, where import apps' `posthog.capture` goes (Kafka, or npm
-   * start's in-process bus). Without it the workers run no import apps.
-   */
+  /** Where import apps' `posthog.capture` goes; without it the workers run no import apps. */
   publisher?: EventPublisher;
   logger: Logger;
 }
 
 export interface WorkersServiceOptions {
-  /** How often each worker looks for due intervals and new runs. Default 10 s. */
   tickMs?: number;
-  /** Job engine connections (keep small on the embedded Postgres). Default 3. */
+  /** Keep small on the embedded Postgres. */
   jobEngineConnections?: number;
-  /** How often a run waiting for ingestion asks again. Default 5 s. */
   ingestionPollMs?: number;
-  /** runEveryMinute's period (and how often import apps are scheduled). Default APPS_SCHEDULE_TICK_SECONDS. */
+  /** runEveryMinute's period. Default APPS_SCHEDULE_TICK_SECONDS. */
   appsTickMs?: number;
 }
 
@@ -55,16 +48,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * The workers: batch-export runs on pg-boss over Postgres. Every worker ticks: it creates the runs
- * of intervals that have ended (one scheduler at a time, under an advisory lock) and hands new
- * runs (scheduled, backfilled, retried through the API) to pg-boss, each as a job whose id is the
- * run's, to start once its interval's end plus the export lag has passed. pg-boss shares the jobs
- * between replicas, retries a failed run with back-off, and hands a run whose worker died (no
- * heartbeat) to another one, which resumes from the run's cursor.
- *
- * Returns at once; pg-boss starts in the background, retried while Postgres is down.
- */
+/** Batch-export runs on pg-boss (README.md). Returns at once; pg-boss starts in the background, retried while Postgres is down. */
 export function startWorkersService(
   config: WorkersConfig,
   engines: WorkersEngines,
@@ -131,10 +115,7 @@ export function startWorkersService(
 
   const stopSignal = new AbortController();
 
-  /**
-   * Holds a run until ingestion has processed every event captured before its interval's end plus
-   * the lag (the events it owns): an ingestion outage delays runs instead of emptying them.
-   */
+  /** An ingestion outage delays runs instead of emptying them. */
   const waitForIngestion = async (runId: string, jobSignal: AbortSignal) => {
     const run = await store.locate(runId);
     if (!run) return; // gone: executeRun skips it
@@ -213,7 +194,7 @@ export function startWorkersService(
               },
               job.signal,
             ).catch(async (error: unknown) => {
-              // The last attempt: the run ends Failed instead of waiting for a retry that will not come.
+              // The last attempt: Failed, not waiting for a retry that will not come.
               if (job.retryCount >= RETRY_LIMIT) {
                 await store
                   .finish(job.data.runId, { status: 'Failed', error: messageOf(error) })
@@ -277,9 +258,7 @@ export function startWorkersService(
       stopSignal.abort();
       await loop;
       await importApps?.stopScheduling();
-      // Runs in progress get 8 s to finish (the process must exit within 20 s of SIGTERM, after
-      // the other services stopped too); then pg-boss hands them back for a retry, which resumes
-      // from their cursor (or restarts the interval).
+      // Then pg-boss hands the runs in progress back for a retry, which resumes from their cursor.
       await boss.stop({ graceful: true, timeout: STOP_GRACE_MS, close: true }).catch(() => undefined);
       await importApps?.close();
     },

@@ -4,14 +4,12 @@ import type { AppCapturedEvent } from '@hogbase/apps-runtime';
 import { EVENTS_TOPIC, toQueueMessage, type CapturedEvent } from '@hogbase/event-contract';
 import type { EventPublisher } from '@hogbase/queue';
 
-/** A project's token is looked up again after this long (a rotated token takes at most this to apply). */
+/** A rotated token applies within this. */
 const TOKEN_TTL_MS = 60_000;
 
 /**
- * `posthog.capture` of an import app: the event goes onto the events topic as capture would put an
- * SDK's (PostHog's plugin server did the same), so ingestion processes it like any other: persons,
- * `$set`, the events table. The capture resolves once the queue took it (Kafka's ack, or the
- * in-process bus's consumer), so an app that moves its cursor after capturing never skips an item.
+ * Onto the events topic as capture would put an SDK's event. Resolves once the queue took it, so an
+ * app that moves its cursor after capturing never skips an item.
  */
 export class AppCapturePublisher {
   private readonly tokens = new Map<number, { token: string; loadedAt: number }>();

@@ -16,9 +16,8 @@ import {
   type ScheduledTask,
 } from './schedule.util';
 
-/** One run of a scheduled task of one config; the job's id names its period, its singleton key the pair. */
+/** The job's id names (config, task, period); its singleton key (config, task). */
 export const SCHEDULED_TASKS_QUEUE = 'app-scheduled-tasks';
-/** `meta.jobs.<name>(payload).runAt(…)` of any app. */
 export const APP_JOBS_QUEUE = 'app-jobs';
 
 interface ScheduledJob {
@@ -33,34 +32,24 @@ interface AppJob {
 }
 
 export interface ImportAppsOptions {
-  /** The Postgres of apps, configs and their storage and logs (the workers' pool). */
   pool: Pool;
   config: AppsRuntimeConfig;
-  /** Where `posthog.capture` puts events: the events topic ingestion consumes. */
+  /** Where `posthog.capture` puts events. */
   publisher: EventPublisher;
   logger: Logger;
   registry: Registry;
-  /** runEveryMinute's period, and how often configs are looked at. Default 60 s. */
+  /** runEveryMinute's period. */
   tickMs?: number;
-  /** Scheduled runs and app jobs this process runs at once (each queue). Default 2. */
+  /** Per queue. */
   concurrency?: number;
 }
 
 type Outcome = 'ok' | 'failed' | 'skipped';
 
 /**
- * Import apps on the workers' job engine: PostHog's `runEveryMinute/Hour/Day` and app jobs.
- *
- * Every worker ticks on the minute (aligned to the epoch) and offers one job per enabled config and
- * scheduled task of its app. Two rules of the job engine make this safe with any number of workers:
- * the job's id is derived from (config, task, period), so a period gets one run however many
- * workers offer it; and the queue is `exclusive` on the key (config, task), so while a run is
- * waiting or running, the next period's offer is dropped: a slow app skips ticks, never piles them
- * up nor runs twice at once. Neither kind of job is retried: the next tick is a scheduled task's
- * retry, and an app's job that fails is logged to its config (PostHog's behaviour too).
- *
- * An app's error never stops anything: it is written to the config's log (ERROR) and counted.
- * A sandbox broken by the time or memory limit is replaced at its next call by `AppInstance`.
+ * PostHog's `runEveryMinute/Hour/Day` and app jobs on the workers' job engine (README.md). Any
+ * number of workers may offer a period's run: its job id is derived from (config, task, period), and
+ * the queue is `exclusive` on (config, task), so a slow app skips ticks, never runs twice at once.
  */
 export class ImportApps {
   private readonly runtime: AppsRuntime;
@@ -115,7 +104,7 @@ export class ImportApps {
     });
   }
 
-  /** Creates the queues, starts working them and starts ticking. Called once the job engine runs. */
+  /** Called once the job engine runs. */
   async start(boss: PgBoss): Promise<void> {
     const callLimitSeconds = Math.ceil(this.options.config.timeLimitMs / 1_000);
     // A run holds its key while active: after a crash the job engine frees it once this has passed.
@@ -130,7 +119,7 @@ export class ImportApps {
       retryLimit: 0,
       expireInSeconds,
       deleteAfterSeconds: 86_400,
-      // A job may be scheduled far ahead (runAt): it waits that long in `created`.
+      // runAt may be far ahead.
       retentionSeconds: 366 * 86_400,
     });
     const concurrency = this.options.concurrency ?? 2;
@@ -152,13 +141,13 @@ export class ImportApps {
     return this.lastTickError ? `import-app scheduling fails: ${this.lastTickError}` : true;
   }
 
-  /** Stops ticking. The job engine's graceful stop then lets the runs in progress finish. */
+  /** The job engine's graceful stop then lets the runs in progress finish. */
   async stopScheduling(): Promise<void> {
     this.stopSignal.abort();
     await this.loop;
   }
 
-  /** After the job engine stopped: tears the apps down (teardownPlugin) and writes the last log lines. */
+  /** After the job engine stopped: teardownPlugin, and the last log lines. */
   async close(): Promise<void> {
     this.stopSignal.abort();
     await this.loop;
@@ -182,7 +171,6 @@ export class ImportApps {
     }
   }
 
-  /** Offers this tick's run of every enabled config's scheduled tasks (see the class comment). */
   private async offerRuns(boss: PgBoss, now: number): Promise<void> {
     const { rows } = await this.options.pool.query<{ id: number; tasks: unknown }>(
       `SELECT c.id, p.capabilities -> 'scheduled_tasks' AS tasks
@@ -201,12 +189,11 @@ export class ImportApps {
         const sent = await boss.send(SCHEDULED_TASKS_QUEUE, data, {
           id,
           singletonKey: `${row.id}/${task}`,
-          // A run that could not start within its period is dropped: the next period has its own.
+          // A run that could not start within its period is dropped; kept past it, its id still blocks a second.
           retentionSeconds: periodSeconds,
-          // Kept past its period, so that period's id still blocks a second run (an hourly task is offered each tick).
           deleteAfterSeconds: Math.max(3_600, 2 * periodSeconds),
         });
-        // Not sent: another worker sent this period's run already (fine), or the previous run still holds the key.
+        // Not sent: another worker sent it already (fine), or the previous run still holds the key.
         if (sent === null && (await boss.findJobs(SCHEDULED_TASKS_QUEUE, { id })).length === 0) {
           this.busyTicks.inc({ task });
         }
@@ -226,10 +213,7 @@ export class ImportApps {
     this.jobRuns.inc({ outcome });
   }
 
-  /**
-   * Runs `work` on the config's app when it is enabled and exports `method`. The app's error is
-   * logged to its config; only a failure to reach Postgres is thrown (the job then ends failed).
-   */
+  /** The app's error is logged to its config; only a failure to reach Postgres is thrown. */
   private async runOnApp(
     pluginConfigId: number,
     method: string,

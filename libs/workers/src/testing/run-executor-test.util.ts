@@ -2,13 +2,10 @@ import type { Pool } from 'pg';
 import pino from 'pino';
 import type { TestClickHouse } from '@hogbase/clickhouse/testing';
 import { DEFAULT_BATCH_EXPORT_QUERY_LIMITS } from '@hogbase/config';
-import type { RunExecutorDeps } from '../run-executor';
-import { RunStore } from '../run-store';
+import type { RunExecutorDeps } from '../run-executor.handler';
+import { RunStore } from '../run.store';
 
-/**
- * The run executor's deps for a test: runs and persons in `pool`, events in `clickhouse`, no lag,
- * the default query limits, a silent logger; `deps` names the rest and overrides any of these.
- */
+/** No lag, the default query limits, a silent logger; `deps` names the rest and overrides any. */
 export function testRunExecutorDeps(
   pool: Pool,
   clickhouse: TestClickHouse,

@@ -28,8 +28,8 @@ import {
   type CustomColumns,
   type RunCursor,
   type RunSelection,
-} from './run-query';
-import type { LoadedRun, RunStore } from './run-store';
+} from './run-query.util';
+import type { LoadedRun, RunStore } from './run.store';
 import {
   countPersonRows,
   decodePersonsCursor,
@@ -37,23 +37,23 @@ import {
   isPersonsCursor,
   openPersonsChunk,
   type PersonsSelection,
-} from './persons-query';
+} from './persons-query.util';
 
-/** "The whole interval in one chunk" (a single Parquet object). */
+/** The whole interval in one chunk (a single Parquet object). */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
 export interface RunExecutorDeps {
   store: RunStore;
-  /** The Postgres of persons (the management API's, which also holds the runs). */
+  /** The management API's: persons and runs. */
   pool: Pool;
   clickhouse: ClickHouseClient;
   database: string;
   secrets: SecretBox;
   destinations: Readonly<Record<string, DestinationFactory>>;
   logger: Logger;
-  /** BATCH_EXPORT_LAG_SECONDS: how late an event may arrive and still belong to its timestamp's interval. */
+  /** BATCH_EXPORT_LAG_SECONDS. */
   lagSeconds: number;
-  /** BATCH_EXPORT_QUERY_MAX_*: the bounds of every ClickHouse query of a run. */
+  /** BATCH_EXPORT_QUERY_MAX_*. */
   queryLimits: QueryLimits;
 }
 
@@ -68,9 +68,8 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * `message` with the config's secret values replaced: a destination's error may quote one (Postgres
- * names its user), and the run's error and logs are API answers. Values shorter than 3 characters stay:
- * replacing them would garble the message and hide next to nothing.
+ * A destination's error may quote a secret (Postgres names its user), and the run's error is an API
+ * answer. Values under 3 characters stay: replacing them would garble the message for nothing.
  */
 function withoutSecrets(message: string, config: Record<string, unknown> | undefined): string {
   let redacted = message;
@@ -81,10 +80,7 @@ function withoutSecrets(message: string, config: Record<string, unknown> | undef
   return redacted;
 }
 
-/**
- * What a run's error says when its query went past a bound: the bound and what to change, not
- * ClickHouse's text (it quotes the generated SQL and the server's version).
- */
+/** The bound and what to change, not ClickHouse's text (it quotes the generated SQL and the server's version). */
 const LIMIT_MESSAGES: Record<ExceededQueryLimit, (limits: QueryLimits) => string> = {
   time: (limits) =>
     `The export's query ran longer than a batch-export query may (${limits.maxExecutionSeconds} s, BATCH_EXPORT_QUERY_MAX_EXECUTION_SECONDS): export fewer or simpler columns, or use a shorter interval.`,
@@ -95,9 +91,8 @@ const LIMIT_MESSAGES: Record<ExceededQueryLimit, (limits: QueryLimits) => string
 };
 
 /**
- * Runs one of the run's ClickHouse queries; a query past its bounds fails the run for good.
- * NOTE: not retried: the same query over the same interval needs the same memory and result, and
- * a retry of one that ran out of time would hold the engine as long again, up to RETRY_LIMIT times.
+ * NOTE: a query past its bounds fails the run for good: the same query over the same interval needs
+ * the same memory, and a retry would hold the engine as long again, RETRY_LIMIT times.
  */
 async function boundedQuery<T>(deps: RunExecutorDeps, query: () => Promise<T>): Promise<T> {
   try {
@@ -114,11 +109,8 @@ function eventNames(value: unknown): string[] | undefined {
 }
 
 /**
- * Executes one run: reads its interval in chunks (events from ClickHouse, persons from Postgres)
- * and hands them to the destination, saving the cursor after each chunk the destination took. A
- * destination that cannot resume starts the interval again (its objects are rewritten whole).
- * Throws on a failure worth retrying (the job engine retries with back-off); a
- * NonRetryableExportError ends the run Failed.
+ * Saves the cursor after each chunk the destination took. Throws on a failure worth retrying (the
+ * job engine retries with back-off); a NonRetryableExportError ends the run Failed.
  */
 export async function executeRun(
   runId: string,
@@ -204,23 +196,19 @@ export async function executeRun(
   }
 }
 
-/** One chunk of a run's rows, in the destination's format. */
 interface SourceChunk {
   body: Readable;
   records: number;
-  /** The run's cursor after this chunk. */
   cursor: string;
   /** Frees what the chunk holds on its engine, read to the end or not. */
   close?: () => Promise<void>;
 }
 
-/** Where a run's rows come from: events from ClickHouse, persons from Postgres. */
+/** Events from ClickHouse, persons from Postgres. */
 interface RunSource {
-  /** The run's `records_total_count`. */
   count(): Promise<number>;
-  /** The chunk after `after` (a cursor of this source), at most `maxRows` rows; undefined once done. */
+  /** Undefined once done. */
   next(after: string | undefined, maxRows: number): Promise<SourceChunk | undefined>;
-  /** Whether a stored cursor is one of this source's. */
   owns(cursor: string | null): boolean;
 }
 
@@ -269,10 +257,7 @@ async function eventsSource(
   };
 }
 
-/**
- * Persons live in Postgres only: read there, JSON lines built by Postgres (the persons model has
- * no Parquet shape and no HogQL columns; the management API refuses both for it).
- */
+/** Persons live in Postgres only; the management API refuses Parquet and HogQL columns for them. */
 function personsSource(run: LoadedRun, writer: DestinationWriter, deps: RunExecutorDeps): RunSource {
   if (writer.format !== 'JSONEachRow') {
     throw new NonRetryableExportError(
@@ -330,7 +315,7 @@ async function customColumns(run: LoadedRun): Promise<CustomColumns | undefined>
   return { columns: compiled.columns, params: compiled.params.values };
 }
 
-/** The one row of a count or a chunk's bounds, under the same limits as the rows themselves. */
+/** Under the same limits as the rows themselves. */
 async function scalar<T>(
   deps: RunExecutorDeps,
   built: { query: string; params: Record<string, unknown> },

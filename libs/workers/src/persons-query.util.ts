@@ -2,22 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
 
-/**
- * The Postgres queries of a persons run: which rows it exports, in which order, in which shape.
- * The rule (see libs/workers/README.md, "Which persons a run exports"):
- *
- * - a row is a distinct id with its person: PostHog's persons model, one row per
- *   (team_id, distinct_id);
- * - a row belongs to the interval `[start, end)` that contains the time it **last changed**: the
- *   later of its person's and its distinct id's `updated_at` (a trigger stamps both on every write).
- *   One such time per row, so no two runs export the same version of a row; a row that changes
- *   again goes out again, with the run of its new change;
- * - rows go out in (changed time, distinct_id) order, unique within a project; the run's cursor is
- *   the last pair a destination took.
- *
- * Postgres builds each row's JSON line itself, and a chunk is read through a server-side cursor a
- * page at a time: nothing holds a chunk, let alone an interval, in memory.
- */
+// A persons run's queries; the rule is in libs/workers/README.md ("Which persons a run exports").
+// Postgres builds each JSON line, and a chunk is read through a server-side cursor a page at a time.
 
 export interface PersonsSelection {
   teamId: number;
@@ -26,18 +12,17 @@ export interface PersonsSelection {
   end: Date;
 }
 
-/** Where a persons run is: after the row (changedAt, distinctId), or at the start. */
 export interface PersonsCursor {
   /** ISO 8601 in UTC with microseconds, as Postgres stores it. */
   changedAt: string;
   distinctId: string;
 }
 
-/** Marks a persons cursor, so that it is never read as an events cursor (`timestamp|uuid`) or the reverse. */
+/** Never read as an events cursor (`timestamp|uuid`), or the reverse. */
 const CURSOR_PREFIX = 'persons:';
 
 export function encodePersonsCursor(cursor: PersonsCursor): string {
-  // JSON: a distinct id may hold any character, the separators of a hand-made format included.
+  // JSON: a distinct id may hold any character.
   return `${CURSOR_PREFIX}${JSON.stringify([cursor.changedAt, cursor.distinctId])}`;
 }
 
@@ -65,16 +50,11 @@ export function decodePersonsCursor(text: string | null): PersonsCursor | undefi
   return { changedAt: value[0], distinctId: value[1] };
 }
 
-/** ISO 8601, UTC, microseconds: the exported timestamps and the cursor's. */
 function isoTime(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-/**
- * One line of PostHog's persons model, fields in PostHog's order. `_inserted_at` is the change
- * that put the row in this run; `is_deleted` is always false: a person merged away has no
- * distinct ids left (they moved to the person it merged into), and persons are not deleted otherwise.
- */
+/** `is_deleted` is always false: a person merged away has no distinct ids left, and none is deleted otherwise. */
 const LINE = `json_build_object(
     'team_id', rows.team_id,
     'distinct_id', rows.distinct_id,
@@ -96,10 +76,8 @@ interface BuiltQuery {
 }
 
 /**
- * The run's rows as two disjoint branches, each served by an index in changed-time order: rows
- * whose distinct id changed last (or with its person), and rows whose person changed last. The
- * later of two times is in `[start, end)` exactly when both are before `end` and one is at or
- * after `start`.
+ * Two disjoint branches, each served by an index in changed-time order: rows whose distinct id
+ * changed last, and rows whose person did.
  */
 function branches(
   selection: PersonsSelection,
@@ -117,7 +95,7 @@ function branches(
     [
       `${changedAt} < $2`,
       start ? `${changedAt} >= ${start}` : undefined,
-      // The first condition lets the index start at the cursor; the second is the exact keyset.
+      // The first lets the index start at the cursor; the second is the exact keyset.
       afterTime ? `${changedAt} >= ${afterTime}::timestamptz` : undefined,
       afterTime ? `(${changedAt}, d.distinct_id) > (${afterTime}::timestamptz, ${afterId}::text)` : undefined,
     ]
@@ -134,7 +112,7 @@ function branches(
   };
 }
 
-/** How many rows the run exports in all (its `records_total_count`). */
+/** The run's `records_total_count`. */
 export function personsCountQuery(selection: PersonsSelection): BuiltQuery {
   const { distinctIdLast, personLast, values } = branches(selection, undefined);
   return {
@@ -143,7 +121,6 @@ export function personsCountQuery(selection: PersonsSelection): BuiltQuery {
   };
 }
 
-/** The next chunk's rows after `after`, at most `maxRows`, in order, each with its JSON line. */
 export function personsChunkQuery(
   selection: PersonsSelection,
   after: PersonsCursor | undefined,
@@ -168,26 +145,21 @@ export async function countPersonRows(pool: Pool, selection: PersonsSelection): 
 }
 
 export interface PersonsChunk {
-  /** The chunk's JSON lines, read from the server a page at a time as the destination pulls. */
   body: Readable;
   records: number;
-  /** The last row's position: the run's cursor once the destination took the chunk. */
+  /** The run's cursor once the destination took the chunk. */
   until: PersonsCursor;
-  /** Ends the body if the destination left it unread, and frees the server's cursor and the connection. */
+  /** Frees the server's cursor and the connection, even if the body was left unread. */
   close(): Promise<void>;
 }
 
-/** Rows fetched from the server per page of a chunk's body. */
 const PAGE_ROWS = 1_000;
 
 /**
- * Opens the next chunk after `after`: undefined when the run has no rows left.
+ * Undefined when the run has no rows left.
  *
- * TRICKY: the chunk is a holdable cursor (`WITH HOLD`), materialized by Postgres when its
- * statement ends, and read with one FETCH per page outside any transaction. A transaction held
- * open while a destination uploads would pin the snapshot on a server, and on the embedded
- * engine (PGlite serves one session to every connection) hold up every other query of the
- * process until the chunk is written.
+ * TRICKY: a holdable cursor (`WITH HOLD`), read outside any transaction: one held open during an
+ * upload would pin the snapshot, and on PGlite (one session) hold up every other query.
  */
 export async function openPersonsChunk(
   pool: Pool,
@@ -196,7 +168,7 @@ export async function openPersonsChunk(
   maxRows: number,
 ): Promise<PersonsChunk | undefined> {
   const client = await pool.connect();
-  // Unique: the embedded engine's connections share one session, hence one cursor namespace.
+  // Unique: PGlite's connections share one session, hence one cursor namespace.
   const cursorName = `persons_export_${randomBytes(8).toString('hex')}`;
   let declared = false;
   let released = false;
@@ -209,7 +181,6 @@ export async function openPersonsChunk(
         error ??= closeError instanceof Error ? closeError : new Error(String(closeError));
       });
     }
-    // A client whose connection failed is discarded rather than reused.
     client.release(error);
   };
   try {
@@ -241,11 +212,11 @@ export async function openPersonsChunk(
   }
 }
 
-/** A chunk's lines, one FETCH per read; destroying it (or reaching its end) frees the cursor. */
+/** One FETCH per read; destroying it (or reaching its end) frees the cursor. */
 class PersonsChunkBody extends Readable {
-  /** The FETCH in flight: the connection takes the CLOSE only once it answered. */
+  /** The connection takes the CLOSE only once this answered. */
   private fetching: Promise<void> | undefined;
-  /** A failed FETCH: the connection may be broken, so it is discarded rather than reused. */
+  /** The connection may be broken: discarded rather than reused. */
   private fetchError: Error | undefined;
   private readonly released: Promise<void>;
   private resolveReleased!: () => void;
@@ -288,7 +259,6 @@ class PersonsChunkBody extends Readable {
       });
   }
 
-  /** Destroys the body if it is not yet, and resolves once the cursor and connection are freed. */
   close(): Promise<void> {
     if (!this.destroyed) this.destroy();
     return this.released;

@@ -1,23 +1,9 @@
 import { assertDatabaseName, EVENTS_TABLE } from '@hogbase/clickhouse';
 
-/**
- * The ClickHouse queries of one run: which events a run exports, in which order, and in which
- * shape. The rule that makes runs exact (see libs/workers/README.md):
- *
- * - an event belongs to the interval `[start, end)` that contains its **owning time**: its
- *   `timestamp`, unless it arrived late (capture received it, `created_at`, more than the export
- *   lag after that, and after the export was created): then `created_at - lag`, the interval it
- *   arrived in. One owning time per event, the same for scheduled runs, backfills and retries, so
- *   no two runs export an event and none misses it;
- * - a run reads only once ingestion has written every event captured before `end + lag` (the
- *   workers' ingestion gate), so everything it owns is in the table;
- * - it reads the table as the listing does (`FINAL`): one row per uuid, whatever Kafka redelivered
- *   (a redelivered message has the same `created_at`, hence the same owner);
- * - rows go out in `(timestamp, uuid)` order, in chunks; the run's cursor is the last
- *   `(timestamp, uuid)` a destination took, so a resumed run starts right after it.
- */
+// A run's ClickHouse queries; the rule that makes runs exact (each event's owning time) is in
+// libs/workers/README.md ("Which events a run exports").
 
-/** JSON fields of the events model, as PostHog's batch exports name them, and their SQL. */
+/** As PostHog's batch exports name them. */
 const JSON_FIELDS: Record<string, string> = {
   uuid: 'toJSONString(toString(events.uuid))',
   event: 'toJSONString(events.event)',
@@ -35,15 +21,14 @@ const JSON_FIELDS: Record<string, string> = {
 };
 
 /**
- * A JSON column as it is stored (ingestion writes compact JSON): embedded raw, so that objects stay
- * objects. Line breaks, which compact JSON only has as whitespace, become spaces so that each row
- * stays one line; a value that is not JSON goes out as a string.
+ * Embedded raw, so that objects stay objects; line breaks (only whitespace in compact JSON) become
+ * spaces so that each row stays one line; a value that is not JSON goes out as a string.
  */
 function rawJson(column: string): string {
   return `if(isValidJSON(${column}), replaceRegexpAll(${column}, '[\\r\\n]', ' '), toJSONString(${column}))`;
 }
 
-/** Fields PostHog's S3 export writes by default (no team_id, set or set_once). */
+/** PostHog's S3 export's default fields. */
 export const S3_DEFAULT_FIELDS = [
   'uuid',
   'timestamp',
@@ -57,7 +42,7 @@ export const S3_DEFAULT_FIELDS = [
   'person_id',
 ] as const;
 
-/** Fields the Postgres and HTTP destinations get (ExportedEventRow). */
+/** ExportedEventRow, for the Postgres and HTTP destinations. */
 export const ROW_FIELDS = [
   'uuid',
   'event',
@@ -74,7 +59,7 @@ export const ROW_FIELDS = [
   'set_once',
 ] as const;
 
-/** Parquet columns of the default fields: typed, JSON columns as strings. */
+/** Typed; JSON columns as strings. */
 const PARQUET_FIELDS: Record<string, string> = {
   uuid: 'toString(events.uuid)',
   timestamp: 'events.timestamp',
@@ -88,7 +73,7 @@ const PARQUET_FIELDS: Record<string, string> = {
   person_id: 'toString(events.person_id)',
 };
 
-/** The columns a HogQL query of the export compiled to (compileBatchExportQuery). */
+/** compileBatchExportQuery's output. */
 export interface CustomColumns {
   columns: { alias: string; sql: string }[];
   params: Readonly<Record<string, string | number>>;
@@ -100,15 +85,13 @@ export interface RunSelection {
   /** Null: everything before `end` (a backfill from the beginning). */
   start: Date | null;
   end: Date;
-  /** Events captured from then on (the export's creation) can arrive late; before, `timestamp` owns. */
+  /** The export's creation: events captured before it go by `timestamp`. */
   lateSince: Date;
-  /** How late an event may be captured and still belong to its timestamp's interval. */
   lagSeconds: number;
   includeEvents?: readonly string[];
   excludeEvents?: readonly string[];
 }
 
-/** Where a run is: after the row `(timestamp, uuid)`, or at the start. */
 export interface RunCursor {
   /** ClickHouse's `YYYY-MM-DD hh:mm:ss.ffffff` (UTC). */
   timestamp: string;
@@ -132,8 +115,7 @@ export interface BuiltQuery {
 }
 
 function selection(selection: RunSelection, after: RunCursor | undefined, until?: RunCursor): BuiltQuery {
-  // The owning time never precedes `timestamp`, so `timestamp < end` holds for every owned row and
-  // lets ClickHouse skip whole partitions and granules; `created_at`'s index skips old late rows.
+  // The owning time never precedes `timestamp`: `timestamp < end` lets ClickHouse skip partitions.
   const owner =
     "if(events.created_at < {be_late_since:DateTime64(6, 'UTC')}, events.timestamp, " +
     'greatest(events.timestamp, events.created_at - toIntervalSecond({be_lag:UInt32})))';
@@ -149,8 +131,7 @@ function selection(selection: RunSelection, after: RunCursor | undefined, until?
     be_lag: selection.lagSeconds,
   };
   if (selection.start) {
-    // Implied by the owner's bound (an owner is at most greatest(timestamp, created_at)); spelt as
-    // the expression of the events table's arrival_minmax index, which skips older granules.
+    // Implied by the owner's bound; spelt as the arrival_minmax index's expression, which skips granules.
     conditions.push(
       "greatest(events.timestamp, events.created_at) >= {be_start:DateTime64(6, 'UTC')}",
       `${owner} >= {be_start:DateTime64(6, 'UTC')}`,
@@ -183,13 +164,13 @@ function selection(selection: RunSelection, after: RunCursor | undefined, until?
   return { query: `FROM ${table} AS events FINAL WHERE ${conditions.join(' AND ')}`, params };
 }
 
-/** How many rows the run exports in all (its `records_total_count`). */
+/** The run's `records_total_count`. */
 export function countQuery(run: RunSelection): BuiltQuery {
   const { query, params } = selection(run, undefined);
   return { query: `SELECT count() AS rows ${query}`, params };
 }
 
-/** The next chunk's extent: how many rows, and the cursor of its last row (none when the run is done). */
+/** How many rows, and the cursor of the last (none when the run is done). */
 export function chunkBoundsQuery(
   run: RunSelection,
   after: RunCursor | undefined,
@@ -204,10 +185,7 @@ export function chunkBoundsQuery(
   };
 }
 
-/**
- * The rows of one chunk, `(after, until]`, in the destination's format: JSON lines built in SQL
- * (FORMAT TSVRaw writes each as it is) so that JSON columns stay objects, or Parquet.
- */
+/** `(after, until]`; JSON lines built in SQL (TSVRaw writes them as they are) so JSON columns stay objects. */
 export function chunkRowsQuery(
   run: RunSelection,
   chunk: { after: RunCursor | undefined; until: RunCursor },
@@ -239,7 +217,7 @@ function jsonMember(name: string, valueSql: string): string {
   return `${sqlString(`${JSON.stringify(name)}:`)}, ${valueSql}`;
 }
 
-/** A SQL string literal of `text` (names come from our field table or validated aliases). */
+/** Names come from our field table or validated aliases. */
 function sqlString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
@@ -252,7 +230,7 @@ function fieldError(field: string): never {
   throw new Error(`no export field named ${field}`);
 }
 
-/** `YYYY-MM-DD hh:mm:ss.ffffff` in UTC, the text ClickHouse parses as DateTime64(6, 'UTC'). */
+/** What ClickHouse parses as DateTime64(6, 'UTC'). */
 export function clickhouseTime(date: Date): string {
   return `${date.toISOString().slice(0, 23).replace('T', ' ')}000`;
 }

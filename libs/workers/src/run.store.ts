@@ -1,7 +1,6 @@
 import type { Pool } from 'pg';
 import { refreshBackfillStatus } from '@hogbase/postgres';
 
-/** A run with what executing it needs of its export and project. */
 export interface LoadedRun {
   id: string;
   batchExportId: string;
@@ -20,28 +19,24 @@ export interface LoadedRun {
     /** Sealed by the SecretBox. */
     destinationConfig: string;
     schema: { hogql_query?: string } | null;
-    /** From then on, events that arrive late belong to the interval they arrived in. */
+    /** Events captured from then on may arrive late (run-query.util.ts). */
     createdAt: Date;
   };
 }
 
-/** A run due to be handed to the job engine. */
 export interface PendingRun {
   id: string;
   dataIntervalEnd: Date;
 }
 
-/** Statuses a run can be picked up in (a restarted job finds its run Running). */
+/** A restarted job finds its run Running. */
 const CLAIMABLE = ['Starting', 'Running', 'FailedRetryable'];
 
-/**
- * The runs' rows in Postgres, as the workers change them. Every update names the status it expects,
- * so that a run cancelled through the API meanwhile is never marked otherwise.
- */
+/** Every update names the status it expects: a run cancelled through the API is never marked otherwise. */
 export class RunStore {
   constructor(private readonly pool: Pool) {}
 
-  /** Marks the run Running (one more attempt) and loads it; undefined when it is not to run. */
+  /** Undefined when it is not to run. */
   async claim(runId: string): Promise<LoadedRun | undefined> {
     const { rows } = await this.pool.query<{
       id: string;
@@ -97,7 +92,6 @@ export class RunStore {
     };
   }
 
-  /** The run's export and the end of its interval; undefined for a run that is gone. */
   async locate(runId: string): Promise<{ batchExportId: string; dataIntervalEnd: Date } | undefined> {
     const { rows } = await this.pool.query<{ batch_export_id: string; data_interval_end: Date }>(
       'SELECT batch_export_id, data_interval_end FROM batch_export_runs WHERE id = $1',
@@ -113,7 +107,7 @@ export class RunStore {
     );
   }
 
-  /** Records a chunk the destination took; false when the run is no longer Running (cancelled). */
+  /** False when the run is no longer Running (cancelled). */
   async saveProgress(
     runId: string,
     progress: { cursor: string | null; recordsCompleted: number; bytesExported: number },
@@ -127,7 +121,6 @@ export class RunStore {
     return rowCount === 1;
   }
 
-  /** Whether the run is still Running (not cancelled through the API). */
   async stillRunning(runId: string): Promise<boolean> {
     const { rows } = await this.pool.query<{ status: string }>(
       'SELECT status FROM batch_export_runs WHERE id = $1',
@@ -136,13 +129,13 @@ export class RunStore {
     return rows[0]?.status === 'Running';
   }
 
-  /** Ends (or, FailedRetryable, pauses) a Running run, and brings its backfill's status up to date. */
+  /** Also brings the backfill's status up to date. */
   async finish(
     runId: string,
     outcome: {
       status: 'Completed' | 'Failed' | 'FailedRetryable';
       error?: string;
-      /** The run's final byte count (completing objects adds their trailers). */
+      /** Completing objects adds their trailers. */
       bytesExported?: number;
     },
   ): Promise<void> {

@@ -20,10 +20,7 @@ export interface OpenedWorkersEngines extends WorkersEngines {
   close(): Promise<void>;
 }
 
-/**
- * The workers' Postgres pool: every connection bounded by the Postgres timeouts, and a listener
- * for idle connections that die (unheard, pg's 'error' event would end the process).
- */
+/** Bounded by the Postgres timeouts; unheard, pg's 'error' on an idle connection would end the process. */
 export function createWorkersPool(url: string, poolSize: number, logger: Logger): Pool {
   const pool = new Pool({
     connectionString: url,
@@ -35,22 +32,16 @@ export function createWorkersPool(url: string, poolSize: number, logger: Logger)
   return pool;
 }
 
-/** Where the workers run: alone (their own Postgres URL, ingestion seen through Kafka) or beside ingestion. */
+/** Beside ingestion in npm start; alone, DATABASE_URL and Kafka. */
 export interface WorkersSurroundings {
-  /** The Postgres of exports and runs; DATABASE_URL by default. */
   databaseUrl?: string;
-  /** Ingestion's progress when it runs in the same process (npm start's bus); Kafka's group otherwise. */
   ingestion?: IngestionProgress;
-  /** Where import apps' events go when the queue is shared with capture (npm start's bus); a Kafka producer otherwise. */
   publisher?: EventPublisher;
 }
 
 /**
- * What the workers run on alone (split mode): the Postgres of DATABASE_URL (the management API's),
- * a ClickHouse server (chDB's data path belongs to the one process that opened it), ingestion's
- * consumer group on Kafka, a Kafka producer for import apps' events (it connects in the background:
- * a broker down at start-up fails those captures, which the apps see as errors) and the keys that
- * open destination configs.
+ * A ClickHouse server (chDB's data path belongs to the process that opened it); the Kafka producer
+ * connects in the background: a broker down at start-up fails the apps' captures, not the start.
  */
 export async function openWorkersEngines(
   config: WorkersConfig,
@@ -88,7 +79,6 @@ export async function openWorkersEngines(
         "is required when the workers run alone: import apps' events go to Kafka",
       );
     }
-    // As capture's producer: acks from all in-sync replicas within KAFKA_PRODUCER_TIMEOUT_MS.
     kafkaPublisher = new KafkaEventPublisher({
       brokers,
       clientId: `${config.kafka.clientId}-workers`,
@@ -109,8 +99,6 @@ export async function openWorkersEngines(
     clickhouse,
     ingestion,
     secrets: await openSecretBox(config.encryptionKeys, config.dataDir),
-    // Every destination connection checked against EGRESS_ALLOWED_PRIVATE_NETWORKS; S3 exports
-    // without keys run only if BATCH_EXPORT_S3_SERVER_CREDENTIALS lends them the server's identity.
     destinations: createBatchExportDestinations({
       egress: new EgressPolicy(config.egress),
       s3ServerCredentials: config.batchExportS3ServerCredentials,

@@ -9,7 +9,7 @@ import {
   S3_DEFAULT_FIELDS,
   type RunCursor,
   type RunSelection,
-} from './run-query';
+} from './run-query.util';
 
 describe('run queries on ClickHouse (chDB)', () => {
   let clickhouse: TestClickHouse;

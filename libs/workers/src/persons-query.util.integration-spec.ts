@@ -10,7 +10,7 @@ import {
   openPersonsChunk,
   type PersonsCursor,
   type PersonsSelection,
-} from './persons-query';
+} from './persons-query.util';
 
 /** A time of the test day, as Postgres reads it (microseconds kept, which a Date would drop). */
 const T = (time: string) => `2026-01-01T${time}Z`;

@@ -2,9 +2,9 @@ import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { intervalStart, nextIntervalStart, type BatchExportInterval } from '@hogbase/batch-exports';
 
-/** Held while one worker schedules, so that two never create the same runs at once. */
+/** So that two workers never create the same runs at once. */
 const SCHEDULER_LOCK_KEY = 7_345_022;
-/** Most intervals one tick creates per export (an export unpaused with backfill after months catches up over ticks). */
+/** An export unpaused with backfill after months catches up over ticks. */
 const MAX_INTERVALS_PER_TICK = 500;
 
 interface ScheduledExport {
@@ -16,12 +16,7 @@ interface ScheduledExport {
   timezone: string;
 }
 
-/**
- * Creates the runs of the intervals that have ended since each live, unpaused export was last
- * scheduled: one run per interval, aligned in the project's time zone, inside `[start_at, end_at)`.
- * Returns how many runs it created. Safe to call from every worker: one at a time schedules
- * (an advisory lock), and a run per (export, interval end) is unique in the table.
- */
+/** Safe from every worker: one at a time schedules, and a run per (export, interval end) is unique. */
 export async function scheduleDueRuns(pool: Pool, now: Date): Promise<number> {
   const client = await pool.connect();
   let created = 0;
@@ -85,7 +80,6 @@ async function scheduleExport(client: PoolClient, batchExport: ScheduledExport, 
   return created;
 }
 
-/** Runs not yet handed to the job engine, oldest first. */
 export async function runsToEnqueue(
   pool: Pool,
   limit = 1_000,

@@ -1,3 +1,0 @@
-export * from './app-capture.publisher';
-export * from './import-apps.service';
-export * from './schedule.util';
