@@ -16,9 +16,9 @@ import { MembershipRepository } from '../members/membership.repository';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
 import { OrganizationRepository } from '../organizations/organization.repository';
 import { ProjectRepository } from '../projects/project.repository';
-import { parsePluginId } from '../plugins/plugin-access.util';
+import { parsePluginId } from '../plugins/plugin-id.pipe';
+import { PluginRepository } from '../plugins/plugin.repository';
 import { UserRepository } from '../users/user.repository';
-import { AppGlobalRepository } from './app-global.repository';
 
 export const MAX_PERSONAL_API_KEYS = 10;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -63,7 +63,7 @@ export class BootstrapService {
     private readonly memberships: MembershipRepository,
     private readonly users: UserRepository,
     private readonly apiKeys: PersonalApiKeyRepository,
-    private readonly apps: AppGlobalRepository,
+    private readonly apps: PluginRepository,
   ) {}
 
   /**
@@ -178,7 +178,7 @@ export class BootstrapService {
     global: boolean,
   ): Promise<{ id: number; name: string; organization_id: string | null; is_global: boolean }> {
     const id = parsePluginId(appId);
-    const plugin = id === null ? null : await this.apps.findApp(id);
+    const plugin = id === null ? null : await this.apps.findAny(id);
     if (!plugin) throw notFound(`No app with id ${appId}.`);
     if (plugin.isGlobal !== global) await this.apps.setGlobal(plugin.id, global);
     return { id: plugin.id, name: plugin.name, organization_id: plugin.organizationId, is_global: global };

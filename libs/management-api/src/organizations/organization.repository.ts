@@ -26,6 +26,16 @@ export class OrganizationRepository {
     return this.unitOfWork.repository(Organization).findBy({ id: In(ids) });
   }
 
+  /** The names of these organizations, by id. */
+  async namesByIds(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const organizations = await this.unitOfWork.repository(Organization).find({
+      select: { id: true, name: true },
+      where: { id: In(ids) },
+    });
+    return new Map(organizations.map((organization) => [organization.id, organization.name]));
+  }
+
   /** The oldest organization of that name the user is a member of. */
   findOfMemberNamed(userId: number, name: string): Promise<Organization | null> {
     return this.unitOfWork

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ActivityModule } from '../activity/activity.module';
+import { OrganizationsModule } from '../organizations/organizations.module';
 import { PipelineAppActionController, PipelineAppController } from './pipeline-app.controller';
 import { PluginActivityService } from './plugin-activity.service';
 import { PluginAttachmentRepository } from './plugin-attachment.repository';
@@ -17,7 +18,7 @@ import { PluginSourceService } from './plugin-source.service';
 
 /** Pipeline apps (PostHog's plugins): the organization's apps and each project's configs of them. */
 @Module({
-  imports: [ActivityModule],
+  imports: [ActivityModule, OrganizationsModule],
   controllers: [PipelineAppActionController, PipelineAppController, PluginConfigController],
   providers: [
     PluginRepository,
@@ -33,5 +34,6 @@ import { PluginSourceService } from './plugin-source.service';
     PluginSourceService,
     PluginConfigService,
   ],
+  exports: [PluginRepository],
 })
 export class PipelineAppsModule {}

@@ -33,6 +33,3 @@ export function assertActionAllowed(organization: Organization, plugin: Plugin, 
     throw permissionDenied(`Plugin ${reason} is not available for the current organization!`);
   }
 }
-
-/** Kept here for the bootstrap's readers of app ids; the path's parser is PluginIdPipe. */
-export { parsePluginId } from './plugin-id.pipe';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { In, type DeepPartial, type SelectQueryBuilder } from 'typeorm';
-import { Organization, Plugin } from '@hogbase/postgres';
+import { Plugin } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { collectionCondition, type PipelineCollection } from './pipeline-collections.util';
@@ -54,6 +54,11 @@ export class PluginRepository {
     return this.unitOfWork.repository(Plugin).findOneByOrFail({ id });
   }
 
+  /** Any app, whichever organization installed it: the operator's reach. */
+  findAny(id: number): Promise<Plugin | null> {
+    return this.unitOfWork.repository(Plugin).findOneBy({ id });
+  }
+
   /** Shared lock: the app's organization cannot write its code until the transaction ends. */
   findByIdLockedForRead(id: number): Promise<Plugin> {
     return this.unitOfWork
@@ -78,23 +83,13 @@ export class PluginRepository {
     await this.unitOfWork.repository(Plugin).delete({ id });
   }
 
+  async setGlobal(id: number, isGlobal: boolean): Promise<void> {
+    await this.unitOfWork.repository(Plugin).update({ id }, { isGlobal });
+  }
+
   /** Only these two columns: an update check is not an edit of the app. */
   async saveLatestTag(id: number, latestTag: string | null, checkedAt: Date): Promise<void> {
     await this.unitOfWork.repository(Plugin).update({ id }, { latestTag, latestTagCheckedAt: checkedAt });
-  }
-
-  /**
-   * The names of the apps' organizations, for `organization_name`. A narrow read of the
-   * organizations feature's table: its module imports nothing of this one, but importing it here
-   * would tie the apps to its providers for one column.
-   */
-  async organizationNames(ids: string[]): Promise<Map<string, string>> {
-    if (ids.length === 0) return new Map();
-    const organizations = await this.unitOfWork.repository(Organization).find({
-      select: { id: true, name: true },
-      where: { id: In(ids) },
-    });
-    return new Map(organizations.map((organization) => [organization.id, organization.name]));
   }
 
   /** Its own apps, global apps, and apps configured in its projects. */

@@ -4,6 +4,7 @@ import type { Organization, Plugin, PluginType, User } from '@hogbase/postgres';
 import { changesBetween } from '../activity/activity-log.service';
 import { notFound, validationError } from '../common/api-error';
 import type { PageRequest } from '../common/pagination.util';
+import { OrganizationRepository } from '../organizations/organization.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import type { PipelineCollection } from './pipeline-collections.util';
 import { assertManagesGlobalApps, assertOwnsPlugin, assertPluginAccess } from './plugin-access.util';
@@ -52,6 +53,7 @@ export class PluginService {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly plugins: PluginRepository,
+    private readonly organizations: OrganizationRepository,
     private readonly sourceFiles: PluginSourceFileRepository,
     private readonly installer: PluginInstaller,
     private readonly catalog: PluginCatalogService,
@@ -75,7 +77,7 @@ export class PluginService {
   }
 
   async presentAll(plugins: Plugin[]): Promise<PipelineAppResponse[]> {
-    const names = await this.plugins.organizationNames([
+    const names = await this.organizations.namesByIds([
       ...new Set(plugins.flatMap((plugin) => plugin.organizationId ?? [])),
     ]);
     const now = new Date();
