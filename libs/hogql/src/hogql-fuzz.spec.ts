@@ -1,15 +1,15 @@
-import { HogQLCompiler } from './hogql-compiler';
-import { HogQLError } from './hogql-error';
-import { closeSharedHogQLParser } from './hogql-parser';
-import { compilePropertyFilters } from './property-filter';
-import { QueryParams } from './query-params';
+import { HogQLCompiler } from './hogql-compiler.util';
+import { HogQLError } from './hogql.errors';
+import { closeSharedHogQLParser } from './hogql-parser.util';
+import { compilePropertyFilters } from './property-filter.util';
+import { QueryParams } from './query-params.util';
 import {
   generateExpression,
   generateHostileExpression,
   generatePropertyFilter,
   seededRandom,
-} from './testing/expression-generator';
-import { sqlVocabularyViolations } from './testing/sql-vocabulary';
+} from './testing/expression-generator.util';
+import { sqlVocabularyViolations } from './testing/sql-vocabulary.util';
 
 /**
  * 2,000 generated inputs, half of them hostile (injection attempts, stray quotes and comments,

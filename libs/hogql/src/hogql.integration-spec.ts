@@ -1,18 +1,18 @@
-import { hogqlErrorFromClickHouse } from './clickhouse-error';
-import { HogQLCompiler } from './hogql-compiler';
-import { HogQLError } from './hogql-error';
-import { hogqlFunctionNames } from './hogql-functions';
-import { closeSharedHogQLParser } from './hogql-parser';
-import { compilePropertyFilters } from './property-filter';
-import { QueryParams } from './query-params';
-import { re2SyntaxError } from './re2-syntax';
-import { createTestEventsTable, type TestEventsTable } from './testing/test-events-table';
+import { hogqlErrorFromClickHouse } from './clickhouse-error.util';
+import { HogQLCompiler } from './hogql-compiler.util';
+import { HogQLError } from './hogql.errors';
+import { hogqlFunctionNames } from './hogql-functions.util';
+import { closeSharedHogQLParser } from './hogql-parser.util';
+import { compilePropertyFilters } from './property-filter.util';
+import { QueryParams } from './query-params.util';
+import { re2SyntaxError } from './re2-syntax.util';
+import { createTestEventsTable, type TestEventsTable } from './testing/test-events-table.util';
 import {
   generateExpression,
   generatePropertyFilter,
   hogqlString,
   seededRandom,
-} from './testing/expression-generator';
+} from './testing/expression-generator.util';
 
 /**
  * Runs compiled SQL in chDB (ClickHouse's engine, in process) over a small events table: the SQL

@@ -1,51 +1,14 @@
-export {
-  BATCH_EXPORT_QUERY_ERRORS,
-  compileBatchExportQuery,
-  DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
-  quoteClickHouseIdentifier,
-  type BatchExportColumn,
-  type BatchExportField,
-  type BatchExportQueryLimits,
-  type BatchExportQueryOptions,
-  type CompiledBatchExportQuery,
-} from './batch-export-query';
-export { hogqlErrorFromClickHouse } from './clickhouse-error';
-export {
-  compileHogQLSelect,
-  compileHogQLWhere,
-  HogQLCompiler,
-  parseExpressionListParam,
-  type CompiledColumn,
-  type CompiledSelect,
-  type CompiledWhere,
-  type HogQLCompilerOptions,
-} from './hogql-compiler';
-export { HogQLError, isHogQLError, type HogQLErrorAttr, type HogQLErrorKind } from './hogql-error';
-export { EVENT_FIELDS, PERSON_TUPLE_FIELDS, STAR_FIELDS } from './hogql-fields';
-export { hogqlFunctionNames } from './hogql-functions';
-export { DEFAULT_HOGQL_LIMITS, type HogQLLimits } from './hogql-limits';
-export {
-  closeSharedHogQLParser,
-  HogQLParser,
-  sharedHogQLParser,
-  type HogQLParserOptions,
-} from './hogql-parser';
-export {
-  compilePropertyFilters,
-  DEFAULT_PROPERTY_FILTER_LIMITS,
-  parsePropertiesParam,
-  PROPERTY_FILTER_OPERATORS,
-  type PropertyFilterLimits,
-  type PropertyFilterOperator,
-  type PropertyFilterOptions,
-} from './property-filter';
-export {
-  QueryParams,
-  type QueryParamsOptions,
-  type QueryParamType,
-  type QueryParamValues,
-} from './query-params';
-export { re2SyntaxError } from './re2-syntax';
+// The event listing's select, where and properties, and a batch export's hogql_query.
+export { HogQLCompiler, parseExpressionListParam, type CompiledSelect } from './hogql-compiler.util';
+export { compilePropertyFilters, parsePropertiesParam } from './property-filter.util';
+export { compileBatchExportQuery } from './batch-export-query.util';
+export { QueryParams } from './query-params.util';
+export { EVENT_FIELDS, STAR_FIELDS } from './hogql-fields.util';
+export { closeSharedHogQLParser, sharedHogQLParser } from './hogql-parser.util';
+export { HogQLError } from './hogql.errors';
+export { hogqlErrorFromClickHouse } from './clickhouse-error.util';
+
+// Date-times of the listing's windows.
 export {
   addMicros,
   formatClickHouseDateTime,
@@ -53,4 +16,4 @@ export {
   ONE_SECOND_MICROS,
   parseFilterDate,
   type DateValue,
-} from './date-value';
+} from './date-value.util';

@@ -1,2 +1,6 @@
-// Test-only helpers other projects' tests use: `@hogbase/hogql/testing`.
-export * from './expression-generator';
+export {
+  generateExpression,
+  generateHostileExpression,
+  generatePropertyFilter,
+  seededRandom,
+} from './expression-generator.util';

@@ -6,23 +6,19 @@ import {
   measureAst,
   stringField,
   type AstNode,
-} from './hogql-ast';
+} from './hogql-ast.util';
 import { EVENTS_TABLE_COLUMNS } from '@hogbase/clickhouse';
-import { HogQLCompiler } from './hogql-compiler';
-import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql-error';
-import { EVENT_FIELDS, STAR_FIELDS } from './hogql-fields';
-import { checkExpressionText, DEFAULT_HOGQL_LIMITS } from './hogql-limits';
-import type { HogQLParser } from './hogql-parser';
-import { QueryParams } from './query-params';
+import { HogQLCompiler } from './hogql-compiler.util';
+import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql.errors';
+import { EVENT_FIELDS, STAR_FIELDS } from './hogql-fields.util';
+import { checkExpressionText, DEFAULT_HOGQL_LIMITS } from './hogql-limits.util';
+import type { HogQLParser } from './hogql-parser.util';
+import { QueryParams } from './query-params.util';
 
 /**
- * A batch export's `hogql_query`: `SELECT <expressions> FROM events`, validated as PostHog validates
- * it (posthog/batch_exports/http.py) and compiled to ClickHouse columns over the events table.
- *
- * PostHog keeps only the select list: its worker runs its own `SELECT <fields> FROM events WHERE
- * team_id = … AND <interval>` and ignores every other clause of the query. Here those clauses are
- * refused instead of ignored (a WHERE or LIMIT the export silently skips would export more than
- * the user asked for), as are aggregations, which cannot run one row per event.
+ * A batch export's `hogql_query`, validated as `posthog/batch_exports/http.py` validates it. PostHog
+ * keeps only the select list and ignores the other clauses; here they are refused, since an ignored
+ * WHERE or LIMIT would export more than the user asked for.
  */
 
 /** PostHog's messages, word for word. */
@@ -37,22 +33,18 @@ export const BATCH_EXPORT_QUERY_ERRORS = {
   selectSubquery: 'Subqueries in SELECT expressions are not supported',
 } as const;
 
-/** PostHog prefixes errors found while resolving the query's fields and functions with this. */
 const INVALID_PREFIX = 'Invalid HogQL query: ';
 
-/** One exported column as PostHog stores it in `schema.fields`. */
+/** As PostHog stores it in `schema.fields`. */
 export interface BatchExportField {
-  /** The select expression as HogQL text (as written, without its alias or a table name). */
+  /** As written, without its alias or a table name. */
   expression: string;
-  /** The column's name: the `AS` name, else derived from the expression as PostHog derives it. */
+  /** The `AS` name, else derived from the expression as PostHog derives it. */
   alias: string;
 }
 
-/** One exported column compiled to ClickHouse. */
 export interface BatchExportColumn {
-  /** The column's name, as in `fields`. */
   alias: string;
-  /** The ClickHouse expression over the events table's columns, values bound in `params`. */
   sql: string;
   /** `<sql> AS <alias quoted as a ClickHouse identifier>`, for a SELECT list. */
   selectSql: string;
@@ -61,26 +53,21 @@ export interface BatchExportColumn {
 export interface CompiledBatchExportQuery {
   fields: BatchExportField[];
   columns: BatchExportColumn[];
-  /** Holds the values of the columns' placeholders (`options.params` when one was given). */
   params: QueryParams;
 }
 
 export interface BatchExportQueryLimits {
-  /** Characters (code points) in the whole query. */
+  /** Code points. */
   maxQueryLength: number;
-  /** Lexical tokens in the whole query. */
   maxQueryTokens: number;
   /** Nesting of `(`, `[` and `{`. */
   maxNestingDepth: number;
   /** Columns, after `*` is expanded. */
   maxColumns: number;
-  /** Depth of one column's parsed tree. */
   maxAstDepth: number;
-  /** Nodes in one column's parsed tree. */
   maxAstNodes: number;
-  /** Characters in one column name. */
   maxAliasLength: number;
-  /** Deadline for parsing the query (a select list parses far slower than one expression). */
+  /** A select list parses far slower than one expression. */
   parseTimeoutMs: number;
 }
 
@@ -96,7 +83,6 @@ export const DEFAULT_BATCH_EXPORT_QUERY_LIMITS: Readonly<BatchExportQueryLimits>
 };
 
 export interface BatchExportQueryOptions {
-  /** Where the columns' values are bound; a new one (prefix `p`) when absent. */
   params?: QueryParams;
   limits?: Partial<BatchExportQueryLimits>;
 }
@@ -141,12 +127,8 @@ interface ColumnSource {
 }
 
 /**
- * Validates a batch export's `hogql_query` and compiles its select list. Errors are HogQLErrors
- * with attr `hogql_query` and PostHog's message where PostHog has one; anything else thrown (the
- * parser worker failing to start) is not the user's fault.
- *
- * The columns read only the events table's own columns, so a worker can run
- * `SELECT <columns' selectSql> FROM events WHERE team_id = {team} AND …` with the params' values.
+ * HogQLErrors (attr `hogql_query`) carry PostHog's message where PostHog has one; anything else
+ * thrown (the parser worker failing to start) is not the user's fault.
  */
 export async function compileBatchExportQuery(
   parser: HogQLParser,
@@ -225,11 +207,7 @@ async function parseQuery(
   return parsed;
 }
 
-/**
- * PostHog's checks in its order (UNION, FROM, CTEs, subquery, table, JOIN, subqueries in the
- * select list), then the clauses PostHog would ignore. Returns the select items and the name
- * that qualifies fields (`events`, or the table's alias).
- */
+/** PostHog's checks in its order, then the clauses PostHog would ignore. */
 function checkStructure(query: AstNode): { items: AstNode[]; tableName: string } {
   if (query.node === 'SelectSetQuery') throw fail(BATCH_EXPORT_QUERY_ERRORS.union, 'unsupported');
   if (query.node !== 'SelectQuery') throw fail(BATCH_EXPORT_QUERY_ERRORS.parse, 'syntax');
@@ -442,10 +420,8 @@ function sourceText(node: AstNode, codePoints: readonly string[]): string {
 }
 
 /**
- * The name PostHog gives a column without `AS`: a field's name (`e.event` is `event`,
- * `person.id` is `id`), a property's key path joined by `__` (`properties.$browser` is
- * `$browser`, `properties.a.b` is `a__b`). PostHog names anything else after its printed
- * ClickHouse SQL; here it is named after its HogQL text, white space collapsed.
+ * PostHog names anything but a field or property after its printed ClickHouse SQL; here it is
+ * named after its HogQL text, white space collapsed.
  */
 function derivedAlias(expression: AstNode, text: string): string {
   const chain = propertyChain(expression);
@@ -516,10 +492,8 @@ function checkAlias(alias: string, sql: string, source: ColumnSource, limits: Ba
   // Control characters and lone surrogates would not survive as a column name in every
   // destination (and a lone surrogate not even the trip to ClickHouse as UTF-8).
   if (/[\p{Cc}\p{Cs}]/u.test(alias)) throw named('contains control characters');
-  // TRICKY: ClickHouse substitutes a SELECT alias for a column of the same name in WHERE, so with
-  // `SELECT toInt64(1) AS team_id … WHERE team_id = {team}` every project's events match, and with
-  // `toString(timestamp) AS timestamp` the interval filter compares text. No column may be named
-  // after a column of the events table unless it is that very column.
+  // SECURITY: ClickHouse substitutes a SELECT alias for a same-named column in WHERE, so
+  // `toInt64(1) AS team_id` would match every project's events.
   if ((EVENTS_TABLE_COLUMNS as readonly string[]).includes(alias) && EVENT_FIELDS.get(alias)?.sql !== sql) {
     throw named('is the name of a column of the events table and may only name that column');
   }

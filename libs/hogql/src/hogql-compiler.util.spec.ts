@@ -1,7 +1,7 @@
-import { HogQLCompiler, parseExpressionListParam } from './hogql-compiler';
-import { HogQLError } from './hogql-error';
-import { closeSharedHogQLParser } from './hogql-parser';
-import { QueryParams } from './query-params';
+import { HogQLCompiler, parseExpressionListParam } from './hogql-compiler.util';
+import { HogQLError } from './hogql.errors';
+import { closeSharedHogQLParser } from './hogql-parser.util';
+import { QueryParams } from './query-params.util';
 
 const compiler = new HogQLCompiler();
 

@@ -1,5 +1,5 @@
-import type { AstNode } from './hogql-ast';
-import { define, MAX_VARIADIC, type HogQLFunction } from './hogql-function';
+import type { AstNode } from './hogql-ast.util';
+import { define, MAX_VARIADIC, type HogQLFunction } from './hogql-function.util';
 import {
   anyAggregate,
   anyNullable,
@@ -9,7 +9,7 @@ import {
   type CompareOperator,
   type ExpressionCompiler,
   type SqlExpr,
-} from './hogql-sql';
+} from './hogql-sql.util';
 
 // Conditionals, NULL handling, numbers, and operators in function form (`equals(a, b)`).
 

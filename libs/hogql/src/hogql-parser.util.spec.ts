@@ -1,5 +1,5 @@
-import { HogQLError } from './hogql-error';
-import { HogQLParser } from './hogql-parser';
+import { HogQLError } from './hogql.errors';
+import { HogQLParser } from './hogql-parser.util';
 
 const parser = new HogQLParser();
 

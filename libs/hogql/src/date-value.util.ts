@@ -1,8 +1,4 @@
-/**
- * Date-time values from requests, parsed here so ClickHouse only ever sees a normalized
- * `YYYY-MM-DD hh:mm:ss.ffffff` (UTC) string bound as a parameter, and a value it could not parse is
- * a 400 instead of a ClickHouse error.
- */
+/** Parsed here, so that a value ClickHouse could not parse is a 400 rather than its error. */
 export interface DateValue {
   /** Microseconds since the epoch, UTC. */
   epochMicros: bigint;
@@ -23,10 +19,7 @@ const MICROS_PER_MILLI = 1000n;
 const MICROS_PER_SECOND = 1_000_000n;
 const MICROS_PER_DAY = 86_400n * MICROS_PER_SECOND;
 
-/**
- * Parses an absolute date or date-time: `2024-01-31`, `2024-01-31T10:00`, `2024-01-31 10:00:00.123`,
- * with an optional `Z` or `±hh:mm` offset (none means UTC). Undefined when it is not one.
- */
+/** No offset means UTC. */
 export function parseAbsoluteDate(text: string): DateValue | undefined {
   const trimmed = text.trim();
   const dateOnly = DATE_ONLY.exec(trimmed);
@@ -55,11 +48,7 @@ export function parseAbsoluteDate(text: string): DateValue | undefined {
   return { epochMicros, dateOnly: false };
 }
 
-/**
- * Parses what PostHog's property filters accept for `is_date_*`: an absolute date or date-time, or
- * a relative one counted back from `now` (`-7d`, `24h`, `-3m` months, `-30M` minutes, `-1y`,
- * `-2w`, `-1q`, `-10s`).
- */
+/** What PostHog's `is_date_*` filters accept: also `-7d`, `-3m` (months), `-30M` (minutes), … back from `now`. */
 export function parseFilterDate(text: string, now: Date): DateValue | undefined {
   const absolute = parseAbsoluteDate(text);
   if (absolute) return absolute;
@@ -119,7 +108,6 @@ export function formatClickHouseDateTime(value: DateValue): string {
   );
 }
 
-/** `YYYY-MM-DD`, UTC. */
 export function formatClickHouseDate(value: DateValue): string {
   return formatClickHouseDateTime(value).slice(0, 10);
 }

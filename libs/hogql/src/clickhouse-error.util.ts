@@ -1,4 +1,4 @@
-import { HogQLError, type HogQLErrorAttr } from './hogql-error';
+import { HogQLError, type HogQLErrorAttr } from './hogql.errors';
 
 /**
  * ClickHouse errors a user's expression can still cause after the compiler's checks (a value that
@@ -33,10 +33,8 @@ const USER_ERRORS: ReadonlyMap<string, string> = new Map([
 const USER_ERROR_CODES = new Set(USER_ERRORS.values());
 
 /**
- * Turns a ClickHouse error caused by the user's `select`/`where`/`properties` into a HogQLError
- * (a 400), or returns undefined for anything else (which stays a 500). Use it only around queries
- * that contain compiled user expressions. The message names the ClickHouse error, not its text:
- * that text quotes the generated SQL.
+ * A HogQLError (400) for an error the user's expression caused, else undefined (a 500). The message
+ * names the ClickHouse error, not its text, which quotes the generated SQL.
  */
 export function hogqlErrorFromClickHouse(error: unknown, attr?: HogQLErrorAttr): HogQLError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;

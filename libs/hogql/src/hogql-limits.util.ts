@@ -1,30 +1,21 @@
-import { HogQLError, quoteExpression } from './hogql-error';
+import { HogQLError, quoteExpression } from './hogql.errors';
 
 /**
- * Bounds on what a request may ask the compiler to do.
- *
- * TRICKY: the ANTLR parser in `@posthog/hogql-parser` is slow on nested input (nested calls or
- * `not`s cost tens of milliseconds per level the first time a shape is seen) and its WebAssembly
- * instance traps on a few hundred levels. These text checks reject such input before it reaches
- * the parser; the parser also runs in a worker with a deadline (see hogql-parser.ts), which is the
- * hard bound if something slips past them.
+ * TRICKY: the parser is slow on nested input and traps on a few hundred levels; these text checks
+ * reject such input first; the worker's deadline (hogql-parser.util.ts) is the hard bound.
  */
 export interface HogQLLimits {
   /** Expressions in one `select` or `where` list. */
   maxExpressions: number;
-  /** Characters (code points) in one expression. */
+  /** Code points. */
   maxExpressionLength: number;
-  /** Lexical tokens in one expression. */
   maxTokens: number;
-  /** Nesting of `(`, `[` and `{` in one expression. */
+  /** Of `(`, `[` and `{`. */
   maxNestingDepth: number;
-  /** Depth of the parsed tree of one expression. */
   maxAstDepth: number;
-  /** Nodes in the parsed tree of one expression. */
   maxAstNodes: number;
-  /** Deadline for parsing one expression. */
   parseTimeoutMs: number;
-  /** Deadline for parsing all expressions of one compile call. */
+  /** For all expressions of one compile call. */
   totalParseTimeoutMs: number;
 }
 
@@ -46,11 +37,8 @@ export function resolveLimits(overrides: Partial<HogQLLimits> = {}): HogQLLimits
 const IDENTIFIER_CHAR = /[\p{L}\p{N}_$]/u;
 
 /**
- * Scans the text the way HogQL's lexer does for strings and quoted identifiers (so brackets inside
- * them do not count) and enforces the text limits. Comments are refused outright: nobody needs one
- * in a query parameter, and not having to mirror the grammar's comment rules keeps this scan
- * simple. Template strings (`f'…{expr}…'`) are refused because they hide expressions inside
- * quotes.
+ * Scans strings and quoted identifiers as HogQL's lexer does. Comments are refused (not mirroring
+ * the grammar's comment rules keeps this simple), as are template strings, which hide expressions.
  */
 export function checkExpressionText(text: string, limits: HogQLLimits): void {
   const characters = Array.from(text);

@@ -1,4 +1,4 @@
-import { checkExpressionText, DEFAULT_HOGQL_LIMITS, resolveLimits } from './hogql-limits';
+import { checkExpressionText, DEFAULT_HOGQL_LIMITS, resolveLimits } from './hogql-limits.util';
 
 const limits = resolveLimits({ maxExpressionLength: 50, maxTokens: 10, maxNestingDepth: 3 });
 const check = (text: string) => () => checkExpressionText(text, limits);

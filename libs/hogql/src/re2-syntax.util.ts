@@ -1,20 +1,9 @@
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from 're2js';
 
 /**
- * A syntax check for RE2, the regex engine of ClickHouse's `match` and `extract`, so a bad pattern
- * is a 400 naming the pattern instead of a ClickHouse error. The pattern is parsed by re2js (RE2J,
- * Go's port of RE2's parser, which flag evaluation also runs); the reason is given in the words of
- * ClickHouse's C++ RE2 (`missing )`, `bad repetition operator`).
- *
- * Where the C++ RE2 in ClickHouse and RE2J disagree, ClickHouse wins:
- * - `\C` (any byte) is C++ only: it is read as `\b` for the check.
- * - ClickHouse's RE2 allows a group name twice: names are made unique for the check.
- * - `(?)` parses in both, but ClickHouse takes such a pattern for plain text and matches it oddly,
- *   so it is refused, as `)` and a trailing `\` are.
- * What it passes that RE2 still refuses (a pattern too large to compile) comes back from ClickHouse
- * as CANNOT_COMPILE_REGEXP, which `hogqlErrorFromClickHouse` also turns into a 400.
- *
- * Returns undefined for a valid pattern, else the reason.
+ * ClickHouse's RE2 syntax, checked with re2js and worded as C++ RE2 words it, so a bad pattern is
+ * a 400. Where they disagree ClickHouse wins: `\C` reads as `\b`, group names may repeat, and `(?)`
+ * is refused (ClickHouse takes it for plain text). Too large to compile: ClickHouse's error, a 400.
  */
 export function re2SyntaxError(pattern: string): string | undefined {
   // `\C` stands for one byte where an assertion such as `\b` may stand, and like `\b` it is refused
@@ -60,7 +49,6 @@ function parseError(pattern: string): ParseError | undefined {
   }
 }
 
-/** RE2J's reason as C++ RE2 words it. */
 function clickHouseReason({ reason, at }: ParseError): string {
   switch (reason) {
     case 'missing closing )':
@@ -94,9 +82,8 @@ function clickHouseReason({ reason, at }: ParseError): string {
 }
 
 /**
- * The pattern token by token: an escape (`\x`, two characters), an empty flag group `(?)`, or one
- * character. Walking escapes in pairs keeps `\\C` (a backslash, then C) and `\(?)` as they are.
- * Classes and `\Q...\E` quotes are not told apart; each rewrite says why that is safe.
+ * Escapes walked in pairs keep `\\C` and `\(?)` as they are. Classes and `\Q...\E` quotes are
+ * not told apart; each rewrite says why that is safe.
  */
 function rewriteTokens(pattern: string, rewrite: (token: string) => string): string {
   let result = '';

@@ -1,5 +1,5 @@
-import { childNodes, constantValue, type AstNode } from './hogql-ast';
-import { formatClickHouseDate, formatClickHouseDateTime, parseAbsoluteDate } from './date-value';
+import { childNodes, constantValue, type AstNode } from './hogql-ast.util';
+import { formatClickHouseDate, formatClickHouseDateTime, parseAbsoluteDate } from './date-value.util';
 import {
   coerceTo,
   isStringLike,
@@ -9,12 +9,9 @@ import {
   type PatternOperator,
   type SqlExpr,
   type SqlType,
-} from './hogql-sql';
+} from './hogql-sql.util';
 
-/**
- * Comparisons, pattern matches and IN lists: both sides brought to one type, literals checked
- * against it, and PostHog's NULL rules applied.
- */
+/** Both sides brought to one type, literals checked against it, and PostHog's NULL rules applied. */
 const COMPARE_FUNCTIONS: Readonly<Record<CompareOperator, string>> = {
   '==': 'equals',
   '!=': 'notEquals',
@@ -67,10 +64,7 @@ export function compileComparison(
   return nullSafe(op === '==' ? 'match' : op === '!=' ? 'mismatch' : 'order', sql, leftValue, rightValue);
 }
 
-/**
- * Both sides of a comparison, converted to a type they share. A literal string compared with a
- * date-time, date or UUID is parsed here, so a bad one is a 400 rather than a ClickHouse error.
- */
+/** A literal compared with a date-time, date or UUID is parsed here: a bad one is a 400. */
 function comparable(
   compiler: ExpressionCompiler,
   left: AstNode,
@@ -232,11 +226,7 @@ export function compileInList(
   return sqlExpr(sql, 'bool', { aggregate: subject.aggregate });
 }
 
-/**
- * PostHog's NULL rules for comparisons with a nullable side: a match (`=`, LIKE, regex) of NULL is
- * false unless both sides are NULL, a mismatch (`!=`, NOT LIKE, `!~`) is true unless both are NULL,
- * and ordering is false.
- */
+/** PostHog's printer: a match of NULL is false, a mismatch true (unless both are NULL), ordering false. */
 function nullSafe(kind: 'match' | 'mismatch' | 'order', sql: string, left: SqlExpr, right: SqlExpr): SqlExpr {
   const aggregate = left.aggregate || right.aggregate;
   if (!left.nullable && !right.nullable) return sqlExpr(sql, 'bool', { aggregate });

@@ -5,7 +5,7 @@ import {
   ONE_DAY_MICROS,
   parseAbsoluteDate,
   parseFilterDate,
-} from './date-value';
+} from './date-value.util';
 
 const NOW = new Date('2024-03-31T10:20:30.456Z');
 const format = (text: string, now = NOW) => {

@@ -1,16 +1,13 @@
-import type { AstNode } from './hogql-ast';
-import type { ExpressionCompiler, SqlExpr, SqlType } from './hogql-sql';
+import type { AstNode } from './hogql-ast.util';
+import type { ExpressionCompiler, SqlExpr, SqlType } from './hogql-sql.util';
 
-/** One allowed function: its arity and how it compiles (see hogql-functions.ts). */
 export interface CallInfo {
-  /** The name as written. */
   name: string;
   node: AstNode;
   distinct: boolean;
 }
 
 export interface HogQLFunction {
-  /** The name as documented. */
   name: string;
   minArgs: number;
   maxArgs: number;

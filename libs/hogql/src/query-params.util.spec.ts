@@ -1,5 +1,5 @@
-import { HogQLError } from './hogql-error';
-import { QueryParams } from './query-params';
+import { HogQLError } from './hogql.errors';
+import { QueryParams } from './query-params.util';
 
 describe('QueryParams', () => {
   it('hands out typed placeholders in order and keeps the values', () => {

@@ -1,5 +1,5 @@
-import { article, define, isStringLiteral, MAX_VARIADIC, type HogQLFunction } from './hogql-function';
-import { anyAggregate, sqlExpr, type PatternOperator, type SqlType } from './hogql-sql';
+import { article, define, isStringLiteral, MAX_VARIADIC, type HogQLFunction } from './hogql-function.util';
+import { anyAggregate, sqlExpr, type PatternOperator, type SqlType } from './hogql-sql.util';
 
 // Strings, conversions and JSON.
 

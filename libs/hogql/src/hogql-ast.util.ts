@@ -1,8 +1,4 @@
-/**
- * The JSON AST `@posthog/hogql-parser` produces (`parseExpr`), read defensively: it comes out of a
- * WebAssembly module as text, so every field is checked before use and anything unexpected is
- * treated as unsupported rather than trusted.
- */
+/** The parser's JSON AST, read defensively: anything unexpected is unsupported, never trusted. */
 export interface AstPosition {
   line: number;
   column: number;
@@ -37,13 +33,11 @@ export function isAstParseError(value: unknown): value is AstParseError {
   return isRecord(value) && value.error === true;
 }
 
-/** A child node, or undefined when the field is absent, null or not a node. */
 export function childNode(node: AstNode, key: string): AstNode | undefined {
   const value = node[key];
   return isAstNode(value) ? value : undefined;
 }
 
-/** A list of child nodes; undefined when the field is not a list of nodes. */
 export function childNodes(node: AstNode, key: string): AstNode[] | undefined {
   const value = node[key];
   if (!Array.isArray(value)) return undefined;

@@ -1,6 +1,6 @@
-import type { AstNode } from './hogql-ast';
-import { define, type HogQLFunction } from './hogql-function';
-import { anyAggregate, sqlExpr, type ExpressionCompiler, type SqlExpr, type SqlType } from './hogql-sql';
+import type { AstNode } from './hogql-ast.util';
+import { define, type HogQLFunction } from './hogql-function.util';
+import { anyAggregate, sqlExpr, type ExpressionCompiler, type SqlExpr, type SqlType } from './hogql-sql.util';
 
 // Dates, date-times and intervals (all UTC).
 

@@ -1,7 +1,7 @@
-import { HogQLError } from './hogql-error';
-import { closeSharedHogQLParser } from './hogql-parser';
-import { compilePropertyFilters, parsePropertiesParam } from './property-filter';
-import { QueryParams } from './query-params';
+import { HogQLError } from './hogql.errors';
+import { closeSharedHogQLParser } from './hogql-parser.util';
+import { compilePropertyFilters, parsePropertiesParam } from './property-filter.util';
+import { QueryParams } from './query-params.util';
 
 const NOW = new Date('2024-02-10T12:00:00Z');
 

@@ -1,13 +1,12 @@
-import { sqlExpr, type SqlExpr, type SqlType } from './hogql-sql';
-import type { QueryParams } from './query-params';
+import { sqlExpr, type SqlExpr, type SqlType } from './hogql-sql.util';
+import type { QueryParams } from './query-params.util';
 
 /**
- * The events table columns a HogQL expression may read, by the name the user writes. `team_id`
- * is deliberately absent (the API scopes every query to the project itself), as are the
- * ingestion bookkeeping columns `_timestamp` and `_offset`.
+ * SECURITY: `team_id` is absent on purpose (the API scopes every query itself), as are ingestion's
+ * `_timestamp` and `_offset`.
  */
 export interface ColumnField {
-  /** The column as it appears in SQL (already quoted where it needs to be). */
+  /** Already quoted where it needs to be. */
   sql: string;
   type: SqlType;
 }
@@ -34,7 +33,6 @@ export const EVENT_FIELDS: ReadonlyMap<string, ColumnField> = new Map(
   } satisfies Record<string, ColumnField>),
 );
 
-/** `person.<field>`: the person columns denormalized onto each event. */
 export const PERSON_FIELDS: ReadonlyMap<string, ColumnField> = new Map(
   Object.entries({
     id: { sql: 'person_id', type: 'uuid' },
@@ -56,13 +54,8 @@ export const FORBIDDEN_FIELDS: ReadonlyMap<string, string> = new Map([
 export const MAX_PROPERTY_PATH = 10;
 
 /**
- * A property as HogQL reads it: the JSON value as text, NULL when the key is missing or the value
- * is JSON `null`. `{"a": "x"}` reads `x` (unescaped), `{"a": 1.5}` reads `1.5`, `{"a": true}`
- * reads `true`, `{"a": {"b": 1}}` reads `{"b":1}`. Keys are bound as parameters, so any key is safe.
- *
- * NOTE: PostHog's printer strips the quotes off JSONExtractRaw instead, which leaves a string's
- * JSON escapes in (`"say \"hi\""` reads `say \"hi\"`); JSONExtract to Nullable(String) gives
- * the same text for every other value and the real text for strings (ClickHouse >= 21.9).
+ * The JSON value as text, NULL when missing or `null`. NOTE: PostHog strips the quotes off
+ * JSONExtractRaw, which keeps a string's escapes; this gives the same text otherwise (ClickHouse >= 21.9).
  */
 export function propertyExpr(column: JsonColumn, path: readonly string[], params: QueryParams): SqlExpr {
   const keys = path.map((key) => params.string(key)).join(', ');
@@ -71,7 +64,7 @@ export function propertyExpr(column: JsonColumn, path: readonly string[], params
   });
 }
 
-/** `*` in `select`: the event's columns as one tuple (team_id left out), in this order. */
+/** `*` in `select`, in this order. */
 export const STAR_FIELDS = [
   'uuid',
   'event',
@@ -85,10 +78,7 @@ export const STAR_FIELDS = [
   'person_properties',
 ] as const;
 
-/**
- * `person` in `select`: `(distinct_id, person_id, person_created_at, name, email)`, the tuple
- * PostHog's experimental listing returned, name and email read from the person's properties.
- */
+/** `person` in `select`, the tuple PostHog's listing returns. */
 export const PERSON_TUPLE_FIELDS = [
   'distinct_id',
   'person_id',

@@ -1,13 +1,10 @@
-import type { AstNode } from './hogql-ast';
-import type { HogQLError, HogQLErrorKind } from './hogql-error';
-import type { QueryParams } from './query-params';
+import type { AstNode } from './hogql-ast.util';
+import type { HogQLError, HogQLErrorKind } from './hogql.errors';
+import type { QueryParams } from './query-params.util';
 
 /**
- * The compiler's view of a value's ClickHouse type, enough to pick conversions and refuse
- * combinations ClickHouse would reject at run time:
- * - `property`: a property read from JSON text, `Nullable(String)` in its string form; it turns
- *   into a number (`toFloat64OrNull`) where a number is needed;
- * - `bool`: UInt8/Bool, what comparisons and conditions return.
+ * Enough to refuse what ClickHouse would reject at run time. `property` is JSON text, read as a
+ * number (`toFloat64OrNull`) where one is needed.
  */
 export type SqlType =
   'string' | 'property' | 'number' | 'bool' | 'datetime' | 'date' | 'uuid' | 'interval' | 'null';
@@ -36,7 +33,6 @@ export function sqlExpr(
   };
 }
 
-/** True when any of the parts contains an aggregate. */
 export function anyAggregate(parts: readonly SqlExpr[]): boolean {
   return parts.some((part) => part.aggregate);
 }
@@ -57,7 +53,6 @@ export function isTemporal(type: SqlType): boolean {
   return type === 'datetime' || type === 'date';
 }
 
-/** How each type reads in messages. */
 export const TYPE_NAMES: Readonly<Record<SqlType, string>> = {
   string: 'a string',
   property: 'a property',
@@ -70,11 +65,7 @@ export const TYPE_NAMES: Readonly<Record<SqlType, string>> = {
   null: 'NULL',
 };
 
-/**
- * The type values of these types can all be converted to, or undefined when there is none.
- * Properties are JSON text of any type, so they convert to numbers and date-times; string
- * columns and string literals do not.
- */
+/** Properties convert to numbers and date-times; string columns and string literals do not. */
 export function commonSqlType(types: readonly SqlType[]): SqlType | undefined {
   const present = new Set(types.filter((type) => type !== 'null'));
   const within = (...allowed: SqlType[]): boolean => [...present].every((type) => allowed.includes(type));
@@ -93,10 +84,6 @@ export function commonSqlType(types: readonly SqlType[]): SqlType | undefined {
   return undefined;
 }
 
-/**
- * Converts a value to the common type `commonType` chose (which only ever picks a type every part
- * converts to).
- */
 export function coerceTo(part: SqlExpr, type: SqlType): SqlExpr {
   if (part.type === type || part.type === 'null') return part;
   const options = { nullable: part.nullable, aggregate: part.aggregate, literal: part.literal };
@@ -125,9 +112,8 @@ export type ArithmeticOperator = '+' | '-' | '*' | '/' | '%';
 /** What the function table needs from the expression printer. */
 export interface ExpressionCompiler {
   readonly params: QueryParams;
-  /** Any value expression. */
   value(node: AstNode): SqlExpr;
-  /** A condition: a boolean, or a number (non-zero is true), or NULL (false). */
+  /** A number is true when non-zero, NULL false. */
   condition(node: AstNode): SqlExpr;
   /** A string argument; properties stay strings; NULL is allowed. */
   stringArgument(node: AstNode, functionName: string): SqlExpr;

@@ -1,4 +1,4 @@
-import { re2SyntaxError } from './re2-syntax';
+import { re2SyntaxError } from './re2-syntax.util';
 
 // What ClickHouse's RE2 says about each is checked against chDB in hogql.integration-spec.ts.
 describe('re2SyntaxError', () => {

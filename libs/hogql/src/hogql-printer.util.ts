@@ -1,6 +1,18 @@
-import { childNode, childNodes, constantValue, fieldChain, stringField, type AstNode } from './hogql-ast';
-import { compileComparison, compileInList, dateTimeLiteral, likePatternError } from './hogql-comparisons';
-import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql-error';
+import {
+  childNode,
+  childNodes,
+  constantValue,
+  fieldChain,
+  stringField,
+  type AstNode,
+} from './hogql-ast.util';
+import {
+  compileComparison,
+  compileInList,
+  dateTimeLiteral,
+  likePatternError,
+} from './hogql-comparisons.util';
+import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql.errors';
 import {
   EVENT_FIELDS,
   FORBIDDEN_FIELDS,
@@ -8,8 +20,8 @@ import {
   PERSON_FIELDS,
   propertyExpr,
   type JsonColumn,
-} from './hogql-fields';
-import { findHogQLFunction } from './hogql-functions';
+} from './hogql-fields.util';
+import { findHogQLFunction } from './hogql-functions.util';
 import {
   anyNullable,
   coerceTo,
@@ -25,15 +37,13 @@ import {
   type PatternOperator,
   type SqlExpr,
   type SqlType,
-} from './hogql-sql';
-import { MAX_REGEX_LENGTH, re2SyntaxError } from './re2-syntax';
-import type { QueryParams } from './query-params';
+} from './hogql-sql.util';
+import { MAX_REGEX_LENGTH, re2SyntaxError } from './re2-syntax.util';
+import type { QueryParams } from './query-params.util';
 
 export interface HogQLPrinterOptions {
   params: QueryParams;
-  /** The whole expression text, for error messages. */
   text: string;
-  /** Whether aggregate functions are allowed (select: yes, where: no). */
   allowAggregates: boolean;
 }
 
@@ -64,10 +74,8 @@ const UNSUPPORTED_NODES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Compiles one parsed HogQL expression to ClickHouse SQL over the events table. Every literal
- * becomes a bound parameter; identifiers and function names come only from the allow-lists in
- * hogql-fields.ts and hogql-functions.ts. NULL handling follows PostHog's printer: `=`, `LIKE` and
- * regex matches on a missing value are false, `!=`, `NOT LIKE` and `!~` are true.
+ * SECURITY: every literal becomes a bound parameter; identifiers and function names come only from
+ * the allow-lists of hogql-fields.util.ts and hogql-functions.util.ts.
  */
 export class HogQLPrinter implements ExpressionCompiler {
   readonly params: QueryParams;
@@ -293,7 +301,7 @@ export class HogQLPrinter implements ExpressionCompiler {
     });
   }
 
-  /** The text of a node as the user wrote it (the parser gives code-point offsets). */
+  /** The parser gives code-point offsets. */
   snippet(node: AstNode): string {
     const start = node.start?.offset;
     const end = node.end?.offset;

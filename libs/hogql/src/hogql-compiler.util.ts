@@ -6,48 +6,39 @@ import {
   measureAst,
   stringField,
   type AstNode,
-} from './hogql-ast';
-import { HogQLError, quoteExpression, type HogQLErrorAttr } from './hogql-error';
-import { personTupleSql, STAR_FIELDS } from './hogql-fields';
-import { checkExpressionText, resolveLimits, type HogQLLimits } from './hogql-limits';
-import { sharedHogQLParser, type HogQLParser } from './hogql-parser';
-import { HogQLPrinter } from './hogql-printer';
-import type { QueryParams } from './query-params';
+} from './hogql-ast.util';
+import { HogQLError, quoteExpression, type HogQLErrorAttr } from './hogql.errors';
+import { personTupleSql, STAR_FIELDS } from './hogql-fields.util';
+import { checkExpressionText, resolveLimits, type HogQLLimits } from './hogql-limits.util';
+import { sharedHogQLParser, type HogQLParser } from './hogql-parser.util';
+import { HogQLPrinter } from './hogql-printer.util';
+import type { QueryParams } from './query-params.util';
 
-/** One compiled `select` column. */
 export interface CompiledColumn {
-  /** The expression exactly as the user wrote it: the column name PostHog returns. */
+  /** As written: the column name PostHog returns. */
   label: string;
-  /** The name after a top-level `AS`, if any. */
   alias: string | null;
-  /** The ClickHouse expression (no `AS`). */
   sql: string;
   /**
-   * An alias to select it under (`c0`, `c1`, …). Use it rather than the user's alias: ClickHouse
-   * lets a SELECT alias shadow a column of the same name in WHERE, so `lower(event) AS event`
-   * would change what the listing's own `event = …` filter means.
+   * Select under this (`c0`, …), never the user's alias: a SELECT alias shadows a same-named
+   * column in WHERE, so `lower(event) AS event` would change the listing's own filter.
    */
   columnAlias: string;
-  /**
-   * `star` is `*`, a tuple of STAR_FIELDS (team_id left out); `person` is `person`, a tuple of
-   * PERSON_TUPLE_FIELDS. Both come back as ClickHouse tuples for the caller to reshape.
-   */
+  /** `star` and `person` come back as ClickHouse tuples for the caller to reshape. */
   kind: 'expression' | 'star' | 'person';
   isAggregation: boolean;
 }
 
 export interface CompiledSelect {
   columns: CompiledColumn[];
-  /** At least one column aggregates; then the others form `groupBy`, as PostHog did. */
   hasAggregation: boolean;
   /** The non-aggregate columns' SQL when `hasAggregation`, else empty. */
   groupBy: string[];
 }
 
 export interface CompiledWhere {
-  /** One condition per expression, each a UInt8 expression safe in WHERE. */
+  /** UInt8 expressions, safe in WHERE. */
   conditions: string[];
-  /** All conditions and-ed, or null when there are none. */
   sql: string | null;
 }
 
@@ -58,13 +49,8 @@ export interface HogQLCompilerOptions {
 }
 
 /**
- * Compiles the event listing's `select` and `where` parameters (JSON arrays of HogQL expressions)
- * to parameterised ClickHouse SQL over the events table. Values bind into the given QueryParams;
- * errors are HogQLErrors with `attr` set to `select` or `where`.
- *
- * Follows PostHog's 2022–23 experimental listing: `select: []` means `["*"]`; when a select
- * column aggregates, the other columns are the GROUP BY. Unlike it, aggregates in `where` are
- * refused (it moved them to HAVING).
+ * The event listing's `select` and `where` to parameterised SQL, as PostHog's listing reads them:
+ * `select: []` is `["*"]`, an aggregate makes the others the GROUP BY; aggregates in `where` are refused.
  */
 export class HogQLCompiler {
   private readonly limits: HogQLLimits;
@@ -97,19 +83,13 @@ export class HogQLCompiler {
     return { conditions, sql: andAll(conditions) };
   }
 
-  /**
-   * One HogQL boolean expression (a `hogql` property filter), errors tagged with `attr`.
-   */
+  /** A `hogql` property filter. */
   async compileCondition(text: string, params: QueryParams, attr: HogQLErrorAttr): Promise<string> {
     const [{ ast }] = await this.parseAll(this.checkList([text], attr), attr);
     return withAttr(attr, () => compileCondition(text, ast, params));
   }
 
-  /**
-   * One select expression parsed as part of a whole query (`HogQLParser.parseSelect`), compiled
-   * exactly as compileSelect compiles each of its expressions. `text` is the text the node's
-   * positions point into (the whole query), for error messages. Errors carry no attr.
-   */
+  /** An expression of a whole parsed query; `text` is what the node's positions point into. */
   compileParsedSelect(text: string, ast: AstNode, index: number, params: QueryParams): CompiledColumn {
     return this.selectColumn(text, ast, index, params);
   }
@@ -232,7 +212,6 @@ function defaultCompiler(): HogQLCompiler {
   return sharedCompiler;
 }
 
-/** `select` with the default limits and the shared parser. */
 export function compileHogQLSelect(
   expressions: readonly unknown[],
   params: QueryParams,
@@ -240,7 +219,6 @@ export function compileHogQLSelect(
   return defaultCompiler().compileSelect(expressions, params);
 }
 
-/** `where` with the default limits and the shared parser. */
 export function compileHogQLWhere(
   expressions: readonly unknown[],
   params: QueryParams,
@@ -248,10 +226,7 @@ export function compileHogQLWhere(
   return defaultCompiler().compileWhere(expressions, params);
 }
 
-/**
- * Reads a `select` or `where` query parameter: a JSON array of strings (PostHog json.loads it).
- * Undefined or empty input gives undefined.
- */
+/** A JSON array of strings, as PostHog json.loads it. */
 export function parseExpressionListParam(
   raw: string | undefined,
   attr: 'select' | 'where',

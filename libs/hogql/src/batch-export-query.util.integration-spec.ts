@@ -1,9 +1,9 @@
 import { EVENTS_TABLE_COLUMNS } from '@hogbase/clickhouse';
-import { compileBatchExportQuery, type CompiledBatchExportQuery } from './batch-export-query';
-import { STAR_FIELDS } from './hogql-fields';
-import { HogQLParser } from './hogql-parser';
-import { QueryParams } from './query-params';
-import { createTestEventsTable, type TestEventsTable } from './testing/test-events-table';
+import { compileBatchExportQuery, type CompiledBatchExportQuery } from './batch-export-query.util';
+import { STAR_FIELDS } from './hogql-fields.util';
+import { HogQLParser } from './hogql-parser.util';
+import { QueryParams } from './query-params.util';
+import { createTestEventsTable, type TestEventsTable } from './testing/test-events-table.util';
 
 /**
  * Runs compiled batch export columns in chDB the way an export worker will:

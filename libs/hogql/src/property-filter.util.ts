@@ -5,40 +5,18 @@ import {
   ONE_SECOND_MICROS,
   parseFilterDate,
   type DateValue,
-} from './date-value';
-import { HogQLCompiler } from './hogql-compiler';
-import { HogQLError, quoteExpression } from './hogql-error';
-import { EVENT_FIELDS } from './hogql-fields';
-import { likePatternError } from './hogql-comparisons';
-import { MAX_REGEX_LENGTH, re2SyntaxError } from './re2-syntax';
-import type { QueryParams } from './query-params';
+} from './date-value.util';
+import { HogQLCompiler } from './hogql-compiler.util';
+import { HogQLError, quoteExpression } from './hogql.errors';
+import { EVENT_FIELDS } from './hogql-fields.util';
+import { likePatternError } from './hogql-comparisons.util';
+import { MAX_REGEX_LENGTH, re2SyntaxError } from './re2-syntax.util';
+import type { QueryParams } from './query-params.util';
 
 /**
- * PostHog's property filters (the `properties` query parameter of the event listing) compiled to
- * parameterised ClickHouse SQL over the events table.
- *
- * Semantics follow what the listing runs in PostHog, the ClickHouse property filters of
- * `posthog/models/property/util.py` (`prop_filter_json_extract`), with person properties read
- * from the event's `person_properties` (PostHog's persons-on-events mode). A property reads as
- * text: a string as itself, a number, boolean, object or array as its compact JSON, '' when missing
- * or null (PostHog stripped the quotes off the raw JSON, which also left a string's escapes in):
- * - `exact`/`in` (the default): the value, or any of a list of values, equals that text; numbers
- *   and booleans compare in their JSON spelling (`5`, `true`), so `"5"` and `5` both match 5;
- *   an empty list matches nothing. `is_not`/`not_in` is the negation: it keeps events that lack
- *   the property.
- * - `icontains`/`not_icontains`: case-insensitive substring (ILIKE `%value%`; `%` and `_` in the
- *   value are wildcards, as in PostHog); a list means any of / none of.
- * - `regex`/`not_regex`: RE2 match; a bad pattern is a 400 (PostHog silently matched nothing).
- * - `gt`/`gte`/`lt`/`lte` (and `min`/`max`, `between`/`not_between`): numeric, the property read
- *   with toFloat64OrNull; a property that is not a number matches neither side.
- * - `is_set`/`is_not_set`: the key is present (even with a null value) / absent.
- * - `is_date_before`/`is_date_after`/`is_date_exact`: the property parsed as a date-time
- *   (best effort, UTC); the value is ISO 8601 or relative (`-7d`). A bare date means the whole
- *   day: after `2024-01-31` is from February 1st on, exact `2024-01-31` is that day.
- *
- * Filter types: `event` (and `feature`), `person`, `event_metadata` (event columns) and `hogql`
- * (a HogQL condition). Cohort, group, element, session and the other types are a 400: dropping
- * them silently would return events the filter meant to exclude.
+ * The listing's `properties` as `prop_filter_json_extract` of `posthog/models/property/util.py`
+ * runs them, person properties read from the event (the README's table). Unsupported filter types
+ * are a 400: dropping them silently would return events the filter meant to exclude.
  */
 export interface PropertyFilterLimits {
   maxFilters: number;
@@ -57,15 +35,9 @@ export const DEFAULT_PROPERTY_FILTER_LIMITS: Readonly<PropertyFilterLimits> = {
 };
 
 export interface PropertyFilterOptions {
-  /** The clock relative dates (`-7d`) count back from. */
   now?: Date;
-  /**
-   * A UInt8 column of the filtered table that is 1 where `properties` is plain JSON (the events
-   * table's `properties_plain`, see its ClickHouse migration 003): an `exact` event property filter
-   * then looks for the value's spelling in the text before it parses the JSON.
-   */
+  /** 1 where `properties` is plain JSON (`properties_plain`): `exact` then searches the text first. */
   plainPropertiesColumn?: string;
-  /** Compiles `hogql` filters. */
   compiler?: HogQLCompiler;
   limits?: Partial<PropertyFilterLimits>;
 }
@@ -143,10 +115,7 @@ type FilterItem = {
 };
 type FilterNode = FilterGroup | FilterItem;
 
-/**
- * Reads the `properties` query parameter. Undefined or empty gives undefined; text that is not JSON
- * is PostHog's 400 "Properties are unparsable!".
- */
+/** Text that is not JSON is PostHog's 400 "Properties are unparsable!". */
 export function parsePropertiesParam(raw: string | undefined): unknown {
   if (raw === undefined || raw.trim() === '') return undefined;
   try {
@@ -156,12 +125,7 @@ export function parsePropertiesParam(raw: string | undefined): unknown {
   }
 }
 
-/**
- * Compiles property filters (the parsed `properties` parameter: a list of filters, a
- * `{type: 'AND'|'OR', values: [...]}` group, or the legacy `{"key__operator": value}` object) to
- * one SQL condition, or null when there is nothing to filter on. List items that are not objects
- * with a key are dropped, as PostHog drops them.
- */
+/** Null when there is nothing to filter on; list items that are not objects with a key are dropped, as PostHog drops them. */
 export async function compilePropertyFilters(
   input: unknown,
   params: QueryParams,
@@ -277,9 +241,8 @@ async function compileNode(node: FilterNode, context: Context): Promise<string |
   return `${node.operator === 'AND' ? 'and' : 'or'}(${parts.join(', ')})`;
 }
 
-/** How a filter reads its property. */
 interface Target {
-  /** The value as text: a string unescaped, anything else as JSON; '' when missing or null. */
+  /** A string unescaped, anything else as JSON; '' when missing or null. */
   text: string;
   isSet: string;
   isNotSet: string;
@@ -473,18 +436,10 @@ const NOT_RAW_IN_PLAIN_JSON = /["\\\u0000-\u001f]|\p{Surrogate}/u;
 const JSON_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 
 /**
- * A cheap superset test for `exact` on a JSON column with a plain flag: the row is not plain, or
- * its text holds `"key":` followed by a spelling of one of the values. Parsing the JSON is what
- * costs; a substring search skips it for rows that cannot match.
- *
- * TRICKY: it must hold for every row that `exact` matches. A plain row (see the migration) has no
- * backslash, so keys and strings appear unescaped; no whitespace after a quote or a colon, so a
- * member reads `"key":value`; and no number with a fraction or exponent right after a colon, so a
- * top-level number is an integer literal, which ClickHouse reads as that same text (`-0` as `0`;
- * `7.0`, `7e0` or `6.9999999999999999` would read as 7 too, hence the flag). So a value reading as
- * text T starts, in a plain row, with `"T"` (a string), T (an integer, `true`, `false`), `{` or
- * `[` (an object or array, which ClickHouse re-serializes). Any other row takes the JSON path.
- * No test when a value is '' (a missing key reads as '' too) or the key cannot appear raw.
+ * A cheap superset test for `exact`: a substring search skips parsing rows that cannot match.
+ * TRICKY: it must hold for every row `exact` matches. A plain row has no backslash, no whitespace
+ * after a quote or colon and no number with a fraction or exponent, so a value reading as text T
+ * starts with `"T"`, T, `{` or `[`. No test for '' (a missing key reads as '' too).
  */
 function plainTextPrefilter(
   target: Target,

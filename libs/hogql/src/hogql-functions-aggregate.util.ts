@@ -1,5 +1,5 @@
-import { define, isStar, type HogQLFunction } from './hogql-function';
-import { sqlExpr } from './hogql-sql';
+import { define, isStar, type HogQLFunction } from './hogql-function.util';
+import { sqlExpr } from './hogql-sql.util';
 
 // Aggregates: select only, never nested; their presence turns the other columns into GROUP BY.
 

@@ -1,19 +1,10 @@
 import { Worker } from 'node:worker_threads';
-import { HogQLError, quoteExpression } from './hogql-error';
+import { HogQLError, quoteExpression } from './hogql.errors';
 
 /**
- * Runs `@posthog/hogql-parser` (ANTLR compiled to WebAssembly) in a worker thread.
- *
- * TRICKY: the parser is synchronous, its time grows steeply with nesting (a 50-level nested call
- * takes seconds), and some inputs make the WebAssembly instance trap ("memory access out of
- * bounds"), after which that instance is unusable. In the request thread that would mean a blocked
- * event loop or a broken parser for every later request. In a worker, a parse that overruns its
- * deadline is cut off by terminating the worker, and a trap only costs that worker; the next parse
- * starts a fresh one. Text limits (hogql-limits.ts) keep both rare; this is the hard bound.
- *
- * One worker parses one text at a time; callers queue. A parse of a usual expression takes well
- * under a millisecond once the worker is warm; a whole SELECT of a few dozen columns takes tens to
- * hundreds of milliseconds (the grammar's select list is far slower to parse than an expression).
+ * TRICKY: `@posthog/hogql-parser` (ANTLR in WebAssembly) is synchronous, slows steeply with nesting,
+ * and some inputs trap its instance for good. In a worker, an overrun terminates the worker and a
+ * trap costs only that worker; the next parse starts a fresh one. One parse at a time; callers queue.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -37,10 +28,8 @@ createHogQLParser().then(
 );
 `;
 
-/** What the worker parses: `parseExpr` (one expression) or `parseSelect` (a whole query). */
 type ParseKind = 'expr' | 'select';
 
-/** How errors name the parsed text. */
 const PARSE_NOUNS: Readonly<Record<ParseKind, string>> = { expr: 'Expression', select: 'Query' };
 
 interface WorkerReply {
@@ -72,26 +61,17 @@ export class HogQLParser {
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
   }
 
-  /**
-   * Parses one HogQL expression and returns the parser's JSON result (the AST, or its
-   * `{error: true, ...}` object), with code-point positions. Throws a HogQLError when the parse
-   * overruns `timeoutMs` or crashes the parser.
-   */
+  /** The AST or the parser's `{error: true, ...}`; a HogQLError when it overruns or crashes. */
   parseExpr(text: string, timeoutMs: number): Promise<unknown> {
     return this.enqueue('expr', text, timeoutMs);
   }
 
-  /**
-   * Parses a whole HogQL query (`SELECT …`, or a set of them joined by UNION and the like) the same
-   * way: the parser's JSON result (a `SelectQuery` or `SelectSetQuery` node, or its error object),
-   * with code-point positions into `text`. Throws a HogQLError when the parse overruns `timeoutMs`
-   * or crashes the parser.
-   */
+  /** A whole query (`SelectQuery` or `SelectSetQuery`), as parseExpr answers. */
   parseSelect(text: string, timeoutMs: number): Promise<unknown> {
     return this.enqueue('select', text, timeoutMs);
   }
 
-  /** Stops the worker. Safe to call twice; a later parse starts a new one unless closed. */
+  /** Safe to call twice. */
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker ?? (await this.starting?.catch(() => undefined));
@@ -233,13 +213,12 @@ export class HogQLParser {
 
 let sharedParser: HogQLParser | undefined;
 
-/** The process-wide parser the compilers use unless given their own. */
 export function sharedHogQLParser(): HogQLParser {
   sharedParser ??= new HogQLParser();
   return sharedParser;
 }
 
-/** Stops the process-wide parser's worker (tests, shutdown). A later use starts a new one. */
+/** For tests and shutdown; a later use starts a new worker. */
 export async function closeSharedHogQLParser(): Promise<void> {
   const parser = sharedParser;
   sharedParser = undefined;

@@ -1,5 +1,5 @@
-import { hogqlErrorFromClickHouse } from './clickhouse-error';
-import { HogQLError } from './hogql-error';
+import { hogqlErrorFromClickHouse } from './clickhouse-error.util';
+import { HogQLError } from './hogql.errors';
 
 describe('hogqlErrorFromClickHouse', () => {
   it.each([

@@ -1,9 +1,7 @@
-import { HogQLError } from './hogql-error';
+import { HogQLError } from './hogql.errors';
 
-/** The ClickHouse types a compiled query binds values as. */
 export type QueryParamType = 'String' | 'Int64' | 'Float64';
 
-/** Values for `query_params` of `@clickhouse/client`. */
 export type QueryParamValues = Record<string, string | number>;
 
 const PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
@@ -11,15 +9,13 @@ const PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 export interface QueryParamsOptions {
   /** Placeholder names are `<prefix><n>`; pick one your own parameters do not use. Default `p`. */
   prefix?: string;
-  /** Bound on the number of values one query may bind (a backstop, the compilers bound far less). */
+  /** A backstop: the compilers bound far less. */
   maxParams?: number;
 }
 
 /**
- * Allocates ClickHouse query parameters. Every value that comes from a request goes through here and
- * reaches the SQL text only as a `{p0:String}`-style placeholder; the value travels separately as
- * `query_params`. Share one instance between everything that builds a single query so names stay
- * unique.
+ * SECURITY: every request value reaches the SQL text only as a `{p0:String}` placeholder. Share one
+ * instance per query so that names stay unique.
  */
 export class QueryParams {
   private readonly prefix: string;
@@ -36,7 +32,6 @@ export class QueryParams {
     this.maxParams = options.maxParams ?? 10_000;
   }
 
-  /** The values to pass as `query_params`. */
   get values(): Readonly<QueryParamValues> {
     return this.entries;
   }
@@ -68,7 +63,6 @@ export class QueryParams {
     );
   }
 
-  /** An integer when the number is one, else a float. */
   number(value: number): string {
     return Number.isSafeInteger(value) ? this.int(value) : this.float(value);
   }

@@ -1,29 +1,17 @@
 /** Which request parameter an error is about, as PostHog's `attr` names it. */
 export type HogQLErrorAttr = 'select' | 'where' | 'properties' | 'hogql_query';
 
-/**
- * What went wrong, for callers that want more than the message:
- * - `syntax`: the text does not parse;
- * - `unsupported`: valid HogQL that this service does not allow (unknown field or function,
- *   subquery, `team_id`, ...);
- * - `type`: the parts do not fit together (comparing a date with a number, ...);
- * - `value`: a literal or filter value is out of range or malformed (bad regex, bad date, ...);
- * - `limit`: the input is larger or more complex than the configured bounds.
- */
+/** `unsupported`: valid HogQL this service does not allow; `value`: a malformed literal or filter value. */
 export type HogQLErrorKind = 'syntax' | 'unsupported' | 'type' | 'value' | 'limit';
 
 export interface HogQLErrorOptions {
   kind: HogQLErrorKind;
   attr?: HogQLErrorAttr;
-  /** The expression (or sub-expression) the error is about, as the user wrote it. */
+  /** As the user wrote it. */
   expression?: string;
 }
 
-/**
- * A user error in a `select`, `where` or `properties` parameter, or in a batch export's
- * `hogql_query`. The message names the offending expression and is safe to show to the user; the
- * API answers it with a 400.
- */
+/** A user error (400): the message names the offending expression and is safe to show. */
 export class HogQLError extends Error {
   override readonly name = 'HogQLError';
   readonly kind: HogQLErrorKind;
@@ -37,7 +25,6 @@ export class HogQLError extends Error {
     this.expression = options.expression;
   }
 
-  /** The same error, told which request parameter it came from (when it did not know yet). */
   withAttr(attr: HogQLErrorAttr): HogQLError {
     if (this.attr) return this;
     return new HogQLError(this.message, { kind: this.kind, attr, expression: this.expression });

@@ -4,12 +4,12 @@ import {
   DEFAULT_BATCH_EXPORT_QUERY_LIMITS,
   quoteClickHouseIdentifier,
   type CompiledBatchExportQuery,
-} from './batch-export-query';
-import { HogQLCompiler } from './hogql-compiler';
-import { HogQLError } from './hogql-error';
-import { STAR_FIELDS } from './hogql-fields';
-import { HogQLParser } from './hogql-parser';
-import { QueryParams } from './query-params';
+} from './batch-export-query.util';
+import { HogQLCompiler } from './hogql-compiler.util';
+import { HogQLError } from './hogql.errors';
+import { STAR_FIELDS } from './hogql-fields.util';
+import { HogQLParser } from './hogql-parser.util';
+import { QueryParams } from './query-params.util';
 
 const parser = new HogQLParser();
 
