@@ -1,7 +1,7 @@
+// The pool apps run in, and what crosses its boundary.
+export { PooledSandbox, SandboxPool, type SandboxPoolNotice } from './sandbox-pool.service';
 export {
-  createSandbox,
   PLUGIN_METHOD_NAMES,
-  Sandbox,
   type PluginMethodName,
   type SandboxCapabilities,
   type SandboxFetch,
@@ -9,16 +9,13 @@ export {
   type SandboxFetchResponse,
   type SandboxHostFunction,
   type SandboxJson,
-  type SandboxLoadOptions,
-  type SandboxLogLevel,
-  type SandboxLogLine,
-  type SandboxOptions,
-} from './sandbox';
-export { PooledSandbox, SandboxPool, type SandboxPoolNotice, type SandboxPoolOptions } from './sandbox-pool';
+} from './sandbox.service';
+
+// What a call rejects with: the app's own throw, or a limit (the sandbox is then broken).
 export {
   SandboxAppError,
   SandboxBudgetError,
   SandboxError,
   SandboxMemoryError,
   SandboxTimeoutError,
-} from './sandbox-errors';
+} from './sandbox.errors';

@@ -7,22 +7,18 @@ import {
   type SandboxHostFunction,
   type SandboxJson,
   type SandboxLogLine,
-} from './sandbox';
-import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
+} from './sandbox.service';
+import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox.errors';
 import type {
   FromSandboxThread,
   SandboxFailure,
   SandboxThreadSpec,
   ToSandboxThread,
-} from './sandbox-thread.protocol';
+} from './sandbox-thread.types';
 
-/**
- * Host calls one sandbox may have waiting on the main thread at once; past it the app's call
- * rejects at once. Every host call is work on the main thread: an app firing them in a loop
- * without awaiting must not turn its CPU budget into the main thread's.
- */
+/** Host calls are main-thread work: an app firing them unawaited must not spend the main thread's CPU. */
 const MAX_OPEN_HOST_CALLS = 1_000;
-/** Console lines one sandbox sends per second; the rest are counted and the count is sent instead. */
+/** The rest are counted and the count is sent instead. */
 const MAX_LOG_LINES_PER_SECOND = 1_000;
 const MAX_LOG_LINE_LENGTH = 10_000;
 
@@ -41,11 +37,7 @@ interface HostedSandbox {
   logBuffer: SandboxLogLine[];
 }
 
-/**
- * A sandbox thread (sandbox-pool.ts starts it): hosts several apps' sandboxes, so that their code
- * runs off the threads that serve requests and ingest. Everything a sandbox asks of the host
- * (fetch, storage, cache, jobs, logs, ...) crosses to the main thread as a message.
- */
+/** Started by sandbox-pool.service.ts; everything a sandbox asks of the host crosses to the main thread as a message. */
 function runSandboxThread(port: NonNullable<typeof parentPort>): void {
   const send = (message: FromSandboxThread) => port.postMessage(message);
   const hosted = new Map<number, HostedSandbox>();
@@ -126,7 +118,7 @@ function runSandboxThread(port: NonNullable<typeof parentPort>): void {
         : undefined,
       hostFunctions,
       onLog: (line) => onLog(sandboxId, line),
-      // Sent from inside the app's run, which goes on until the pool ends this thread.
+      // From inside the app's run, which goes on until the pool ends this thread.
       onRunaway: (message) => send({ type: 'runaway', sandboxId, message }),
     });
     hosted.set(sandboxId, {

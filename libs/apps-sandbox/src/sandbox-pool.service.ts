@@ -6,49 +6,45 @@ import type {
   SandboxJson,
   SandboxLoadOptions,
   SandboxOptions,
-} from './sandbox';
+} from './sandbox.service';
 import {
   SandboxAppError,
   SandboxBudgetError,
   SandboxError,
   SandboxMemoryError,
   SandboxTimeoutError,
-} from './sandbox-errors';
+} from './sandbox.errors';
 import type {
   FromSandboxThread,
   SandboxFailure,
   SandboxThreadSpec,
   ToSandboxThread,
-} from './sandbox-thread.protocol';
+} from './sandbox-thread.types';
 
-/** How much longer than its own time limit the main thread waits for a thread's answer to a call. */
+/** Beyond a call's own time limit, before the thread counts as stuck. */
 const ANSWER_GRACE_MS = 5_000;
-/** Starting a sandbox (a wasm instance) on a thread that may itself be starting. */
+/** A wasm instance, on a thread that may itself be starting. */
 const CREATE_TIMEOUT_MS = 30_000;
 const DEFAULT_THREAD_HEAP_MB = 256;
-/** How long a loaded sandbox that was not called yet is kept from eviction. */
+/** A loaded sandbox not called yet is kept from eviction this long. */
 const LOADED_PROTECTION_MS = 1_000;
 
 export interface SandboxPoolOptions {
-  /** Threads the sandboxes are spread over, started on first use. */
+  /** Started on first use. */
   threads: number;
-  /**
-   * All sandboxes of the pool together: each holds its heap limit (`memoryLimitBytes`) of it from
-   * creation to dispose, the most its app can make it use.
-   */
+  /** Each sandbox holds its heap limit of it from creation to dispose. */
   memoryBudgetBytes: number;
-  /** Named in the errors of the budget (the setting that sets it). */
+  /** The setting named in the budget's errors. */
   budgetName?: string;
-  /** The V8 heap of each thread (messages and JSON on their way), apart from the sandboxes' wasm memory. */
+  /** Messages and JSON on their way, apart from the sandboxes' wasm memory. */
   threadHeapMb?: number;
-  /** What the pool did on its own: a thread that failed (replaced at the next sandbox), an eviction. */
+  /** A thread that failed, an eviction. */
   onNotice?: (notice: SandboxPoolNotice) => void;
 }
 
 export type SandboxPoolNotice =
   { type: 'thread-failed'; message: string; sandboxes: number } | { type: 'evicted'; reservedBytes: number };
 
-/** Orders sandboxes by their last use, for eviction. */
 let nextUse = 0;
 
 interface PendingRequest {
@@ -59,16 +55,10 @@ interface PendingRequest {
 }
 
 /**
- * Sandboxes on worker threads: app code never runs on the thread that created the pool. Each thread
- * hosts several sandboxes; the guest's host calls (fetch and the host functions) and console lines
- * come back to the creating thread as messages and run there. A thread that fails (a crash, a wasm
- * abort, its heap limit, no answer within a call's time limit) fails the calls on it and breaks its
- * sandboxes; the next sandbox starts a new thread in its place. A thread whose app goes on running
- * after its CPU budget cut it off is ended the same way, that app's calls failing as timeouts.
- *
- * The memory budget bounds all sandboxes together: past it, the least recently used idle sandbox is
- * evicted (broken, so that its owner loads it again at its next call); when every sandbox is in a
- * call, a new one waits (up to its own time limit) and is then refused with {@link SandboxBudgetError}.
+ * App code never runs on the thread that created the pool; host calls and console lines come back
+ * to it as messages. A thread that fails (or runs an app past its CPU cut-off) fails its calls and
+ * breaks its sandboxes. Past the memory budget the least recently used idle sandbox is evicted;
+ * with none idle, a new one waits up to its time limit, then SandboxBudgetError (README.md).
  */
 export class SandboxPool {
   private readonly threads: SandboxThread[] = [];
@@ -80,7 +70,7 @@ export class SandboxPool {
 
   constructor(private readonly options: SandboxPoolOptions) {}
 
-  /** Creates an empty sandbox on one of the threads; `load` the app next. */
+  /** `load` the app next. */
   async createSandbox(options: SandboxOptions): Promise<PooledSandbox> {
     if (this.closed) throw new SandboxError('the sandbox pool is closed');
     const bytes = options.memoryLimitBytes;
@@ -111,12 +101,11 @@ export class SandboxPool {
     return sandbox;
   }
 
-  /** Sandboxes alive, the budget they hold and the threads running. */
   stats(): { sandboxes: number; reservedBytes: number; threads: number } {
     return { sandboxes: this.live.size, reservedBytes: this.reservedBytes, threads: this.threads.length };
   }
 
-  /** Ends every thread; calls in flight reject. */
+  /** Calls in flight reject. */
   async close(): Promise<void> {
     this.closed = true;
     const threads = this.threads.splice(0);
@@ -124,14 +113,14 @@ export class SandboxPool {
     this.wake();
   }
 
-  /** @internal a sandbox gave its share of the budget back (disposed, evicted, or its thread failed). */
+  /** @internal disposed, evicted, or its thread failed. */
   release(sandbox: PooledSandbox): void {
     if (!this.live.delete(sandbox)) return;
     this.reservedBytes -= sandbox.reservedBytes;
     this.wake();
   }
 
-  /** @internal a request finished: a sandbox may have become idle (evictable). */
+  /** @internal a sandbox may have become evictable. */
   wake(): void {
     const waiters = this.waiters;
     this.waiters = [];
@@ -207,7 +196,6 @@ export class SandboxPool {
   }
 }
 
-/** One worker thread and the sandboxes it hosts. */
 class SandboxThread {
   readonly sandboxes = new Map<number, PooledSandbox>();
   private readonly requests = new Map<number, PendingRequest>();
@@ -219,7 +207,7 @@ class SandboxThread {
     private readonly pool: SandboxPool,
     heapMb: number,
   ) {
-    // The same extension as this file: .ts under npm start's and Jest's transpilers, .js in the image.
+    // .ts under npm start's and Jest's transpilers, .js in the image.
     const file = path.join(__dirname, `sandbox-thread.worker${path.extname(__filename)}`);
     this.worker = new Worker(file, {
       execArgv: file.endsWith('.ts') ? ['--require', require.resolve('@swc-node/register')] : undefined,
@@ -232,7 +220,7 @@ class SandboxThread {
     this.worker.on('exit', (code) => this.fail(`the sandbox thread exited (code ${code})`));
   }
 
-  /** Posts a request and resolves with the thread's answer; a failure rejects as the sandbox error it was. */
+  /** A failure rejects as the sandbox error it was. */
   request(
     sandbox: PooledSandbox,
     timeoutMs: number,
@@ -312,8 +300,7 @@ class SandboxThread {
         return;
       }
       case 'runaway': {
-        // The app's calls time out (its owner backs off as for any timeout); the thread's other
-        // sandboxes break with it, as when a thread is stuck, and load again at their next call.
+        // The app's calls time out; the thread's other sandboxes break and load again at their next call.
         const error = new SandboxTimeoutError(message.message);
         const sandbox = this.sandboxes.get(message.sandboxId);
         sandbox?.markBroken(error);
@@ -355,7 +342,7 @@ class SandboxThread {
     }
   }
 
-  /** The thread is gone (or going): its requests reject, its sandboxes break and give their budget back. */
+  /** Its requests reject; its sandboxes break and give their budget back. */
   private fail(reason: string, notify = true): void {
     if (this.ended !== undefined) return;
     this.ended = reason;
@@ -371,22 +358,16 @@ class SandboxThread {
   }
 }
 
-/**
- * A sandbox on a pool thread, used like {@link Sandbox} from the thread that created it: `load`
- * is asynchronous, the rest is the same.
- */
+/** Used like {@link Sandbox}, but `load` is asynchronous. */
 export class PooledSandbox {
   /** @internal */
   activeRequests = 0;
-  /** @internal the order of last use (a counter: calls end within the same millisecond). */
+  /** @internal a counter: calls end within the same millisecond. */
   lastUsed = nextUse++;
   private loadedCapabilities: SandboxCapabilities | undefined;
   private brokenBy: SandboxError | undefined;
   private disposed = false;
-  /**
-   * A fresh sandbox is not evicted before its owner had the time to use it (load it, then run
-   * `setupPlugin`): until its first call ended, or this time passed.
-   */
+  /** Not evicted before its owner loaded it and ran `setupPlugin` (or LOADED_PROTECTION_MS passed). */
   private used = false;
   private protectedUntil = Date.now() + CREATE_TIMEOUT_MS;
 
@@ -399,7 +380,7 @@ export class PooledSandbox {
     private readonly pool: SandboxPool,
   ) {}
 
-  /** True after a time or memory error, an eviction or its thread's failure: create a new one. */
+  /** After a time or memory error, an eviction or its thread's failure: create a new one. */
   get broken(): boolean {
     return this.brokenBy !== undefined;
   }
@@ -414,7 +395,6 @@ export class PooledSandbox {
     return this.loadedCapabilities;
   }
 
-  /** Runs the app's source on the sandbox's thread (see {@link Sandbox.load}). */
   async load(code: string, options: SandboxLoadOptions = {}): Promise<SandboxCapabilities> {
     this.assertUsable();
     const loadLimitMs = (this.options.cpuLimitMs ?? this.options.timeLimitMs) + ANSWER_GRACE_MS;
@@ -431,7 +411,6 @@ export class PooledSandbox {
     return answer.capabilities;
   }
 
-  /** Calls an exported method on the sandbox's thread (see {@link Sandbox.call}). */
   async call(
     method: PluginMethodName | `jobs.${string}`,
     ...args: SandboxJson[]
@@ -460,7 +439,7 @@ export class PooledSandbox {
     }
   }
 
-  /** Frees the sandbox on its thread and its share of the budget. Calls in flight reject. */
+  /** Calls in flight reject. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
@@ -468,9 +447,7 @@ export class PooledSandbox {
     this.thread.sandboxes.delete(this.id);
     try {
       this.thread.post({ type: 'dispose', sandboxId: this.id });
-    } catch {
-      // The thread is gone: so is the sandbox.
-    }
+    } catch {}
     this.pool.release(this);
   }
 
@@ -479,13 +456,13 @@ export class PooledSandbox {
     this.brokenBy ??= error;
   }
 
-  /** @internal unloaded for room in the budget: the owner sees it broken and loads it again. */
+  /** @internal the owner sees it broken and loads it again. */
   evict(error: SandboxError): void {
     this.markBroken(error);
     this.dispose();
   }
 
-  /** @internal what the guest asked the host for, run on this (the creating) thread. */
+  /** @internal on the creating thread. */
   async runHostCall(
     kind: 'fetch' | 'function',
     name: string,

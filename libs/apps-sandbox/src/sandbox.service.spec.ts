@@ -4,8 +4,8 @@ import {
   type SandboxFetch,
   type SandboxJson,
   type SandboxLogLine,
-} from './sandbox';
-import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
+} from './sandbox.service';
+import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox.errors';
 
 const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
 

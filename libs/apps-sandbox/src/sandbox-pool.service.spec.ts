@@ -1,7 +1,7 @@
 import { threadId } from 'node:worker_threads';
-import type { SandboxFetch, SandboxOptions } from './sandbox';
-import { SandboxBudgetError, SandboxError, SandboxTimeoutError } from './sandbox-errors';
-import { SandboxPool, type PooledSandbox } from './sandbox-pool';
+import type { SandboxFetch, SandboxOptions } from './sandbox.service';
+import { SandboxBudgetError, SandboxError, SandboxTimeoutError } from './sandbox.errors';
+import { SandboxPool, type PooledSandbox } from './sandbox-pool.service';
 
 const MB = 1024 * 1024;
 

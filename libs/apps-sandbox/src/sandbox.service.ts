@@ -4,10 +4,15 @@ import {
   type QuickJSHandle,
   type QuickJSRuntime,
 } from 'quickjs-emscripten';
-import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox-errors';
-import { DESCRIBE_SOURCE, HIDE_HOST_SOURCE, PRELUDE_SOURCE, TRAMPOLINE_SOURCE } from './sandbox-prelude';
+import { SandboxAppError, SandboxError, SandboxMemoryError, SandboxTimeoutError } from './sandbox.errors';
+import {
+  DESCRIBE_SOURCE,
+  HIDE_HOST_SOURCE,
+  PRELUDE_SOURCE,
+  TRAMPOLINE_SOURCE,
+} from './sandbox-prelude.constants';
 
-/** The plugin methods PostHog's plugin server looks for (jobs are listed separately). */
+/** What PostHog's plugin server looks for (jobs are listed separately). */
 export const PLUGIN_METHOD_NAMES = [
   'setupPlugin',
   'teardownPlugin',
@@ -23,9 +28,8 @@ export const PLUGIN_METHOD_NAMES = [
 export type PluginMethodName = (typeof PLUGIN_METHOD_NAMES)[number];
 
 /**
- * TRICKY: QuickJS's default stack limit is larger than the host's wasm stack allows, so deep guest
- * recursion overflowed the host instead of raising the guest's `InternalError: stack overflow`.
- * 256 KB was the largest size that kept the overflow inside the guest (issue 11 research).
+ * TRICKY: QuickJS's default stack limit is larger than the host's wasm stack allows: deep guest
+ * recursion would overflow the host instead of raising the guest's `InternalError: stack overflow`.
  */
 const MAX_STACK_SIZE_BYTES = 256 * 1024;
 
@@ -42,64 +46,49 @@ export interface SandboxFetchResponse {
   body: string;
 }
 
-/** The host side of the guest's `fetch`. The guest gets a node-fetch-like Response around the answer. */
+/** The guest gets a node-fetch-like Response around the answer. */
 export type SandboxFetch = (url: string, init: SandboxFetchInit) => Promise<SandboxFetchResponse>;
 
 export type SandboxLogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
 export interface SandboxLogLine {
   level: SandboxLogLevel;
-  /** The console arguments, strings as they are and other values as JSON, joined by spaces. */
+  /** Strings as they are, other values as JSON, joined by spaces. */
   message: string;
 }
 
-/**
- * A host function the guest may call as `__hogbaseHost.call(name, ...args)` from a `setup` source
- * (see {@link SandboxLoadOptions}): JSON arguments in, a promise of a JSON value (or undefined) out.
- */
+/** Called from a `setup` source as `__hogbaseHost.call(name, ...args)`. */
 export type SandboxHostFunction = (...args: SandboxJson[]) => Promise<SandboxJson | undefined | void>;
 
 export interface SandboxLoadOptions {
-  /** JSON values set on `globalThis` before anything else runs. */
+  /** Set on `globalThis` before anything else runs. */
   globals?: Record<string, SandboxJson>;
   /**
-   * Guest source run after the prelude and before the app, with the host bridge still in reach as
-   * `globalThis.__hogbaseHost` (`call(name, ...args)` for {@link SandboxOptions.hostFunctions}). It
-   * may set `globalThis.__hogbaseCallContext` to a function whose result (an array) is appended to
-   * the arguments of every call: how the plugin API hands `meta` to each method. Both globals are
-   * removed before the app runs.
+   * Run before the app with `globalThis.__hogbaseHost` in reach. It may set
+   * `globalThis.__hogbaseCallContext`, whose result is appended to every call's arguments (how the
+   * plugin API hands `meta` to each method). Both globals are removed before the app runs.
    */
   setup?: string;
 }
 
 export interface SandboxOptions {
-  /** The QuickJS runtime's heap limit; past it the app gets "out of memory" and the sandbox breaks. */
   memoryLimitBytes: number;
-  /** Per call, wall clock: the call as a whole, including the host work it awaits such as `fetch`. */
+  /** Per call, wall clock, including the host work it awaits such as `fetch`. */
   timeLimitMs: number;
-  /**
-   * Per call: the guest's own execution time, summed over the stretches it runs (the interrupt
-   * handler stops it past this). Default: `timeLimitMs`. Loading the app has the same budget.
-   */
+  /** Per call (and for load): the guest's own execution, summed over its stretches. Default `timeLimitMs`. */
   cpuLimitMs?: number;
   /** Omitted: the app has no `fetch` at all. */
   fetch?: SandboxFetch;
-  /** Receives the app's console output. Omitted: the output is dropped. */
   onLog?: (line: SandboxLogLine) => void;
-  /** What a `setup` source may call on the host (storage, jobs, …), by name. */
   hostFunctions?: Record<string, SandboxHostFunction>;
   /**
-   * Called, from inside the guest's run, when the app goes on running after the interrupt handler
-   * cut it off (see `runGuest`): only ending the thread it runs on stops it then. A pool thread
-   * sets this to have the pool end it; a sandbox without it keeps interrupting the app, which may
-   * hold its thread.
+   * The app goes on running after the interrupt handler cut it off: only ending its thread stops it.
+   * Without it the sandbox keeps interrupting the app, which may hold its thread.
    */
   onRunaway?: (message: string) => void;
   /**
-   * The longest JSON text (in characters) the host takes from the guest at once: a call's result,
-   * one host call's arguments or fetch options (and four times this for those in flight together).
-   * Past it the call or the host call rejects inside the app. Default 8 Mi characters. A console
-   * line past 64 Ki characters is replaced by a line saying so.
+   * The longest JSON text the host takes from the guest at once (a result, one host call's arguments;
+   * four times this for those in flight); past it the call rejects inside the app.
    */
   maxPayloadLength?: number;
 }
@@ -108,27 +97,24 @@ const DEFAULT_MAX_PAYLOAD_LENGTH = 8 * 1024 * 1024;
 const MAX_LOG_LINE_LENGTH = 64 * 1024;
 
 export interface SandboxCapabilities {
-  /** The exported plugin methods, in the order of {@link PLUGIN_METHOD_NAMES}. */
   methods: PluginMethodName[];
-  /** The keys of the exported `jobs` object whose values are functions. */
   jobs: string[];
 }
 
-/** A JSON value as it crosses the boundary (arguments in, results out). */
 export type SandboxJson =
   null | boolean | number | string | SandboxJson[] | { [key: string]: SandboxJson | undefined };
 
 interface PendingCall {
   id: number;
   method: string;
-  /** Guest execution time charged to this call so far (every stretch run while it was in flight). */
+  /** Every stretch run while it was in flight. */
   cpuUsedMs: number;
   resolve: (result: SandboxJson | undefined) => void;
   reject: (error: SandboxError) => void;
   timer: NodeJS.Timeout;
 }
 
-/** The guest functions the host keeps, all made before the app's code ran (see sandbox-prelude.ts). */
+/** All made before the app's code ran (sandbox-prelude.constants.ts). */
 interface GuestHandles {
   describe: QuickJSHandle;
   invoke: QuickJSHandle;
@@ -139,13 +125,9 @@ interface GuestHandles {
 const LOG_LEVELS: ReadonlySet<string> = new Set<SandboxLogLevel>(['log', 'info', 'warn', 'error', 'debug']);
 
 /**
- * One app's code in its own QuickJS runtime: no `process`, `require`, file system or environment,
- * only `console`, the bridged `fetch` and `module`/`exports`. Values cross only as JSON text made
- * by guest code that ran before the app, and the host trusts none of it: a result or error it
- * cannot read rejects that call (or breaks this sandbox), never the host.
- *
- * A time or memory error breaks the sandbox (`broken`): every call still in flight rejects and later
- * calls are refused, so the owner disposes it and creates a new one. App errors leave it usable.
+ * SECURITY: values cross only as JSON text made by guest code that ran before the app, and the host
+ * trusts none of it: what it cannot read rejects that call (or breaks this sandbox), never the host.
+ * A time or memory error breaks the sandbox; app errors leave it usable.
  */
 export class Sandbox {
   private plugin: QuickJSHandle | undefined;
@@ -155,14 +137,10 @@ export class Sandbox {
   private nextCallId = 1;
   private brokenBy: SandboxError | undefined;
   private disposed = false;
-  /**
-   * Set by the interrupt handler when it cuts the guest off (what ran out of CPU), for the rest of
-   * that run of the guest: the run then ends as a time error whatever the guest did afterwards.
-   */
+  /** Set by the interrupt handler for the rest of that run: it ends as a time error whatever the guest did. */
   private cutOff: string | undefined;
-  /** Host promises (fetch, host functions) the guest still waits for: live guest objects. */
+  /** Host promises the guest still waits for: live guest objects. */
   private openHostCalls = 0;
-  /** The JSON those host calls took from the guest, in characters. */
   private openHostPayload = 0;
   private readonly cpuLimitMs: number;
   private readonly maxPayloadLength: number;
@@ -177,22 +155,17 @@ export class Sandbox {
     this.maxPayloadLength = options.maxPayloadLength ?? DEFAULT_MAX_PAYLOAD_LENGTH;
   }
 
-  /** True after a time or memory error: the sandbox refuses calls and must be recreated. */
+  /** After a time or memory error: refuses calls, must be recreated. */
   get broken(): boolean {
     return this.brokenBy !== undefined;
   }
 
-  /** What `load` found the app to export. */
   get capabilities(): SandboxCapabilities {
     if (!this.loadedCapabilities) throw new SandboxError('the sandbox has no app loaded');
     return this.loadedCapabilities;
   }
 
-  /**
-   * Runs the app's CommonJS source once, after `options.globals` and `options.setup`.
-   * Throws the errors {@link call} rejects with when the top-level code throws or exceeds a limit;
-   * after a failed load, dispose the sandbox.
-   */
+  /** CommonJS source, once; after a failed load, dispose the sandbox. */
   load(code: string, options: SandboxLoadOptions = {}): SandboxCapabilities {
     this.assertUsable();
     if (this.plugin) throw new SandboxError('the sandbox already has an app loaded');
@@ -230,10 +203,7 @@ export class Sandbox {
     return this.capabilities;
   }
 
-  /**
-   * Calls an exported method (`jobs.<name>` for a job) with JSON arguments and resolves with its
-   * JSON result; async methods are awaited, with the guest's job queue run as host work settles.
-   */
+  /** `jobs.<name>` for a job; async methods are awaited, the guest's jobs run as host work settles. */
   call(
     method: PluginMethodName | `jobs.${string}`,
     ...args: SandboxJson[]
@@ -276,18 +246,15 @@ export class Sandbox {
         this.settle(pending, () => reject(error instanceof SandboxError ? error : this.hostFailure(error)));
         return;
       }
-      // An async method settles once its promise does: run the jobs it queued.
       this.drainJobs();
     });
   }
 
-  /** Frees the runtime. Calls still in flight reject. */
+  /** Calls still in flight reject. */
   dispose(): void {
     if (this.disposed) return;
-    // TRICKY: QuickJS aborts (an emscripten abort that poisons its whole wasm instance) when a runtime
-    // is freed while guest objects are still alive: a call cut off by a limit, or a fetch still out.
-    // Such a sandbox is not freed piecemeal: its wasm instance is its own, so the garbage collector
-    // takes the instance, heap and all, once nothing refers to it.
+    // TRICKY: QuickJS aborts its whole wasm instance when a runtime is freed with guest objects
+    // alive (a call cut off, a fetch still out): such a sandbox is left whole to the garbage collector.
     const freeable = !this.broken && this.inFlight.size === 0 && this.openHostCalls === 0;
     this.failInFlight(new SandboxError('the sandbox was disposed'));
     this.disposed = true;
@@ -297,9 +264,7 @@ export class Sandbox {
       for (const handle of Object.values(this.guest)) handle.dispose();
       this.context.dispose();
       this.runtime.dispose();
-    } catch {
-      // Left to the garbage collector with its wasm instance, as a broken sandbox is.
-    }
+    } catch {}
   }
 
   private installHostBridge(): void {
@@ -364,14 +329,13 @@ export class Sandbox {
     bridge.dispose();
   }
 
-  /** `host.settle(callId, ok, json)` from the trampoline: the call's result, or its error described. */
+  /** `host.settle(callId, ok, json)` from the trampoline. */
   private settleFromGuest(idHandle: QuickJSHandle, okHandle: QuickJSHandle, jsonHandle: QuickJSHandle): void {
     const context = this.context;
     if (context.typeof(idHandle) !== 'number') return;
     const pending = this.inFlight.get(context.getNumber(idHandle));
     if (!pending) return;
-    // Whatever a call reports after the guest was cut off (its own "interrupted" error, or a result
-    // after catching it) is dropped: the run ends as a time error (see runGuest).
+    // What a call reports after the guest was cut off is dropped (runGuest).
     if (this.wasCutOff) return;
     const ok = context.typeof(okHandle) === 'number' && context.getNumber(okHandle) === 1;
     const length = this.lengthOf(jsonHandle);
@@ -409,10 +373,7 @@ export class Sandbox {
     else this.breakWith(error);
   }
 
-  /**
-   * A guest promise settled by host work: resolved with the string `work` gives, rejected with an
-   * Error carrying the host error's message. A late answer after dispose is dropped.
-   */
+  /** Rejected with the host error's message only; a late answer after dispose is dropped. */
   private bridgePromise(payload: number, work: () => Promise<string>): QuickJSHandle {
     const context = this.context;
     const deferred = context.newPromise();
@@ -450,7 +411,7 @@ export class Sandbox {
     return deferred.handle;
   }
 
-  /** Runs guest promise jobs (continuations after host work settled) under the CPU budget. */
+  /** Under the CPU budget. */
   private drainJobs(): void {
     if (this.broken || this.disposed || !this.runtime.hasPendingJob()) return;
     const calls = [...this.inFlight.values()];
@@ -477,17 +438,11 @@ export class Sandbox {
   }
 
   /**
-   * Enters the guest: the interrupt handler stops it once the calls it runs for (the stretch is
-   * charged to each) have used the CPU budget. Time and memory errors break the sandbox (rejecting
-   * every call in flight) before they are rethrown; a host exception from the engine does too.
+   * The stretch is charged to every call it runs for.
    *
-   * TRICKY: a stretch the interrupt handler cut off ends as a time error, decided here from the
-   * handler having fired and never from what the guest reports. QuickJS's "uncatchable" interrupt
-   * becomes an ordinary rejection at an async function, a promise executor or a job, which the app
-   * may catch, and the trampoline then reports it like a throw ("InternalError: interrupted", which
-   * an app can also throw itself). The handler keeps interrupting for the rest of the stretch; if it
-   * is polled again the guest went on past being cut off (QuickJS also drops an interrupt in some
-   * paths), and `onRunaway` has its thread ended.
+   * TRICKY: a stretch the interrupt handler cut off is a time error, decided from the handler having
+   * fired, never from what the guest reports: QuickJS's "uncatchable" interrupt becomes a rejection
+   * an app may catch. A handler polled again means the guest went on past it: `onRunaway`.
    */
   private runGuest<T>(label: string, calls: PendingCall[], enter: () => T): T {
     const started = Date.now();
@@ -537,7 +492,6 @@ export class Sandbox {
     return value as T;
   }
 
-  /** Whether the interrupt handler cut the guest off in the stretch running now (or the last one). */
   private get wasCutOff(): boolean {
     return this.cutOff !== undefined;
   }
@@ -569,7 +523,7 @@ export class Sandbox {
     }
   }
 
-  /** Calls a guest function and disposes the arguments (owned by this call); the caller owns `func`. */
+  /** Disposes the arguments; the caller owns `func`. */
   private callGuest(func: QuickJSHandle, args: QuickJSHandle[]): QuickJSHandle {
     try {
       const result = this.context.callFunction(func, this.context.undefined, ...args);
@@ -589,10 +543,7 @@ export class Sandbox {
     return parsed.unwrap();
   }
 
-  /**
-   * The characters a host call takes from the guest, refused (inside the app) past the payload
-   * limit, alone or with the host calls still in flight: what the host holds for a sandbox is bounded.
-   */
+  /** Refused inside the app past the payload limit: what the host holds for a sandbox is bounded. */
   private takePayload(handles: QuickJSHandle[], what: string): number {
     const length = handles.reduce((sum, handle) => sum + this.lengthOf(handle), 0);
     if (length > this.maxPayloadLength) {
@@ -608,7 +559,7 @@ export class Sandbox {
     return length;
   }
 
-  /** A guest string's length, read without copying it (0 for any other value). */
+  /** Without copying it. */
   private lengthOf(handle: QuickJSHandle): number {
     if (this.context.typeof(handle) !== 'string') return 0;
     const length = this.context.getProp(handle, 'length');
@@ -617,16 +568,12 @@ export class Sandbox {
     return value;
   }
 
-  /** The text of a guest string; undefined for any other value (converting one would run guest code). */
+  /** Undefined for any other value: converting one would run guest code. */
   private stringOf(handle: QuickJSHandle): string | undefined {
     return this.context.typeof(handle) === 'string' ? this.context.getString(handle) : undefined;
   }
 
-  /**
-   * Turns a thrown guest value into the error the caller sees. Called while the guest is entered
-   * (its fields are read by the guest's own `describe`, under the interrupt handler); a time error
-   * is not told from the value but from the handler having fired (see runGuest).
-   */
+  /** Its fields are read by the guest's own `describe`, under the interrupt handler. */
   private classify(errorHandle: QuickJSHandle): SandboxError {
     const describe = this.guest.describe;
     if (!describe) return new SandboxError('the sandbox failed to start');
@@ -641,7 +588,6 @@ export class Sandbox {
     return this.errorFromDescription(json);
   }
 
-  /** The error for what `describe` said about a thrown value (see DESCRIBE_SOURCE). */
   private errorFromDescription(json: string | undefined): SandboxError {
     const description = parseObject(json);
     const kind = description?.kind;
@@ -665,7 +611,7 @@ export class Sandbox {
     return new SandboxAppError('the app threw a value that could not be read', undefined, undefined);
   }
 
-  /** An exception from the engine itself (not the app): the runtime can no longer be trusted. */
+  /** The engine itself failed: the runtime can no longer be trusted. */
   private hostFailure(error: unknown): SandboxError {
     const message = error instanceof Error ? error.message : String(error);
     return /memory/i.test(message)
@@ -712,7 +658,7 @@ function parseObject(json: string | undefined): Record<string, unknown> | undefi
     : undefined;
 }
 
-/** The capabilities JSON the trampoline made, kept to what a plugin may export. */
+/** Kept to what a plugin may export. */
 function readCapabilities(json: string | undefined): SandboxCapabilities {
   const listed = parseObject(json);
   const strings = (value: unknown) =>
@@ -723,11 +669,7 @@ function readCapabilities(json: string | undefined): SandboxCapabilities {
   };
 }
 
-/**
- * Creates an empty sandbox with its own QuickJS runtime in its own wasm instance (about 6 ms and
- * 1 MiB on top of the app's heap), so that nothing an app does can poison another app's engine;
- * `load` the app next.
- */
+/** Its own wasm instance, so that nothing an app does can poison another app's engine; `load` the app next. */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const quickJs = await newQuickJSWASMModule();
   const runtime = quickJs.newRuntime();

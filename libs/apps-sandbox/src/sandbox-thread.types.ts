@@ -4,9 +4,9 @@ import type {
   SandboxJson,
   SandboxLoadOptions,
   SandboxLogLine,
-} from './sandbox';
+} from './sandbox.service';
 
-/** A sandbox as the pool asks its thread to create it: the options that are data, not functions. */
+/** The options that are data, not functions. */
 export interface SandboxThreadSpec {
   memoryLimitBytes: number;
   timeLimitMs: number;
@@ -16,7 +16,7 @@ export interface SandboxThreadSpec {
   hostFunctionNames: string[];
 }
 
-/** How a call or load failed, across the thread boundary (an Error's class does not cross it). */
+/** An Error's class does not cross the thread boundary. */
 export interface SandboxFailure {
   kind: 'app' | 'timeout' | 'memory' | 'sandbox';
   message: string;
@@ -24,7 +24,6 @@ export interface SandboxFailure {
   appStack?: string;
 }
 
-/** The main thread's messages to a sandbox thread. */
 export type ToSandboxThread =
   | { type: 'create'; requestId: number; sandboxId: number; spec: SandboxThreadSpec }
   | { type: 'load'; requestId: number; sandboxId: number; code: string; options: SandboxLoadOptions }
@@ -38,18 +37,16 @@ export type ToSandboxThread =
   | { type: 'dispose'; sandboxId: number }
   | { type: 'host-answer'; hostCallId: number; value?: SandboxJson; error?: string };
 
-/** A sandbox thread's messages to the main thread. */
 export type FromSandboxThread =
   | {
       type: 'answer';
       requestId: number;
-      /** Whether the sandbox is broken after this request (time or memory error, or thread trouble). */
       broken: boolean;
       value?: SandboxJson;
       capabilities?: SandboxCapabilities;
       failure?: SandboxFailure;
     }
-  /** Host work the guest asked for: its `fetch` (`[url, init]`) or a host function by name. */
+  /** Its `fetch` (`[url, init]`) or a host function by name. */
   | {
       type: 'host-call';
       hostCallId: number;
@@ -59,8 +56,5 @@ export type FromSandboxThread =
       args: SandboxJson[];
     }
   | { type: 'log'; sandboxId: number; lines: SandboxLogLine[] }
-  /**
-   * The sandbox's app went on running after its CPU budget cut it off (see `onRunaway` in
-   * sandbox.ts): its calls time out with `message` and the thread is ended, the only way to stop it.
-   */
+  /** See `onRunaway` in sandbox.service.ts: the thread is ended, the only way to stop the app. */
   | { type: 'runaway'; sandboxId: number; message: string };

@@ -1,15 +1,9 @@
-// Guest-side JavaScript, evaluated inside QuickJS. Kept as strings because it never runs in the host.
+// Guest-side JavaScript, evaluated inside QuickJS; strings because it never runs in the host.
 //
-// TRICKY: every piece here runs before the app's code and keeps its own references to the builtins
-// it uses (JSON, Promise's then, Reflect.apply, ...). An app may replace any global or prototype
-// method (`JSON.stringify = () => 1`, `Promise.prototype.then = ...`): that may break the app's own
-// code, never the trampoline that carries its arguments in and its results out.
+// TRICKY: every piece runs before the app and keeps its own references to the builtins it uses: an
+// app replacing `JSON.stringify` or `Promise.prototype.then` breaks its own code, never the trampoline.
 
-/**
- * Evaluated first: a function that describes a thrown value as JSON text (`kind`, `name`,
- * `message`, `stack`) without trusting it. Reading an error's fields may run the app's getters: the
- * host calls it only while the interrupt handler bounds guest time.
- */
+/** Reading a thrown value's fields may run the app's getters: called only under the interrupt handler. */
 export const DESCRIBE_SOURCE = `
 (function () {
   const stringify = JSON.stringify;
@@ -49,10 +43,7 @@ export const DESCRIBE_SOURCE = `
 })()
 `;
 
-/**
- * Runs before the app: installs `console`, `fetch` (when the host gives one) and CommonJS
- * `module`/`exports`, and wraps the host's `call` so that it takes and gives JSON values.
- */
+/** `console`, `fetch` (when the host gives one), CommonJS `module`/`exports`, and the JSON host `call`. */
 export const PRELUDE_SOURCE = `
 (function (host) {
   const parse = JSON.parse;
@@ -112,23 +103,16 @@ export const PRELUDE_SOURCE = `
 })(globalThis.__hogbaseHost);
 `;
 
-/**
- * Run after the setup source and the trampoline (which captured the call context): takes the
- * host bridge and the call context out of the app's reach.
- */
+/** After the setup source and the trampoline captured what they need: out of the app's reach. */
 export const HIDE_HOST_SOURCE = `
 delete globalThis.__hogbaseCallContext;
 delete globalThis.__hogbaseHost;
 `;
 
 /**
- * Evaluates, after the setup source and before the app, to the host's handles into the app:
- * `invoke(plugin, callId, isJob, name, argsJson)` calls a method and reports its outcome through
- * `host.settle(callId, ok, json)` (at once, or when its promise settles) as JSON text it makes with
- * its own `JSON.stringify`; `resolve()` finds the plugin object (`module.exports`, its `default` as
- * transpiled ES modules leave it, else the globals, as PostHog's VM did); `capabilities(plugin)`
- * lists its methods and job names as JSON. The setup's call context (the plugin API's `meta`) is
- * appended to every call's arguments.
+ * The host's handles into the app: `invoke` reports through `host.settle(callId, ok, json)`;
+ * `resolve()` finds the plugin object (`module.exports`, its `default`, else the globals, as
+ * PostHog's VM did); `capabilities(plugin)`.
  */
 export const TRAMPOLINE_SOURCE = `
 (function (host, describe, methodNames) {
