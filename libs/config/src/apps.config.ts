@@ -1,39 +1,35 @@
 import path from 'node:path';
 import { type EgressConfig, loadEgressConfig } from './egress.config';
-import { readEncryptionKeys } from './secret-box';
+import { readEncryptionKeys } from './secret-box.util';
 import { ConfigError, type Environment, readInteger, readString } from './env.util';
 
-/** How pipeline apps run where they run (ingestion's destinations, the workers' import apps). */
 export interface AppsRuntimeConfig {
-  /** The heap of one app's sandbox. */
   memoryLimitBytes: number;
   /** One call of an app, including the host work it awaits (fetch, storage). */
   timeLimitMs: number;
-  /** One call's own execution time in its sandbox (the wall clock of the call is `timeLimitMs`). */
+  /** The call's own execution time; its wall clock is `timeLimitMs`. */
   callCpuMs: number;
-  /** Worker threads the process runs apps' sandboxes on (none start before an app is loaded). */
+  /** None start before an app is loaded. */
   threads: number;
-  /** All sandboxes of the process together: each holds `memoryLimitBytes` of it. */
+  /** All sandboxes together: each holds `memoryLimitBytes` of it. */
   sandboxesMemoryBytes: number;
-  /** After a call timed out, the app's calls are skipped this long, doubled at each timeout in a row. */
+  /** Doubled at each timeout in a row. */
   timeoutBackoffMs: number;
-  /** Timeouts in a row after which the config is disabled (logged to its log). */
   timeoutsBeforeDisable: number;
-  /** `meta.cache` of one app in one project (keys, values and list elements), and of all apps. */
+  /** Keys, values and list elements, per app and project, and of all apps. */
   cacheBytesPerApp: number;
   cacheBytes: number;
-  /** `meta.storage` of one config (keys and values as stored), and the largest value. */
+  /** Keys and values as stored. */
   storageBytesPerConfig: number;
   storageValueMaxBytes: number;
-  /** One `fetch` of an app, or one webhook the host sends for `composeWebhook`. */
+  /** Also bounds the webhooks the host sends for `composeWebhook`. */
   fetchTimeoutMs: number;
   fetchMaxResponseBytes: number;
-  /** Opens the secret fields of app configs (sealed by the management API with the same keys). */
+  /** The management API's keys, which sealed the apps' secret fields. */
   encryptionKeys: Buffer[] | undefined;
   dataDir: string;
   /** A MaxMind City database (.mmdb) for `meta.geoip`; unset, apps' lookups answer null. */
   geoipDatabasePath: string | undefined;
-  /** Where apps' `fetch` and composeWebhook deliveries may go. */
   egress: EgressConfig;
 }
 

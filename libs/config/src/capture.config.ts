@@ -6,23 +6,21 @@ import { readMetricsToken } from './metrics-token.config';
 export interface CaptureConfig {
   host: string;
   port: number;
-  /** Postgres for project-token lookups (split mode); the standalone app passes its own. */
+  /** Split mode; the standalone app passes its own. */
   databaseUrl: string | undefined;
-  /** Connections of capture's pool: token lookups, and persons for the SDKs' flag calls. */
+  /** Token lookups, and persons for the SDKs' flag calls. */
   databasePoolSize: number;
-  /** `/batch/` body limit in bytes (the spec: less than 20 MB). */
+  /** Bytes: BATCH_BODY_SIZE of `rust/capture/src/router.rs`. */
   batchBodyLimit: number;
-  /** Body limit of every other capture path. */
   eventBodyLimit: number;
-  /** Bound on a decompressed payload, against gzip bombs. */
+  /** Against gzip bombs. */
   maxDecodedBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
-  /** Processes serving the port (node:cluster) when capture runs alone; 1: this process only. */
+  /** node:cluster processes when capture runs alone; 1: this process only. */
   workers: number;
-  /** The queue capture publishes to; `brokers` undefined in npm start (the in-process bus). */
+  /** `brokers` undefined in npm start: the in-process bus. */
   kafka: KafkaConfig;
-  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
   metricsToken: string | undefined;
 }
 

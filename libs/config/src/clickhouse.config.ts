@@ -2,19 +2,17 @@ import path from 'node:path';
 import { ConfigError, Environment, readString, readUrl, redact } from './env.util';
 
 export interface ClickHouseConfig {
-  /** HTTP(S) URL of a ClickHouse server; when absent the embedded chDB engine runs under `dataPath`. */
+  /** Absent: the embedded chDB engine runs under `dataPath`. */
   url: string | undefined;
   username: string | undefined;
   password: string | undefined;
   database: string;
-  /** Cluster name of the servers' `remote_servers`: migrations then run `ON CLUSTER` it. */
+  /** Migrations then run `ON CLUSTER`. */
   cluster: string | undefined;
-  /** Data directory of the embedded chDB engine (unused with a server). */
   dataPath: string;
 }
 
-// Database and cluster names are spliced into DDL (identifiers cannot be bound), so they are
-// restricted to characters that need no quoting.
+// SECURITY: spliced into DDL (identifiers cannot be bound), so only characters that need no quoting.
 const DATABASE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const CLUSTER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 

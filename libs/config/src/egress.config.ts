@@ -1,21 +1,11 @@
 import { isIP } from 'node:net';
 import { ConfigError, type Environment, readPort, readString } from './env.util';
 
-/**
- * Where the server's requests on behalf of users (apps' fetch and webhooks, app installs, batch-export
- * destinations) may go. Public addresses always; private, loopback and link-local ones only inside
- * the networks listed here; the server's own ports on its own addresses never.
- */
+/** Public addresses always; private ones only inside these networks; the server's own ports never. */
 export interface EgressConfig {
-  /**
-   * EGRESS_ALLOWED_PRIVATE_NETWORKS: comma-separated CIDRs (or single addresses) of private networks
-   * that may be reached, e.g. `10.0.0.0/8,127.0.0.1/32`. Empty by default.
-   */
+  /** EGRESS_ALLOWED_PRIVATE_NETWORKS: comma-separated CIDRs or addresses, e.g. `10.0.0.0/8,127.0.0.1/32`. */
   allowedPrivateNetworks: string[];
-  /**
-   * The ports hogbase's services serve on (MANAGEMENT_PORT, CAPTURE_PORT, INGESTION_PORT,
-   * WORKERS_PORT): refused on this machine's own addresses even inside an allowed network.
-   */
+  /** The services' ports, refused on this machine's own addresses even inside an allowed network. */
   ownPorts: number[];
 }
 

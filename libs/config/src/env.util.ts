@@ -1,7 +1,4 @@
-/**
- * Typed readers over an environment map. Every app builds its config once at start-up from these;
- * a bad value throws `ConfigError` with the `NAME=value: why` message the conventions ask for.
- */
+/** Every app builds its config once at start-up from these; a bad value is a `NAME=value: why` ConfigError. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {

@@ -1,13 +1,27 @@
-export * from './env.util';
-export * from './management.config';
-export * from './standalone.config';
-export * from './clickhouse.config';
-export * from './kafka.config';
-export * from './capture.config';
-export * from './ingestion.config';
-export * from './process-lifecycle.util';
-export * from './log-redaction.util';
-export * from './secret-box';
-export * from './workers.config';
-export * from './apps.config';
-export * from './egress.config';
+// Each app's config, read once at start-up.
+export {
+  describeDatabase,
+  loadManagementConfig,
+  type DatabaseConfig,
+  type LogLevel,
+  type ManagementConfig,
+} from './management.config';
+export { loadCaptureConfig, type CaptureConfig } from './capture.config';
+export { loadIngestionConfig, type IngestionConfig } from './ingestion.config';
+export { DEFAULT_BATCH_EXPORT_QUERY_LIMITS, loadWorkersConfig, type WorkersConfig } from './workers.config';
+export {
+  loadStandaloneConfig,
+  STANDALONE_JOB_ENGINE_CONNECTIONS,
+  type StandaloneConfig,
+} from './standalone.config';
+export { describeClickHouse, loadClickHouseConfig, type ClickHouseConfig } from './clickhouse.config';
+export { loadKafkaConfig, type KafkaConfig } from './kafka.config';
+export { loadAppsRuntimeConfig, type AppsRuntimeConfig } from './apps.config';
+
+// Reading settings, and what a bad one throws.
+export { ConfigError, readInteger, readString, readUrl, type Environment } from './env.util';
+export { runMain } from './process-lifecycle.util';
+
+// Secrets: sealing them in Postgres, keeping them out of logs.
+export { openSecretBox, SecretBox } from './secret-box.util';
+export { redactHeaders, redactQuery, redactUrl } from './log-redaction.util';

@@ -6,18 +6,16 @@ import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.con
 import { readMetricsToken } from './metrics-token.config';
 
 export interface IngestionConfig {
-  /** Where ingestion serves `/_health`, `/_ready` and `/metrics` (it has no other HTTP). */
+  /** `/_health`, `/_ready` and `/metrics` only. */
   host: string;
   port: number;
-  /** Persons and groups; required in split mode (npm start passes the embedded one's). */
+  /** Required in split mode (npm start passes the embedded one's). */
   database: DatabaseConfig;
   logLevel: LogLevel;
-  /** `brokers` undefined in split mode stops the app; npm start then uses the in-process bus. */
+  /** `brokers` undefined stops the split app; npm start uses the in-process bus. */
   kafka: KafkaConfig;
   clickhouse: ClickHouseConfig;
-  /** How the pipeline apps' destinations run. */
   apps: AppsRuntimeConfig;
-  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
   metricsToken: string | undefined;
 }
 

@@ -1,38 +1,28 @@
 import { ConfigError, Environment, readInteger, readString } from './env.util';
 
 export interface KafkaConfig {
-  /**
-   * `host:port` of the bootstrap brokers. Undefined when `KAFKA_BROKERS` is not set: the standalone
-   * app then uses the in-process bus, and the split apps refuse to start.
-   */
+  /** Undefined: the standalone app uses the in-process bus, the split apps refuse to start. */
   brokers: string[] | undefined;
   clientId: string;
-  /** Consumer group of the ingestion consumers. */
   consumerGroupId: string;
   /**
-   * Partitions one ingestion consumer processes at the same time (each still in order). More
-   * than one overlaps one partition's Postgres and ClickHouse round trips with another's, and the
-   * batches written at the same time share one ClickHouse insert. Default 8, the event topics'
-   * default partition count: one process works on all of them at once.
+   * Partitions processed at once, each in order: their round trips overlap and their batches share
+   * one ClickHouse insert. The default is the topics' partition count.
    */
   consumerConcurrency: number;
-  /**
-   * Most messages per ingestion handler call: one Postgres transaction and one share of a
-   * ClickHouse insert. Default 2,000 (bench/README.md: larger calls made fewer, larger inserts).
-   */
+  /** Per handler call: one Postgres transaction and one share of a ClickHouse insert. */
   consumerMaxBatchSize: number;
   /**
-   * Bytes one fetch reads per partition; a fetch reads at most this times consumerConcurrency.
-   * Default 8 MiB, so that a partition with a backlog fills a whole call (capture's messages are
-   * about 2.5 KB); lower it to bound memory: a fetch in flight is held in memory whole.
+   * Large enough that a partition with a backlog fills a whole call; lower it to bound memory, since
+   * a fetch (at most this times consumerConcurrency) is held whole.
    */
   consumerFetchBytesPerPartition: number;
-  /** Partitions of the topics the migrate step creates; the ceiling on ingestion consumers. */
+  /** Of the topics migrate creates: the ceiling on ingestion consumers. */
   topicPartitions: number;
   replicationFactor: number;
-  /** Upper bound on one publish, from the call to the broker's acknowledgement of every message. */
+  /** Until the broker acknowledged every message. */
   producerTimeoutMs: number;
-  /** Largest single message; must not exceed the broker's (or topic's) `message.max.bytes`. */
+  /** At most the broker's (or topic's) `message.max.bytes`. */
   maxMessageBytes: number;
 }
 
@@ -74,10 +64,8 @@ export function loadKafkaConfig(env: Environment = process.env): KafkaConfig {
       8 * 1024 * 1024,
       64 * 1024,
     ),
-    // NOTE: 8 partitions let up to 8 ingestion consumers share the load, which is plenty for a
-    // self-hosted install, and cost a single broker next to nothing. Raise it before the first
-    // migrate: adding partitions later moves keys to other partitions, which breaks per-person
-    // order for the events in flight at that moment.
+    // NOTE: raise it before the first migrate: adding partitions later moves keys to other
+    // partitions, which breaks per-person order for the events in flight at that moment.
     topicPartitions: readInteger(env, 'KAFKA_TOPIC_PARTITIONS', 8, 1),
     replicationFactor: readInteger(env, 'KAFKA_REPLICATION_FACTOR', 1, 1),
     producerTimeoutMs: readInteger(env, 'KAFKA_PRODUCER_TIMEOUT_MS', 5_000, 100),

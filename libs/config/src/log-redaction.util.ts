@@ -1,23 +1,14 @@
-/**
- * Credentials never reach a log line, wherever a client put them: a personal key sent as
- * `?personal_api_key=`, an `X-API-Key` header, a token in a path. Request loggers run every URL,
- * query object and header map through these before writing.
- */
+/** SECURITY: request loggers run every URL, query and header map through these, so credentials never reach a log line. */
 
 export const REDACTED = '[redacted]';
 
-/**
- * Names of query parameters and headers that carry a secret. NOTE: a bare `key` is not one
- * (the event listing's `values/?key=$browser` names a property), but `api_key`, `X-API-Key`,
- * `personal_api_key`, `secret_key`, `token`, `access_token` and `password` are.
- */
+/** NOTE: a bare `key` is not one: the event listing's `values/?key=$browser` names a property. */
 const CREDENTIAL_NAME =
   /(api[-_]?key|secret|token|passw(or)?d|pwd|auth|cookie|session|signature|credential|private[-_]?key)/i;
 
 /**
- * Values shaped like a credential, wherever they appear: PostHog's personal (`phx_`), project
- * secret (`phs_`) and OAuth (`pha_`, `phr_`) keys, and JWTs. Project tokens (`phc_`) are public:
- * they are in every web page that loads posthog-js, and logs need them to tell projects apart.
+ * PostHog's personal, project secret and OAuth keys, and JWTs. Project tokens (`phc_`) are public
+ * (every page loading posthog-js has one), and logs need them to tell projects apart.
  */
 const CREDENTIAL_VALUE = /\b(ph[xsar]_[A-Za-z0-9]+|eyJ[\w-]+\.[\w-]+\.[\w-]+)/g;
 
@@ -29,7 +20,6 @@ function redactText(text: string): string {
   return text.replace(CREDENTIAL_VALUE, REDACTED);
 }
 
-/** A request URL (path and query, or absolute) with credential parameters and credential-shaped values replaced. */
 export function redactUrl(url: string): string {
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
@@ -50,7 +40,6 @@ export function redactUrl(url: string): string {
   return `${redactText(path)}?${redacted.join('&')}`;
 }
 
-/** A parsed query object (Express's `req.query`), values of credential names replaced. */
 export function redactQuery(query: unknown): unknown {
   if (query === null || typeof query !== 'object') return query;
   return Object.fromEntries(
@@ -61,7 +50,6 @@ export function redactQuery(query: unknown): unknown {
   );
 }
 
-/** Request or response headers with every credential-carrying header replaced. */
 export function redactHeaders(
   headers: Record<string, unknown> | undefined,
 ): Record<string, unknown> | undefined {

@@ -12,14 +12,14 @@ import {
 } from './env.util';
 import { type ClickHouseConfig, loadClickHouseConfig } from './clickhouse.config';
 import { type EgressConfig, loadEgressConfig } from './egress.config';
-import { readEncryptionKeys } from './secret-box';
+import { readEncryptionKeys } from './secret-box.util';
 import { readMetricsToken } from './metrics-token.config';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export interface DatabaseConfig {
-  /** A real Postgres; when absent the standalone app runs the embedded one under `dataDir`. */
+  /** Absent: the standalone app runs the embedded one under `dataDir`. */
   url: string | undefined;
   poolSize: number;
 }
@@ -29,16 +29,11 @@ export interface SmtpConfig {
   from: string;
 }
 
-/** Where pipeline apps (plugins) may be installed from, and the catalog the API offers. */
 export interface AppsConfig {
-  /**
-   * APPS_LOCAL_DIRECTORY: the only folder `file:` apps may be read from (symlinks may not leave
-   * it). Unset: `local` apps are refused, so an API key can never make the server read its disk.
-   */
+  /** SECURITY: the only folder `file:` apps are read from; unset, an API key can never make the server read its disk. */
   localDirectory: string | undefined;
-  /** APPS_NPM_REGISTRY_URL: where npm package URLs and update checks of npm apps resolve. */
   npmRegistryUrl: string;
-  /** APPS_REPOSITORY_URL: the catalog `repository/` serves; unset, the list bundled with the server. */
+  /** Unset: the catalog bundled with the server. */
   repositoryUrl: string | undefined;
 }
 
@@ -49,29 +44,19 @@ export interface ManagementConfig {
   database: DatabaseConfig;
   /** Invite e-mails are sent only when SMTP is configured, as PostHog does. */
   smtp: SmtpConfig | undefined;
-  /** `host:port` of the DNS servers used to verify domains; the system resolver when empty. */
+  /** For domain verification; the system resolver when empty. */
   dnsServers: string[];
-  /** Base URL used in e-mails (invite links). */
   siteUrl: string;
   instanceTag: string;
   logLevel: LogLevel;
-  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
   metricsToken: string | undefined;
   trustProxy: boolean;
-  /**
-   * ENCRYPTION_KEYS: what seals the secrets kept in Postgres (batch-export destinations). When
-   * absent, a key generated into DATA_DIR (see openSecretBox).
-   */
+  /** Absent: a key generated into DATA_DIR (openSecretBox). */
   encryptionKeys: Buffer[] | undefined;
   apps: AppsConfig;
-  /** Where app installs and upgrades may download from. */
   egress: EgressConfig;
-  /**
-   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export may be saved without keys of its own and then
-   * runs with this server's AWS identity (see the workers' config). Off, such an export is a 400.
-   */
+  /** An S3 export may be saved without keys, running with the server's AWS identity; off, that is a 400. */
   batchExportS3ServerCredentials: boolean;
-  /** The event store the event listing reads. */
   clickhouse: ClickHouseConfig;
 }
 

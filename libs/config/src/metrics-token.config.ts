@@ -1,12 +1,10 @@
 import { ConfigError, type Environment, readString } from './env.util';
 
-/** Fewer characters than this is a guessable token. */
 const MIN_METRICS_TOKEN_LENGTH = 16;
 
 /**
- * METRICS_TOKEN: when set, `/metrics` on every port answers only `Authorization: Bearer <token>`
- * (refuseMetricsRequest, @hogbase/service-runtime); unset, anyone who reaches the port reads it.
- * Every app reads it alike, so one setting covers the services of a deployment.
+ * When set, `/metrics` on every port answers only `Authorization: Bearer <token>`; unset, anyone
+ * who reaches the port reads it. Every app reads it alike: one setting covers a deployment.
  */
 export function readMetricsToken(env: Environment): string | undefined {
   const token = readString(env, 'METRICS_TOKEN');

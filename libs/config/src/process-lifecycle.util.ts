@@ -1,14 +1,12 @@
 import { ConfigError } from './env.util';
 
-/** Where {@link runMain} reports an error nothing else caught (pino's `error(object, message)`). */
+/** pino's `error(object, message)`. */
 export interface ProcessErrorLogger {
   error(object: Record<string, unknown>, message: string): void;
 }
 
-/** pino's level number for `error`: the lines below read like the app's own pino lines. */
 const PINO_ERROR_LEVEL = 50;
 
-/** Writes a line in pino's shape to stderr, for when no logger is given. */
 const stderrLogger: ProcessErrorLogger = {
   error(object, message) {
     console.error(
@@ -30,12 +28,8 @@ function serializeError(error: unknown): Record<string, unknown> {
 }
 
 /**
- * Runs an app's `main`, printing a configuration error as its one-line message and exiting 1.
- *
- * It also installs the process's last line of defence: an exception or a rejection that nothing
- * handled (a bug, in whatever library) is logged and the process keeps serving, so that one bad
- * event or request cannot take every tenant's service down with it. Only a ConfigError (start-up)
- * still ends it.
+ * A ConfigError prints its one line and exits 1. Any other unhandled exception or rejection is
+ * logged and the process keeps serving: one bad event cannot take every tenant's service down.
  */
 export function runMain(main: () => Promise<void>, logger: ProcessErrorLogger = stderrLogger): void {
   const fatal = (error: ConfigError) => {

@@ -6,11 +6,7 @@ import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { loadManagementConfig, ManagementConfig } from './management.config';
 import { loadWorkersConfig, WorkersConfig } from './workers.config';
 
-/**
- * Postgres connections of the pipeline in npm start, besides the management app's
- * DATABASE_POOL_SIZE: the embedded Postgres refuses every connection past its limit, so the
- * pipeline's pools are small and fixed.
- */
+/** Small and fixed: the embedded Postgres refuses every connection past its limit. */
 export const STANDALONE_CAPTURE_POOL_SIZE = 4;
 export const STANDALONE_INGESTION_POOL_SIZE = 3;
 export const STANDALONE_WORKERS_POOL_SIZE = 2;
@@ -21,21 +17,18 @@ export interface StandaloneConfig {
   management: ManagementConfig;
   capture: CaptureConfig;
   ingestion: IngestionConfig;
-  /** Batch exports: the management app's Postgres, keys and data directory, the shared ClickHouse. */
+  /** The management app's Postgres, keys and data directory. */
   workers: WorkersConfig;
-  /** Shared by ingestion (writes) and the management app (the event listing). */
   clickhouse: ClickHouseConfig;
-  /** `brokers` undefined: the in-process bus carries events from capture to ingestion. */
+  /** `brokers` undefined: the in-process bus. */
   kafka: KafkaConfig;
-  /** E-mail of the admin the first start creates. */
+  /** The admin the first start creates. */
   initialAdminEmail: string;
 }
 
 /**
- * The four services' configs over one environment. DATABASE_URL, DATABASE_POOL_SIZE and LOG_LEVEL
- * are the management app's; capture and ingestion get the same Postgres (or the embedded one's URL
- * at start-up) through small pools of their own, and ingestion serves no probe port (the
- * management port answers for the process).
+ * DATABASE_URL, DATABASE_POOL_SIZE and LOG_LEVEL are the management app's; the pipeline gets small
+ * pools of its own, and ingestion no probe port (the management port answers for the process).
  */
 export function loadStandaloneConfig(env: Environment = process.env): StandaloneConfig {
   const management = loadManagementConfig(env);

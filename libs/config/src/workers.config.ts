@@ -5,53 +5,35 @@ import { type EgressConfig, loadEgressConfig } from './egress.config';
 import { KafkaConfig, loadKafkaConfig } from './kafka.config';
 import { Environment, readBoolean, readEnum, readInteger, readPort, readString, readUrl } from './env.util';
 import { LOG_LEVELS, type DatabaseConfig, type LogLevel } from './management.config';
-import { readEncryptionKeys } from './secret-box';
+import { readEncryptionKeys } from './secret-box.util';
 import { readMetricsToken } from './metrics-token.config';
 
 export interface WorkersConfig {
-  /** Where the workers serve `/_health`, `/_ready` and `/metrics` (they have no other HTTP). */
+  /** `/_health`, `/_ready` and `/metrics` only. */
   host: string;
   port: number;
-  /** Exports, runs and the job queue; required in split mode (npm start passes the embedded one's). */
+  /** Required in split mode (npm start passes the embedded one's). */
   database: DatabaseConfig;
   clickhouse: ClickHouseConfig;
-  /**
-   * Ingestion's Kafka (brokers, consumer group): a run starts only once ingestion has processed
-   * every event captured before its interval's end. Required in split mode.
-   */
+  /** Ingestion's: a run starts once ingestion processed every event captured before the interval's end. */
   kafka: KafkaConfig;
-  /** What opens the sealed destination configs: the same keys as the management API's. */
+  /** The management API's keys, which sealed the destination configs. */
   encryptionKeys: Buffer[] | undefined;
   dataDir: string;
   logLevel: LogLevel;
-  /** METRICS_TOKEN: `/metrics` needs it as a Bearer credential when set. */
   metricsToken: string | undefined;
-  /** Runs this process executes at once. */
   concurrency: number;
-  /**
-   * How late after an interval's end an event may be captured and still belong to that interval
-   * (by its timestamp); its run starts then, once ingestion has processed those events. An event
-   * captured later belongs to the interval it arrived in.
-   */
+  /** How late an event may be captured and still belong to its interval; the run starts then. */
   exportLagSeconds: number;
-  /**
-   * Bounds on each ClickHouse query of a batch-export run, which carries the member's `hogql_query`:
-   * a run past one fails with a message saying which (BATCH_EXPORT_QUERY_MAX_*).
-   */
+  /** Each query carries the member's `hogql_query`: a run past a bound fails saying which. */
   batchExportQueryLimits: BatchExportQueryLimits;
-  /** How the import apps run (their sandbox limits, the keys that open their secret config values). */
   apps: AppsRuntimeConfig;
-  /**
-   * The period of `runEveryMinute` (PostHog's is a minute); hours and days stay real ones. Shorter
-   * only to see an import app work without waiting (tests, demos).
-   */
+  /** `runEveryMinute`'s period; shorter only for tests and demos. */
   appsScheduleTickSeconds: number;
-  /** Where batch-export destinations may connect. */
   egress: EgressConfig;
   /**
-   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export without keys of its own runs with this
-   * server's AWS identity (environment, shared config, instance or container role). Off, such a
-   * run fails: every member could write with the operator's identity to any bucket it reaches.
+   * SECURITY: off, an S3 export without keys fails: every member could otherwise write with the
+   * operator's AWS identity to any bucket it reaches.
    */
   batchExportS3ServerCredentials: boolean;
 }
@@ -64,10 +46,9 @@ export interface BatchExportQueryLimits {
 }
 
 /**
- * A run's queries stream (the rows go to the destination as ClickHouse writes them), so the result
- * bound is per query, generous: a chunk, or a whole interval for Parquet without max_file_size_mb.
- * Memory is the listing's 2 GB: sorts spill to disk past half of it. Half an hour per query
- * leaves room for a slow destination, which holds the query while it takes the rows.
+ * Queries stream, so the result bound is per query and generous (a whole interval for Parquet
+ * without max_file_size_mb); sorts spill to disk past half the memory; a slow destination holds
+ * the query while it takes the rows.
  */
 export const DEFAULT_BATCH_EXPORT_QUERY_LIMITS: BatchExportQueryLimits = {
   maxExecutionSeconds: 1_800,

@@ -3,7 +3,7 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type Environment, readString } from './env.util';
 
-/** The file a deployment without ENCRYPTION_KEYS keeps its generated key in, under DATA_DIR. */
+/** Under DATA_DIR, for a deployment without ENCRYPTION_KEYS. */
 export const ENCRYPTION_KEYS_FILE = 'encryption-keys';
 
 const KEY_BYTES = 32;
@@ -11,7 +11,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const VERSION = 'v1';
 
-/** ENCRYPTION_KEYS as given: base64 keys of 32 bytes, comma-separated, the first one encrypting. */
+/** Base64 keys of 32 bytes, comma-separated, the first one encrypting. */
 export function readEncryptionKeys(env: Environment): Buffer[] | undefined {
   const value = readString(env, 'ENCRYPTION_KEYS');
   if (value === undefined) return undefined;
@@ -36,17 +36,14 @@ function parseKey(text: string, failure: () => Error): Buffer {
   return key;
 }
 
-/** A short public name of a key, stored beside what it encrypted, so that rotation finds the right one. */
+/** Stored beside what it encrypted, so that rotation finds the right key. */
 function keyId(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 8);
 }
 
 /**
- * Encrypts secrets stored in Postgres (batch-export destination configs) with AES-256-GCM.
- * `seal` uses the first key; `open` any key whose id the sealed text names, so that keys rotate by
- * putting the new one first and keeping the old ones until everything is sealed again.
- *
- * Sealed text: `v1.<key id>.<iv>.<ciphertext and tag>` (base64url parts).
+ * AES-256-GCM, sealing with the first key and opening with the one the text names: keys rotate by
+ * putting the new one first. Sealed text: `v1.<key id>.<iv>.<ciphertext and tag>` (base64url).
  */
 export class SecretBox {
   private readonly keys: Map<string, Buffer>;
@@ -80,11 +77,7 @@ export class SecretBox {
   }
 }
 
-/**
- * The SecretBox of a process: ENCRYPTION_KEYS when set (a deployment of several processes shares
- * them, e.g. from a Kubernetes Secret); otherwise the key file under DATA_DIR, generated on first
- * use, readable by its owner only (`npm start`).
- */
+/** ENCRYPTION_KEYS when set, else the key file under DATA_DIR, generated on first use, owner-only. */
 export async function openSecretBox(
   keys: readonly Buffer[] | undefined,
   dataDir: string,

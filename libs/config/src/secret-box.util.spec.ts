@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ENCRYPTION_KEYS_FILE, openSecretBox, readEncryptionKeys, SecretBox } from './secret-box';
+import { ENCRYPTION_KEYS_FILE, openSecretBox, readEncryptionKeys, SecretBox } from './secret-box.util';
 
 describe('SecretBox', () => {
   const key = () => randomBytes(32);
