@@ -10,7 +10,7 @@ import {
   splitModeEnv,
   startApp,
   stopApp,
-  waitFor,
+  waitForApp,
   type AppProcess,
   type ExitStatus,
 } from '@hogbase/test-support';
@@ -60,7 +60,7 @@ export class AppSlot<Name extends string = string> {
       await this.waitReady();
       return;
     }
-    await waitFor(app, 'its probe server', async () => {
+    await waitForApp(app, 'its probe server', async () => {
       try {
         await fetch(`${this.url}/_health`);
         return true;
@@ -72,7 +72,7 @@ export class AppSlot<Name extends string = string> {
 
   async waitReady(): Promise<void> {
     if (!this.app) throw new Error(`${this.name} is not running`);
-    await waitFor(
+    await waitForApp(
       this.app,
       '/_ready answering 200',
       async () => {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import pino from 'pino';
 import { createCapturePool, startCaptureService, type CaptureService } from '@hogbase/capture-server';
@@ -10,12 +9,13 @@ import { openDataSource } from '@hogbase/postgres';
 import { InProcessBus } from '@hogbase/queue';
 import {
   createTestDatabase,
+  eventually,
   freePort,
   killApps,
   splitModeEnv,
   startApp,
   stopApp,
-  waitFor,
+  waitForApp,
   type AppProcess,
   type TestDatabase,
 } from '@hogbase/test-support';
@@ -67,14 +67,6 @@ describe('capture readiness and Postgres', () => {
     }
   }
 
-  async function eventually(what: string, probe: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    while (!(await probe())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(100);
-    }
-  }
-
   it('is not ready while it has never reached Postgres, ready once it loaded the tokens, and stays ready through a later outage', async () => {
     await allowConnections(false);
     const received: string[] = [];
@@ -119,7 +111,9 @@ describe('capture readiness and Postgres', () => {
       expect(await post(TOKEN)).toMatchObject({ status: 503, retryAfter: '5' });
 
       await allowConnections(true);
-      await eventually('capture to report ready', async () => (await readiness()).status === 200);
+      await eventually('capture to report ready', async () => (await readiness()).status === 200, {
+        timeoutMs: 60_000,
+      });
       const accepted = await post(TOKEN);
       expect(accepted.status).toBe(200);
       expect(received).toContain(accepted.uuid);
@@ -190,7 +184,7 @@ describe('capture readiness and Postgres', () => {
       });
       const started = app;
       // Both workers serving, their queue reachable: they could take events but for the tokens.
-      await waitFor(
+      await waitForApp(
         started,
         'both workers answering /_ready with the queue ready',
         async () =>
@@ -205,7 +199,7 @@ describe('capture readiness and Postgres', () => {
       );
 
       await allowConnections(true);
-      await waitFor(started, 'every worker ready', async () =>
+      await waitForApp(started, 'every worker ready', async () =>
         (await readinessOfEachWorker(url)).every((answer) => answer.status === 200),
       );
     });

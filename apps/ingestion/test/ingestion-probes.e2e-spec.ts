@@ -14,7 +14,7 @@ import {
   splitModeEnv,
   startApp,
   stopApp,
-  waitFor,
+  waitForApp,
   waitForReady,
   type AppProcess,
   type TestDatabase,
@@ -125,10 +125,10 @@ describe('ingestion alone: /_health, /_ready and /metrics on INGESTION_PORT', ()
       // NOTE: the group reads the shared events topic from its beginning, so other tests' events
       // are counted too (dropped: their projects do not exist here; dead-lettered: their tokens are
       // not this project's); this one is the person below.
-      await waitFor(app, 'the event written', () => personExists(distinctId));
+      await waitForApp(app, 'the event written', () => personExists(distinctId));
       // The person is in Postgres before the batch's insert, dead letters and counts are done.
       let text = '';
-      await waitFor(app, 'the written event counted', async () => {
+      await waitForApp(app, 'the written event counted', async () => {
         const metrics = await fetch(`${probeUrl}/metrics`);
         expect(metrics.status).toBe(200);
         text = await metrics.text();

@@ -23,7 +23,7 @@ export {
   startApp,
   stopApp,
   STOP_TIMEOUT_MS,
-  waitFor,
+  waitForApp,
   type AppProcess,
   type ExitStatus,
 } from '@hogbase/test-support';

@@ -1,5 +1,5 @@
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
-import { READY_TIMEOUT_MS, startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
+import { READY_TIMEOUT_MS, startStandaloneForTest, waitForApp, type StandaloneForTest } from './app-process';
 import { BatchExportsApi, captureEvents, eventsAroundRange } from './batch-export-test.util';
 import { managementRequest } from './management-request';
 
@@ -93,7 +93,7 @@ describe('npm start: an HTTP export into our own capture copies a project into a
   /** Waits until the backfill is Completed and answers its runs (they must all be Completed). */
   async function completed(exportId: string, backfillId: string) {
     const exports = new BatchExportsApi(standalone.managementUrl, standalone.credentials);
-    await waitFor(
+    await waitForApp(
       standalone.server,
       `backfill ${backfillId} to complete`,
       () => exports.backfillCompleted(exportId, backfillId),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
+import { startStandaloneForTest, waitForApp, type StandaloneForTest } from './app-process';
 import {
   BatchExportsApi,
   BatchReceiver,
@@ -49,7 +49,7 @@ describe('npm start: the batch-export lifecycle', () => {
   let paused: { thenBackfilled: string; thenResumed: string; insideInterval: string; createdPaused: string };
 
   const wait = (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) =>
-    waitFor(standalone.server, what, check, timeoutMs);
+    waitForApp(standalone.server, what, check, timeoutMs);
 
   /** Waits until the scheduler has had its chance at the interval that ends at `boundary`. */
   const pastBoundary = async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createTestS3Client } from '@hogbase/test-support';
-import { READY_TIMEOUT_MS, startStandaloneForTest, waitFor, type StandaloneForTest } from './app-process';
+import { READY_TIMEOUT_MS, startStandaloneForTest, waitForApp, type StandaloneForTest } from './app-process';
 import { BatchExportsApi, captureEvents, eventsAroundRange, readS3Rows } from './batch-export-test.util';
 
 const HOUR = 3_600_000;
@@ -46,7 +46,7 @@ describe('npm start: a backfill exports the events of its hours to S3, each once
     });
 
     // The events are ingested before the backfill looks for the first one.
-    await waitFor(standalone.server, 'the events to be listed', async () => {
+    await waitForApp(standalone.server, 'the events to be listed', async () => {
       const listed = await api.request(
         'GET',
         `/api/projects/${credentials.project_id}/events/?limit=100&after=2000-01-01`,
@@ -54,7 +54,7 @@ describe('npm start: a backfill exports the events of its hours to S3, each once
       return listed.status === 200 && (listed.body.results as unknown[]).length === 43;
     });
     const backfillId = await api.createBackfill(exportId, rangeStart, rangeEnd);
-    await waitFor(
+    await waitForApp(
       standalone.server,
       'the backfill to complete',
       () => api.backfillCompleted(exportId, backfillId),

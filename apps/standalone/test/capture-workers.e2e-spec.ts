@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { READY_TIMEOUT_MS, stopApp, waitFor, type AppProcess } from './app-process';
+import { READY_TIMEOUT_MS, stopApp, waitForApp, type AppProcess } from './app-process';
 import { SplitModeForTest } from './split-mode-test.util';
 
 /** The processes whose parent is `pid` (Linux: /proc/<pid>/stat's 4th field). */
@@ -114,7 +114,7 @@ describe('capture with CAPTURE_WORKERS=2', () => {
       const credentials = await split.bootstrapOwner(`owner-${run}@workers.test`);
       const { capture, ingestion, captureUrl } = await split.startCaptureAndIngestion();
       let workers: number[] = [];
-      await waitFor(capture, '2 capture workers', () => {
+      await waitForApp(capture, '2 capture workers', () => {
         workers = workersOf(capture);
         return Promise.resolve(workers.length === 2);
       });
@@ -123,7 +123,7 @@ describe('capture with CAPTURE_WORKERS=2', () => {
       const sender = sending(captureUrl, credentials.project_api_key, run);
       await sleep(1_500);
       process.kill(first, 'SIGKILL');
-      await waitFor(capture, 'a replacement worker', () =>
+      await waitForApp(capture, 'a replacement worker', () =>
         Promise.resolve(workersOf(capture).filter((pid) => pid !== first).length === 2),
       );
       await sleep(1_500);
@@ -174,13 +174,13 @@ describe('capture with CAPTURE_WORKERS=2', () => {
     async () => {
       const { app: capture } = await split.start('capture');
       let workers: number[] = [];
-      await waitFor(capture, '2 capture workers', () => {
+      await waitForApp(capture, '2 capture workers', () => {
         workers = workersOf(capture);
         return Promise.resolve(workers.length === 2);
       });
       process.kill(workers[0], 'SIGKILL');
       let replacement: number | undefined;
-      await waitFor(capture, 'a replacement worker', () => {
+      await waitForApp(capture, 'a replacement worker', () => {
         replacement = workersOf(capture).find((pid) => !workers.includes(pid));
         return Promise.resolve(replacement !== undefined);
       });

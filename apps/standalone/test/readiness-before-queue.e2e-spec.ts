@@ -9,7 +9,7 @@ import {
   standaloneEnv,
   startApp,
   stopApp,
-  waitFor,
+  waitForApp,
   waitForReady,
   type AppProcess,
 } from './app-process';
@@ -42,7 +42,7 @@ describe('npm start before its queue answers', () => {
       const app = server;
       await waitForReady(app, managementUrl, '/_health');
       // Listening, then the first run writes the credentials; the pipeline starts after them.
-      await waitFor(app, 'the pipeline started', () =>
+      await waitForApp(app, 'the pipeline started', () =>
         Promise.resolve(app.output().includes('capture on http://')),
       );
 

@@ -10,7 +10,7 @@ import {
   READY_TIMEOUT_MS,
   REPO_ROOT,
   startApp,
-  waitFor,
+  waitForApp,
   waitForReady,
   type AppProcess,
 } from './app-process';
@@ -89,7 +89,7 @@ export class SplitModeForTest {
     captureUrl: string;
   }> {
     const [capture, ingestion] = await Promise.all([this.start('capture'), this.start('ingestion')]);
-    await waitFor(ingestion.app, 'consumer start', () =>
+    await waitForApp(ingestion.app, 'consumer start', () =>
       Promise.resolve(ingestion.app.output().includes('ingestion consuming')),
     );
     return { capture: capture.app, ingestion: ingestion.app, captureUrl: capture.url };
@@ -107,7 +107,7 @@ export class SplitModeForTest {
     try {
       const offsets = await admin.fetchTopicOffsets(EVENTS_TOPIC);
       const ends = new Map(offsets.map(({ partition, high }) => [partition, BigInt(high)]));
-      await waitFor(
+      await waitForApp(
         ingestion,
         'committed offsets past the SDK events',
         async () => {

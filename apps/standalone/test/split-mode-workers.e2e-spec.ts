@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { createTestS3Client } from '@hogbase/test-support';
-import { freePort, READY_TIMEOUT_MS, stopApp, waitFor } from './app-process';
+import { freePort, READY_TIMEOUT_MS, stopApp, waitForApp } from './app-process';
 import { BatchExportsApi, captureEvents, eventsAroundRange, readS3Rows } from './batch-export-test.util';
 import { SplitModeForTest } from './split-mode-test.util';
 
@@ -74,7 +74,7 @@ describe('split mode: the workers process runs a backfill created through the ma
       // answers on it.
       const workers = await split.start('workers');
       management = await split.start('management', managementPort);
-      await waitFor(
+      await waitForApp(
         workers.app,
         'the backfill to complete',
         () => api.backfillCompleted(exportId, backfillId),

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
-import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
+import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import type { AppDestinations, DestinationEvent } from './app-destinations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
 import {
@@ -88,7 +88,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     configId: number,
     succeeded: number,
   ): Promise<{ succeeded: number; failed: number }> {
-    return waitForValue(async () => {
+    return eventually('delivery counts', async () => {
       await runtime.log.flush();
       const { rows } = await pool.query<{ succeeded: string; failed: string }>(
         'SELECT sum(succeeded) AS succeeded, sum(failed) AS failed FROM plugin_delivery_stats WHERE plugin_config_id = $1',
@@ -96,7 +96,7 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
       );
       const counts = { succeeded: Number(rows[0]?.succeeded ?? 0), failed: Number(rows[0]?.failed ?? 0) };
       return counts.succeeded >= succeeded ? counts : undefined;
-    }, 'delivery counts');
+    });
   }
 
   async function outcomes(registry: Registry): Promise<Record<string, number>> {
@@ -129,7 +129,9 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     const purchase = event(teamId);
     await destinations.handOff([purchase]);
 
-    await waitForValue(() => (receiving.paths.length > 0 ? true : undefined), 'the retried delivery', 60_000);
+    await eventually('the retried delivery', () => (receiving.paths.length > 0 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
     expect(receiving.paths).toEqual([`/on-event?uuid=${purchase.uuid}&attempt=2`]);
     expect(await deliveryCounts(runtime, configId, 1)).toEqual({ succeeded: 1, failed: 0 });
     expect(await logLines(runtime, configId)).toEqual([
@@ -169,10 +171,10 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     const skipped = [event(teamId), event(teamId), event(teamId)];
     await destinations.handOff([slow, ...skipped]);
 
-    await waitForValue(
-      () => (receiving.paths.length >= 3 ? true : undefined),
+    await eventually(
       'the skipped deliveries, retried',
-      60_000,
+      () => (receiving.paths.length >= 3 ? true : undefined),
+      { timeoutMs: 60_000 },
     );
     expect([...receiving.paths].sort()).toEqual(
       skipped.map((skippedEvent) => `/on-event?uuid=${skippedEvent.uuid}`).sort(),
@@ -230,7 +232,9 @@ describe('destinations on the job engine: RetryError, calls skipped while an app
     expect([teams.has(pinnedProject.teamId), teams.has(droppedProject.teamId)]).toEqual([true, false]);
     const purchase = event(pinnedProject.teamId);
     await destinations.handOff([purchase, event(droppedProject.teamId)]);
-    await waitForValue(() => (receiving.paths.length > 0 ? true : undefined), 'the pinned delivery', 60_000);
+    await eventually('the pinned delivery', () => (receiving.paths.length > 0 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
     expect(receiving.paths).toEqual([`/pinned?uuid=${purchase.uuid}`]);
     expect(await deliveryCounts(runtime, pinned, 1)).toEqual({ succeeded: 1, failed: 0 });
   });

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
-import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
+import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import { AppTransformations } from './app-transformations';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
 import { pinTestConfig, testAppsRuntimeConfig, testCapturedEvent } from './testing/apps-runtime-test.util';
@@ -67,10 +67,10 @@ describe('transformations: calls skipped while an app backs off, pinned code', (
     const skipped = [testCapturedEvent(teamId, { page: 1 }), testCapturedEvent(teamId, { page: 2 })];
     for (const event of skipped) expect(await transformations.transform(event)).toBe(event);
     // Once the back-off is over the app transforms again.
-    const after = await waitForValue(async () => {
+    const after = await eventually('the app back from its back-off', async () => {
       const transformed = await transformations.transform(testCapturedEvent(teamId, { page: 3 }));
       return (propertiesOf(transformed) as { seen?: boolean }).seen ? transformed : undefined;
-    }, 'the app back from its back-off');
+    });
     expect(propertiesOf(after)).toEqual({ page: 3, seen: true });
 
     const counted = await outcomes(registry);

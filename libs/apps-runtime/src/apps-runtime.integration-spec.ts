@@ -6,7 +6,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { SecretBox } from '@hogbase/config';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
-import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
+import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import { SandboxTimeoutError } from '@hogbase/apps-sandbox';
 import { AppSkippedError, type AppCapturedEvent } from './app-instance';
 import type { DestinationEvent } from './app-destinations';
@@ -286,13 +286,13 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
       await destinations.handOff([first, skipped, { ...event(), team_id: teamId + 1_000 }]);
 
       // The webhook fails twice (503, then 500 on its first retry), is retried with back-off and lands.
-      const hooks = await waitForValue(
+      const hooks = await eventually(
+        'the retried webhook',
         () => {
           const landed = receiver.received.filter((request) => request.path === '/hook');
           return landed.length >= 3 ? landed : undefined;
         },
-        'the retried webhook',
-        60_000,
+        { timeoutMs: 60_000 },
       );
       expect(hooks.map((hook) => JSON.parse(hook.body) as unknown)).toEqual([
         { uuid: first.uuid, plan: 'pro' },
@@ -306,14 +306,14 @@ describe('apps runtime: the plugin API over Postgres and destinations on the job
       );
 
       await runtime.log.flush();
-      const stats = await waitForValue(async () => {
+      const stats = await eventually('delivery counts', async () => {
         await runtime.log.flush();
         const { rows } = await pool.query<{ plugin_config_id: number; succeeded: string; failed: string }>(
           'SELECT plugin_config_id, succeeded, failed FROM plugin_delivery_stats WHERE plugin_config_id = ANY($1) ORDER BY plugin_config_id',
           [[webhookConfig, onEventConfig]],
         );
         return rows.length === 2 && rows[0].succeeded === '2' ? rows : undefined;
-      }, 'delivery counts');
+      });
       expect(stats).toEqual([
         { plugin_config_id: webhookConfig, succeeded: '2', failed: '0' },
         { plugin_config_id: onEventConfig, succeeded: '2', failed: '0' },

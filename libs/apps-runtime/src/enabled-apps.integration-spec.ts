@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import pino from 'pino';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
-import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
+import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
 import { EnabledApps } from './enabled-apps';
 import {
@@ -83,7 +83,7 @@ describe('EnabledApps: which start failures it remembers', () => {
 
     const holding = (await holder.forConfig(busy))?.call('runEveryMinute');
     expect(holding).toBeDefined();
-    await waitForValue(() => (receiving.paths.length > 0 ? true : undefined), 'the busy call');
+    await eventually('the busy call', () => (receiving.paths.length > 0 ? true : undefined));
     await expect(runtime.apps.forConfig(waiting)).resolves.toBeUndefined();
 
     release();

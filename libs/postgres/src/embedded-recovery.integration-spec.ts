@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { waitForValue, withDeadline } from '@hogbase/test-support';
+import { eventually, withDeadline } from '@hogbase/test-support';
 import { findRunningEmbeddedPostgres } from './embedded-postgres';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
@@ -77,7 +77,9 @@ async function startServerProcess(dataDir: string): Promise<ServerProcess> {
     await exited;
   };
   try {
-    await waitForValue(() => output.includes('ready'), 'the embedded Postgres to start', 120_000);
+    await eventually('the embedded Postgres to start', () => output.includes('ready'), {
+      timeoutMs: 120_000,
+    });
     return {
       url: (await findRunningEmbeddedPostgres(dataDir))!,
       pid: child.pid!,
@@ -130,11 +132,9 @@ describe('embedded Postgres: a message type Postgres does not take', () => {
     startup.writeInt32BE(8 + parameters.length, 0);
     startup.writeInt32BE(196608, 4);
     socket.write(Buffer.concat([startup, parameters]));
-    await waitForValue(
-      () => received.includes('Z\0\0\0\x05I', 0, 'latin1'),
-      'the start-up answer',
-      ANSWER_MS,
-    );
+    await eventually('the start-up answer', () => received.includes('Z\0\0\0\x05I', 0, 'latin1'), {
+      timeoutMs: ANSWER_MS,
+    });
     received = Buffer.alloc(0);
 
     // A password message outside authentication: Postgres ends the session with FATAL, and in
@@ -204,17 +204,19 @@ describeAsRoot('embedded Postgres: PGlite PANICs on a full disk', () => {
     expect(acknowledged.length).toBeGreaterThan(0);
 
     // Every connection was ended as a crashed server ends them; new ones are refused while full.
-    await waitForValue(() => bystanderErrors.length > 0, 'the idle connection to be ended', ANSWER_MS);
+    await eventually('the idle connection to be ended', () => bystanderErrors.length > 0, {
+      timeoutMs: ANSWER_MS,
+    });
     expect(bystanderErrors[0]).toMatchObject({ severity: 'FATAL', code: '57P02' });
     await expect(connect(url)).rejects.toMatchObject({ severity: 'FATAL', code: '57P03' });
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // A few attempts to reopen.
     await expect(connect(url)).rejects.toMatchObject({ code: '57P03' });
 
     await rm(filler);
-    const reader = await waitForValue(
-      () => connect(url).catch(() => undefined),
+    const reader = await eventually(
       'a connection once space was freed',
-      60_000,
+      () => connect(url).catch(() => undefined),
+      { timeoutMs: 60_000 },
     );
     const { rows } = await withDeadline(
       reader.query<{ id: number; phase: string }>('SELECT id, phase FROM items ORDER BY id'),

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from './eventually.util';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const BIN_DIR = path.join(REPO_ROOT, 'node_modules', '.bin');
@@ -57,7 +57,7 @@ export async function freePort(): Promise<number> {
 
 /** Polls `GET <baseUrl><probe>` until it answers 200; fails early with the log if the process dies. */
 export async function waitForReady(app: AppProcess, baseUrl: string, probe = '/_ready'): Promise<void> {
-  await waitFor(app, `${probe} answering 200`, async () => {
+  await waitForApp(app, `${probe} answering 200`, async () => {
     try {
       return (await fetch(`${baseUrl}${probe}`)).status === 200;
     } catch {
@@ -66,23 +66,24 @@ export async function waitForReady(app: AppProcess, baseUrl: string, probe = '/_
   });
 }
 
-/** Polls `check` until it holds; fails early with the log if the process dies. */
-export async function waitFor(
+/** `eventually`, for a check on a running app: fails at once, with its log, if the process dies. */
+export async function waitForApp(
   app: AppProcess,
   what: string,
   check: () => Promise<boolean>,
   timeoutMs = READY_TIMEOUT_MS,
 ): Promise<void> {
-  let exit: { code: number | null } | undefined;
+  let exit: ExitStatus | undefined;
   void app.exited.then((result) => (exit = result));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (exit)
-      throw new Error(`${app.name} exited with ${String(exit.code)} before ${what}:\n${app.output()}`);
-    if (await check()) return;
-    await sleep(200);
-  }
-  throw new Error(`${app.name}: no ${what} within ${timeoutMs} ms:\n${app.output()}`);
+  await eventually(
+    `${app.name}: ${what}`,
+    async () => {
+      if (exit)
+        throw new Error(`${app.name} exited with ${String(exit.code)} before ${what}:\n${app.output()}`);
+      return check();
+    },
+    { timeoutMs, intervalMs: 200, context: () => app.output() },
+  );
 }
 
 /** SIGTERM, then the exit status; SIGKILL and a failure if it does not stop in time. */

@@ -10,21 +10,3 @@ export async function withDeadline<T>(work: Promise<T>, what: string, ms = 10_00
     clearTimeout(timer);
   }
 }
-
-/**
- * Polls `probe` every 100 ms until it answers a value (anything but undefined or false) and returns
- * it; fails naming `what` once `timeoutMs` have passed.
- */
-export async function waitForValue<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

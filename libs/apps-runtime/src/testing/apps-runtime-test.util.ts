@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 import { Registry } from 'prom-client';
 import type { AppsRuntimeConfig } from '@hogbase/config';
 import type { CapturedEvent } from '@hogbase/event-contract';
-import { waitForValue } from '@hogbase/test-support';
+import { eventually } from '@hogbase/test-support';
 import { AppDestinations, type AppDestinationsOptions } from '../app-destinations';
 import type { AppsRuntime } from '../apps-runtime';
 
@@ -98,7 +98,7 @@ export async function startTestDestinations(
   });
   destinations.start();
   try {
-    await waitForValue(() => destinations.ready() === true, 'the job engine');
+    await eventually('the job engine', () => destinations.ready() === true);
   } catch (error) {
     await destinations.stop();
     throw error;

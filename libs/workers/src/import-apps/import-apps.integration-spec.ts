@@ -9,7 +9,7 @@ import type { CapturedEvent } from '@hogbase/event-contract';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { InProcessBus } from '@hogbase/queue';
 import type { RunningService } from '@hogbase/service-runtime';
-import { insertEnabledAppRows, insertProjectRows, waitForValue } from '@hogbase/test-support';
+import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import { startWorkersService } from '../workers.service';
 
 jest.setTimeout(120_000);
@@ -143,7 +143,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       { appsTickMs: TICK_MS },
     );
     services.push(service);
-    await waitForValue(async () => (await service.ready()).ready, 'the workers to be ready');
+    await eventually('the workers to be ready', async () => (await service.ready()).ready);
     return service;
   }
 
@@ -193,15 +193,15 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
     api.available = 2 * PAGE_SIZE;
     const configId = await installApp(PAGING_APP, { scheduled_tasks: ['runEveryMinute'] });
     let workers = await startWorkers();
-    await waitForValue(() => itemsOf(published).length === 2 * PAGE_SIZE, 'the first two pages');
+    await eventually('the first two pages', () => itemsOf(published).length === 2 * PAGE_SIZE);
     // It has reached the end: it asks for the third page, which is still empty, on each tick.
-    await waitForValue(() => api.pagesAsked.filter((page) => page === 2).length >= 2, 'an empty page twice');
+    await eventually('an empty page twice', () => api.pagesAsked.filter((page) => page === 2).length >= 2);
     await stopWorkers(workers);
 
     api.available = 4 * PAGE_SIZE;
     const asked = api.pagesAsked.length;
     workers = await startWorkers();
-    await waitForValue(() => itemsOf(published).length === 4 * PAGE_SIZE, 'the two new pages');
+    await eventually('the two new pages', () => itemsOf(published).length === 4 * PAGE_SIZE);
     expect(api.pagesAsked[asked]).toBe(2);
     expect(itemsOf(published)).toEqual(Array.from({ length: 4 * PAGE_SIZE }, (_, index) => index + 1));
 
@@ -249,10 +249,10 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       { jobs: ['followUp'], scheduled_tasks: ['runEveryMinute'] },
     );
     const workers = await startWorkers();
-    const followed = await waitForValue(() => {
+    const followed = await eventually('the job to run', () => {
       const events = published.filter((event) => event.event === 'followed up');
       return events.length > 0 ? events : undefined;
-    }, 'the job to run');
+    });
     expect(followed).toHaveLength(1);
     expect((JSON.parse(followed[0].data) as { properties: unknown }).properties).toEqual({
       distinct_id: 'follower',
@@ -260,9 +260,9 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       url: api.url,
       $lib: 'posthog-plugin-server',
     });
-    await waitForValue(
-      async () => (await metricValue(workers, 'import_app_jobs_total', { outcome: 'ok' })) === 1,
+    await eventually(
       'the job metric',
+      async () => (await metricValue(workers, 'import_app_jobs_total', { outcome: 'ok' })) === 1,
     );
   });
 
@@ -278,15 +278,15 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
       { scheduled_tasks: ['runEveryMinute'] },
     );
     const workers = await startWorkers();
-    await waitForValue(
-      () => published.some((event) => event.event === 'recovered'),
+    await eventually(
       'a run after the failures',
-      60_000,
+      () => published.some((event) => event.event === 'recovered'),
+      { timeoutMs: 60_000 },
     );
-    const errors = await waitForValue(async () => {
+    const errors = await eventually('the errors in the config log', async () => {
       const lines = await logOf(configId, 'ERROR');
       return lines.length >= 2 ? lines : undefined;
-    }, 'the errors in the config log');
+    });
     expect(errors[0]).toBe('runEveryMinute failed: the API key was refused');
     expect(errors[1]).toBe('runEveryMinute failed: runEveryMinute used more than 1000 ms of CPU');
     expect(
@@ -304,7 +304,7 @@ describe('import apps on the workers: scheduled tasks and app jobs on pg-boss', 
     );
     const startedAt = Date.now();
     const [one, two] = [await startWorkers(), await startWorkers()];
-    await waitForValue(() => api.slowRequests >= 3, 'three slow runs', 60_000);
+    await eventually('three slow runs', () => api.slowRequests >= 3, { timeoutMs: 60_000 });
     await stopWorkers(one);
     await stopWorkers(two);
     const endedAt = Date.now();
