@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EVENTS_TOPIC, type CapturedEvent } from '@hogbase/event-contract';
 import { ensureTopics, eventTopicSpecs, KafkaEventConsumer, KafkaEventPublisher } from '@hogbase/queue';
+import { eventually } from '@hogbase/test-support';
 import { CaptureTestApp, PROJECT_TOKEN, startCaptureTestApp } from './capture-test-app';
 
 const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
@@ -39,9 +40,7 @@ describe('capture through Kafka', () => {
         }
         return Promise.resolve();
       });
-      const deadline = Date.now() + 20_000;
-      while (seen.length < 3 && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      await eventually('the three events on the topic', () => seen.length >= 3, { timeoutMs: 20_000 });
       expect(seen.map(({ event }) => event.event)).toEqual(['kafka 1', 'kafka 2', 'kafka 3']);
       expect(new Set(seen.map(({ key }) => key))).toEqual(new Set([`${capture.teamId}:${distinctId}`]));
     } finally {

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import pino from 'pino';
 import { testClickHouseDataPath } from '@hogbase/clickhouse/testing';
 import { loadManagementConfig, type ManagementConfig } from '@hogbase/config';
 import { BootstrapService, createManagementApp } from '@hogbase/management-api';
-import { createTestDatabase, freePort, type TestDatabase } from '@hogbase/test-support';
+import { createTestDatabase, eventually, freePort, type TestDatabase } from '@hogbase/test-support';
 import { apiClient, type ApiClient, type ApiResponse } from './management-test-app';
 
 const CONCURRENT_REQUESTS = 30;
@@ -155,14 +154,6 @@ describe('management while Postgres is out of connections or down', () => {
     );
   }
 
-  async function eventually(what: string, probe: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    while (!(await probe())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(100);
-    }
-  }
-
   function expectUnavailable(responses: ApiResponse[]): void {
     const answers = responses.map((response) => ({
       status: response.status,
@@ -190,7 +181,9 @@ describe('management while Postgres is out of connections or down', () => {
   }
 
   async function expectServingAgain(): Promise<void> {
-    await eventually('/_ready to answer 200', async () => (await anonymous.get('/_ready')).status === 200);
+    await eventually('/_ready to answer 200', async () => (await anonymous.get('/_ready')).status === 200, {
+      timeoutMs: 60_000,
+    });
     expect((await api.get(`/api/projects/${projectId}/`)).status).toBe(200);
   }
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
+import { eventually, npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
 import { READY_TIMEOUT_MS, startStandaloneForTest, type StandaloneForTest } from './app-process';
 import { managementApi } from './management-request';
 
@@ -123,9 +123,11 @@ describe('npm start: a destination app installed from an archive URL delivers po
     await client.shutdown();
 
     // The two refused deliveries come again after 5 s (pg-boss back-off) and land.
-    const deadline = Date.now() + 90_000;
     const delivered = () => receiver!.deliveries.filter((delivery) => delivery.status === 200);
-    while (delivered().length < 3 && Date.now() < deadline) await sleep(250);
+    await eventually('three deliveries', () => delivered().length >= 3, {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+    });
     expect(
       delivered()
         .map((delivery) => delivery.body.amount)
@@ -139,14 +141,17 @@ describe('npm start: a destination app installed from an archive URL delivers po
     }
 
     const configPath = `/api/projects/${credentials.project_id}/plugin_configs/${config.id}/`;
-    let logs: { results: { type: string; message: string }[] } = { results: [] };
-    let retrieved: Record<string, any> = {};
-    while (Date.now() < deadline) {
-      logs = await api('GET', `${configPath}logs/`);
-      retrieved = await api('GET', configPath);
-      if (retrieved.delivery_rate_24h === 1 && logs.results.length >= 2) break;
-      await sleep(500);
-    }
+    const { logs, retrieved } = await eventually(
+      'the delivery rate and the log lines',
+      async () => {
+        const logs = await api<{ results: { type: string; message: string }[] }>('GET', `${configPath}logs/`);
+        const retrieved = await api('GET', configPath);
+        return retrieved.delivery_rate_24h === 1 && logs.results.length >= 2
+          ? { logs, retrieved }
+          : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
     expect(retrieved.delivery_rate_24h).toBe(1);
     expect(logs.results.filter((line) => line.type === 'WARN').map((line) => line.message)).toEqual([
       expect.stringMatching(/failed: the receiver answered 503 \(will retry\)$/),

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PostHog, PostHogOptions } from 'posthog-node';
+import { eventuallyPasses } from '@hogbase/test-support';
 import {
   READY_TIMEOUT_MS,
   startStandaloneForTest,
@@ -90,16 +91,8 @@ async function sdk(
   });
 }
 
-/** Polls `read` until it returns `expected` or `timeoutMs` passes; returns the last value read. */
-async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (JSON.stringify(value) !== JSON.stringify(expected) && Date.now() < deadline) {
-    await sleep(200);
-    value = await read();
-  }
-  return value;
-}
+/** How long an answer that depends on what was just stored may take to change. */
+const SETTLING = { timeoutMs: 10_000, intervalMs: 200 };
 
 describe('posthog-node flags on persons and groups stored through capture (npm start)', () => {
   const options = { sendFeatureFlagEvents: false };
@@ -130,8 +123,9 @@ describe('posthog-node flags on persons and groups stored through capture (npm s
     // In npm start a 200 from capture means the person is stored.
     await client.flush();
 
-    expect(await eventually(() => client.isFeatureEnabled('paid-plan', 'stored-alice', options), true)).toBe(
-      true,
+    await eventuallyPasses(
+      async () => expect(await client.isFeatureEnabled('paid-plan', 'stored-alice', options)).toBe(true),
+      SETTLING,
     );
     expect(await client.isFeatureEnabled('paid-plan', 'stored-bob', options)).toBe(false);
     expect(await client.getFeatureFlagPayload('paid-plan', 'stored-alice', undefined, options)).toEqual({
@@ -180,9 +174,10 @@ describe('posthog-node flags on persons and groups stored through capture (npm s
     await client.flush();
     const acme = { groups: { company: 'acme-corp' }, ...options };
     // The first groupIdentify creates the group type; definitions are cached for a couple of seconds.
-    expect(
-      await eventually(() => client.isFeatureEnabled('large-accounts', 'stored-alice', acme), true),
-    ).toBe(true);
+    await eventuallyPasses(
+      async () => expect(await client.isFeatureEnabled('large-accounts', 'stored-alice', acme)).toBe(true),
+      SETTLING,
+    );
     expect(
       await client.isFeatureEnabled('large-accounts', 'stored-alice', {
         groups: { company: 'tiny-shop' },
@@ -251,7 +246,10 @@ describe('posthog-node flags on persons and groups stored through capture (npm s
         { filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '"v2"' } } },
       );
       expect(patched.status).toBe(200);
-      expect(await eventually(() => local.getFeatureFlag('new-editor', 'carol', locally), true)).toBe(true);
+      await eventuallyPasses(
+        async () => expect(await local.getFeatureFlag('new-editor', 'carol', locally)).toBe(true),
+        SETTLING,
+      );
       expect(await local.getFeatureFlagPayload('new-editor', 'carol', undefined, locally)).toBe('v2');
       expect(definitionStatuses.slice(polledBefore)).toContain(200);
     } finally {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
+import { eventually, npmTarball, startAppServer, type AppServer } from '@hogbase/test-support';
 import {
   freePort,
   killApps,
@@ -162,8 +162,11 @@ describe('npm start: an import app pages an API and its events are listed', () =
         properties: { sku: 'sku-1', $lib: 'posthog-plugin-server' },
       });
       // At the end of the API: it asks for the next page, still empty, on each tick.
-      const deadline = Date.now() + 30_000;
-      while (pagesAsked.filter((page) => page === 2).length < 2 && Date.now() < deadline) await sleep(200);
+      await eventually(
+        'the empty page asked twice',
+        () => pagesAsked.filter((page) => page === 2).length >= 2,
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
       expect(pagesAsked.filter((page) => page === 2).length).toBeGreaterThanOrEqual(2);
 
       await stopPlatform();

@@ -3,26 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect as connectSocket } from 'node:net';
 import { Client, Pool, type Notification } from 'pg';
+import { eventuallyPasses } from '@hogbase/test-support';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 
 /** The Unix socket an embedded Postgres URL names (`?host=<dir>`, node-postgres's convention). */
 function socketPathOf(url: string): string {
   const parsed = new URL(url);
   return path.join(parsed.searchParams.get('host') ?? '', `.s.PGSQL.${parsed.port}`);
-}
-
-/** Polls until `check` passes. */
-async function eventually(check: () => void, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      check();
-      return;
-    } catch (failure) {
-      if (Date.now() > deadline) throw failure;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
 }
 
 /**
@@ -200,12 +187,14 @@ describe('embedded Postgres: many connections on one PGlite session', () => {
     await writer.query('BEGIN');
     await writer.query(`SELECT pg_notify('items_changed', 'in-a-transaction')`);
     await writer.query('COMMIT');
-    await eventually(() =>
-      expect(heard.map((notification) => notification.payload)).toEqual([
-        'from-trigger',
-        'direct',
-        'in-a-transaction',
-      ]),
+    await eventuallyPasses(
+      () =>
+        expect(heard.map((notification) => notification.payload)).toEqual([
+          'from-trigger',
+          'direct',
+          'in-a-transaction',
+        ]),
+      { timeoutMs: 10_000, intervalMs: 20 },
     );
     expect(heard[0].channel).toBe('items_changed');
     expect(otherHeard).toEqual([]);

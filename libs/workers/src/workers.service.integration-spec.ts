@@ -10,10 +10,12 @@ import { openDataSource } from '@hogbase/postgres';
 import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics, InProcessBus, KafkaIngestionProgress, type IngestionProgress } from '@hogbase/queue';
 import type { RunningService } from '@hogbase/service-runtime';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createTestDatabase, eventually, type TestDatabase } from '@hogbase/test-support';
 import { startWorkersService } from './workers.service';
 
 const HOUR = 3_600_000;
+/** What the workers do on their own polls: a minute at most. */
+const RUN_WAIT = { timeoutMs: 60_000, intervalMs: 200 };
 
 describe('the workers service: scheduled and backfilled runs on pg-boss', () => {
   let database: TestDatabase;
@@ -127,21 +129,17 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
     return rows;
   }
 
-  async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-
   it('creates a run per hour that ended since the export was scheduled, and exports each hour exactly', async () => {
     const exportId = await createExport(new Date(lastHour - 2 * HOUR));
     workers = await start();
-    await waitFor('three completed runs', async () => {
-      const runs = await runsOf(exportId);
-      return runs.length === 3 && runs.every((run) => run.status === 'Completed');
-    });
+    await eventually(
+      'three completed runs',
+      async () => {
+        const runs = await runsOf(exportId);
+        return runs.length === 3 && runs.every((run) => run.status === 'Completed');
+      },
+      RUN_WAIT,
+    );
     const runs = await runsOf(exportId);
     expect(
       runs.map((run) => [run.data_interval_start.getTime(), run.records_completed, run.records_total_count]),
@@ -173,13 +171,17 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
       );
     }
     workers = await start();
-    await waitFor('the backfill to complete', async () => {
-      const { rows } = await pool.query<{ status: string }>(
-        'SELECT status FROM batch_export_backfills WHERE id = $1',
-        [backfillId],
-      );
-      return rows[0].status === 'Completed';
-    });
+    await eventually(
+      'the backfill to complete',
+      async () => {
+        const { rows } = await pool.query<{ status: string }>(
+          'SELECT status FROM batch_export_backfills WHERE id = $1',
+          [backfillId],
+        );
+        return rows[0].status === 'Completed';
+      },
+      RUN_WAIT,
+    );
     expect((await runsOf(exportId)).map((run) => run.records_completed)).toEqual(perHour);
   });
 
@@ -213,17 +215,23 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
       [randomUUID(), exportId, new Date(lastHour), end],
     );
     workers = await start(busy);
-    await waitFor('the bus to say ingestion lags', async () => {
-      const answer = await busy.processedUntil(end);
-      return typeof answer === 'string' && answer.startsWith('ingestion is still processing');
-    });
+    await eventually(
+      'the bus to say ingestion lags',
+      async () => {
+        const answer = await busy.processedUntil(end);
+        return typeof answer === 'string' && answer.startsWith('ingestion is still processing');
+      },
+      RUN_WAIT,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // several polls of the gate
     expect((await runsOf(exportId)).map((run) => run.status)).toEqual(['Starting']);
 
     finishBatch();
     await published;
-    await waitFor('the run to complete', async () =>
-      (await runsOf(exportId)).every((run) => run.status === 'Completed'),
+    await eventually(
+      'the run to complete',
+      async () => (await runsOf(exportId)).every((run) => run.status === 'Completed'),
+      RUN_WAIT,
     );
     expect((await runsOf(exportId))[0].records_completed).toBe(perHour[2] + 1);
     await busy.stop();
@@ -262,8 +270,11 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
       );
       workers = await start(progress);
       // (A new group's coordinator may need a moment: the gate, like this wait, asks again.)
-      await waitFor('the gate to see the group behind', async () =>
-        String(await progress.processedUntil(end).catch(() => '')).includes('has up to 3 messages left'),
+      await eventually(
+        'the gate to see the group behind',
+        async () =>
+          String(await progress.processedUntil(end).catch(() => '')).includes('has up to 3 messages left'),
+        RUN_WAIT,
       );
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // several polls of the gate
       expect((await runsOf(exportId)).map((run) => run.status)).toEqual(['Starting']);
@@ -275,8 +286,10 @@ describe('the workers service: scheduled and backfilled runs on pg-boss', () => 
       await admin.connect();
       await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] });
       await admin.disconnect();
-      await waitFor('the run to complete', async () =>
-        (await runsOf(exportId)).every((run) => run.status === 'Completed'),
+      await eventually(
+        'the run to complete',
+        async () => (await runsOf(exportId)).every((run) => run.status === 'Completed'),
+        RUN_WAIT,
       );
       expect((await runsOf(exportId))[0].records_completed).toBe(3);
     } finally {

@@ -1,13 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import { openDataSource } from '@hogbase/postgres';
 import { InProcessBus } from '@hogbase/queue';
-import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
+import { createTestDatabase, eventuallyPasses, type TestDatabase } from '@hogbase/test-support';
 import { buildCaptureApp } from '../capture.app';
 import { createFlagServices } from '../flags/flag-services';
 import { createCapturePool } from '../postgres-pool';
@@ -20,19 +19,8 @@ import { RemoteConfigCache } from './remote-config.cache';
 const ORGANIZATION = '00000000-0000-4000-8000-000000000001';
 const TOKEN = 'phc_remote_config';
 
-/** Polls until `check` passes: a notification arrives at commit, a few milliseconds later. */
-async function eventually(check: () => unknown, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (failure) {
-      if (Date.now() > deadline) throw failure;
-      await sleep(50);
-    }
-  }
-}
+/** A change reaches capture as a notification at commit, a few milliseconds later. */
+const NOTIFIED = { timeoutMs: 10_000, intervalMs: 50 };
 
 describe('remote config served by capture', () => {
   let database: TestDatabase;
@@ -69,7 +57,7 @@ describe('remote config served by capture', () => {
       tokens.forget(changed);
     });
     listener.start();
-    await eventually(() => expect(listener.listening).toBe(true));
+    await eventuallyPasses(() => expect(listener.listening).toBe(true), NOTIFIED);
     ({ app } = buildCaptureApp({
       publisher: new InProcessBus(),
       tokens,
@@ -147,7 +135,7 @@ describe('remote config served by capture', () => {
       heatmaps: true,
       sessionRecording: false,
     };
-    await eventually(async () => expect(await config()).toMatchObject(expected));
+    await eventuallyPasses(async () => expect(await config()).toMatchObject(expected), NOTIFIED);
 
     const sandbox: Record<string, unknown> = {};
     sandbox.window = sandbox;
@@ -177,7 +165,7 @@ describe('remote config served by capture', () => {
     await pool.query(
       `UPDATE teams SET capture_performance_opt_in = false, autocapture_web_vitals_opt_in = false`,
     );
-    await eventually(async () => expect((await config()).capturePerformance).toBe(false));
+    await eventuallyPasses(async () => expect((await config()).capturePerformance).toBe(false), NOTIFIED);
   });
 
   it('tells posthog-js whether the project has an active flag, as flags are created, disabled and deleted', async () => {
@@ -188,13 +176,13 @@ describe('remote config served by capture', () => {
       `INSERT INTO feature_flags (team_id, key, filters) VALUES ($1, 'beta', '{"groups":[]}') RETURNING id`,
       [teamId],
     );
-    await eventually(async () => expect((await config()).hasFeatureFlags).toBe(true));
+    await eventuallyPasses(async () => expect((await config()).hasFeatureFlags).toBe(true), NOTIFIED);
     await pool.query(`UPDATE feature_flags SET active = false WHERE id = $1`, [flagId]);
-    await eventually(async () => expect((await config()).hasFeatureFlags).toBe(false));
+    await eventuallyPasses(async () => expect((await config()).hasFeatureFlags).toBe(false), NOTIFIED);
     await pool.query(`UPDATE feature_flags SET active = true WHERE id = $1`, [flagId]);
-    await eventually(async () => expect((await config()).hasFeatureFlags).toBe(true));
+    await eventuallyPasses(async () => expect((await config()).hasFeatureFlags).toBe(true), NOTIFIED);
     await pool.query(`UPDATE feature_flags SET deleted = true WHERE id = $1`, [flagId]);
-    await eventually(async () => expect((await config()).hasFeatureFlags).toBe(false));
+    await eventuallyPasses(async () => expect((await config()).hasFeatureFlags).toBe(false), NOTIFIED);
   });
 
   it('carries an ETag on both forms and answers a matching If-None-Match with an empty 304 until the project changes', async () => {
@@ -214,12 +202,12 @@ describe('remote config served by capture', () => {
     }
     const etag = (await get(`/array/${TOKEN}/config`)).headers.get('etag')!;
     await pool.query(`UPDATE teams SET heatmaps_opt_in = true WHERE id = $1`, [teamId]);
-    await eventually(async () => {
+    await eventuallyPasses(async () => {
       const changed = await get(`/array/${TOKEN}/config`, { 'If-None-Match': etag });
       expect(changed.status).toBe(200);
       expect(changed.headers.get('etag')).not.toBe(etag);
       expect(((await changed.json()) as { heatmaps: boolean }).heatmaps).toBe(true);
-    });
+    }, NOTIFIED);
   });
 
   it('answers an unknown token with 404, and a token reset moves the config to the new token', async () => {
@@ -227,12 +215,12 @@ describe('remote config served by capture', () => {
     expect((await get('/array/phc_unknown/config.js')).status).toBe(404);
     await config();
     await pool.query(`UPDATE teams SET api_token = 'phc_rotated' WHERE id = $1`, [teamId]);
-    await eventually(async () => {
+    await eventuallyPasses(async () => {
       expect((await get(`/array/${TOKEN}/config`)).status).toBe(404);
       const moved = await get('/array/phc_rotated/config');
       expect(moved.status).toBe(200);
       expect(((await moved.json()) as { token: string }).token).toBe('phc_rotated');
-    });
+    }, NOTIFIED);
   });
 
   it('hears changes again after its connection is killed, and drops everything it may have missed', async () => {
@@ -240,10 +228,13 @@ describe('remote config served by capture', () => {
     await pool.query(
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'capture-listener' AND datname = current_database()`,
     );
-    await eventually(() => expect(listener.listening).toBe(false), 5_000).catch(() => undefined);
-    await eventually(() => expect(listener.listening).toBe(true));
+    await eventuallyPasses(() => expect(listener.listening).toBe(false), {
+      ...NOTIFIED,
+      timeoutMs: 5_000,
+    }).catch(() => undefined);
+    await eventuallyPasses(() => expect(listener.listening).toBe(true), NOTIFIED);
     await pool.query(`UPDATE teams SET autocapture_opt_out = true WHERE id = $1`, [teamId]);
-    await eventually(async () => expect((await config()).autocapture_opt_out).toBe(true));
+    await eventuallyPasses(async () => expect((await config()).autocapture_opt_out).toBe(true), NOTIFIED);
   });
 
   it('answers session recording batches with 200 and quota_limited recordings, whatever their size', async () => {
