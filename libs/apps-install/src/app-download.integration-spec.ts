@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { EgressPolicy } from '@hogbase/egress';
 import { tarGz } from '@hogbase/test-support';
-import { FakeHttpServer, json, zip } from '../test/app-archives';
+import { FakeHttpServer, json, zip } from './testing/app-archives.util';
 import {
   AppInstallError,
   downloadApp as downloadFrom,

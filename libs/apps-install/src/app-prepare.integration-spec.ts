@@ -15,7 +15,7 @@ import {
   type AppFiles,
   type BuiltFile,
 } from './index';
-import { FakeHttpServer } from '../test/app-archives';
+import { FakeHttpServer } from './testing/app-archives.util';
 
 /** Where inspections run, as the management API's installer has it: a worker thread. */
 const sandboxes = new SandboxPool({ threads: 1, memoryBudgetBytes: 4 * 64 * 1024 * 1024 });

@@ -1,5 +1,5 @@
 import { EgressPolicy } from '@hogbase/egress';
-import { FakeHttpServer, json } from '../test/app-archives';
+import { FakeHttpServer, json } from './testing/app-archives.util';
 import { AppInstallError, latestVersion as latestVersionOf, type AppSourceOptions } from './index';
 
 /** The fake registry listens on loopback: allowed here, as an admin would for a local mirror. */
