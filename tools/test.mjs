@@ -21,6 +21,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkCodeMap } from './check-code-map.mjs';
 import { parseJson } from './json.mjs';
 import { testServices } from './test-services.mjs';
 
@@ -115,6 +116,10 @@ async function runStaticChecks(childEnv) {
   // tools/ is JavaScript, checked by its own tsconfig (checkJs, Node's ESM resolution).
   const toolsTypecheck = await runTool(childEnv, 'tsc', ['-p', 'tools/tsconfig.json']);
   if (toolsTypecheck !== 0) return toolsTypecheck;
+  // The code map names files and symbols; it is only useful while they all exist.
+  const codeMap = checkCodeMap(path.join(repoRoot, 'docs/code-map.md'));
+  for (const problem of codeMap.problems) log(problem);
+  if (codeMap.entries === 0 || codeMap.problems.length > 0) return 1;
   const lint = await runTool(childEnv, 'nx', [
     'run-many',
     '-t',
