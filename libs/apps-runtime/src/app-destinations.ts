@@ -7,9 +7,9 @@ import { SandboxAppError, type SandboxFetch, type SandboxJson } from '@hogbase/a
 import { AppSkippedError, messageOf, type AppInstance } from './app-instance';
 import { toBatchJobs, type BatchJobData } from './destination-jobs.util';
 import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps';
-import type { PluginLogWriter } from './plugin-log';
+import type { PluginLogWriter } from './plugin-log.repository';
 
-/** An event as destinations get it, after ingestion stored it (PostHog's PostHogEvent fields). */
+/** After ingestion stored it: PostHog's PostHogEvent fields. */
 export interface DestinationEvent {
   uuid: string;
   event: string;
@@ -31,42 +31,33 @@ interface RetryJob {
 
 const BATCH_QUEUE = 'app-destinations';
 const RETRY_QUEUE = 'app-destination-retries';
-/** PostHog retried a failing onEvent 5 times, 5 s × 2^n apart: the same here, for both kinds. */
+/** As PostHog retried a failing onEvent: 5 times, 5 s × 2^n apart. */
 const RETRY_LIMIT = 5;
 const RETRY_DELAY_SECONDS = 5;
 const TEAMS_REFRESH_MS = 5_000;
-/** How long a hand-off waits for the job engine to start before the batch fails (and is retried). */
+/** Then the batch fails, and is retried. */
 const START_WAIT_MS = 10_000;
 
-/** A failure worth trying again later (the receiver or the network), as opposed to the app's own bug. */
+/** The receiver or the network, not the app's own bug. */
 class RetriableDeliveryError extends Error {}
 
 export interface AppDestinationsOptions {
   pool: Pick<Pool, 'query'>;
-  /** The job engine's Postgres (the same database: pg-boss keeps its tables in the `pgboss` schema). */
+  /** The same database: pg-boss keeps its tables in the `pgboss` schema. */
   connectionString: string;
   apps: EnabledApps;
   log: PluginLogWriter;
-  /** How the host sends the webhooks `composeWebhook` describes. */
   fetch: SandboxFetch;
   logger: Logger;
   registry: Registry;
-  /** Parallel batch jobs (each runs its events in order). */
+  /** Each batch job runs its events in order. */
   concurrency?: number;
 }
 
 /**
- * Destinations (`composeWebhook` and `onEvent`) behind ingestion, on the Postgres job engine.
- *
- * Ingestion hands each stored batch's events of projects with an enabled destination to `handOff`
- * before it commits its offsets: one job insert per batch, so a slow or failing receiver never holds
- * ingestion back, and an event acknowledged by capture reaches its destinations even across a
- * crash (at least once: a batch job cut off midway runs again). A job runs its events in order,
- * each through the project's apps in config `order`. A delivery that fails for a reason that may
- * pass (network, 5xx, 429, the app's `RetryError`) becomes a retry job of its own, tried 5 times with
- * back-off; every outcome is counted per config (`delivery_rate_24h`) and failures are logged to it.
- * A delivery the app skipped (backing off after timeouts) is retried the same way, without a line
- * of its own in the config's log: AppInstance writes one line for all the calls it skipped.
+ * `composeWebhook` and `onEvent` behind ingestion, on the Postgres job engine: one job insert per
+ * stored batch before ingestion commits, so a slow receiver never holds ingestion back and nothing
+ * acknowledged misses its deliveries (at least once). Retries: README.md.
  */
 export class AppDestinations {
   private readonly boss: PgBoss;
@@ -100,7 +91,7 @@ export class AppDestinations {
     });
   }
 
-  /** Starts the job engine and the workers, retrying with back-off while Postgres is away. */
+  /** Retries with back-off while Postgres is away. */
   start(): void {
     this.loop ??= this.run();
   }
@@ -111,17 +102,14 @@ export class AppDestinations {
       : `the destinations job engine is starting${this.lastError ? `: ${this.lastError}` : ''}`;
   }
 
-  /**
-   * Queues the events of projects that have an enabled destination. Throws when Postgres cannot take
-   * them: the caller retries its batch, so nothing stored is left without its deliveries.
-   */
+  /** Throws when Postgres cannot take them: the caller retries its batch. */
   async handOff(events: DestinationEvent[]): Promise<void> {
     if (events.length === 0) return;
     const teams = await this.destinationTeams();
     const wanted = events.filter((event) => teams.has(event.team_id));
     if (wanted.length === 0) return;
     await this.untilStarted();
-    // Bounded by bytes as well as events: every job is a row of the job engine's Postgres.
+    // Bounded by bytes too: every job is a row of the job engine's Postgres.
     const jobs = toBatchJobs(wanted, (event, bytes) =>
       this.options.logger.warn(
         { uuid: event.uuid, teamId: event.team_id, bytes },
@@ -134,7 +122,7 @@ export class AppDestinations {
     );
   }
 
-  /** Waits (a bounded while) for the job engine to start: a batch right after start-up need not fail. */
+  /** A batch right after start-up need not fail. */
   private async untilStarted(): Promise<void> {
     const deadline = Date.now() + START_WAIT_MS;
     while (!this.started) {
@@ -173,8 +161,7 @@ export class AppDestinations {
           expireInSeconds: 5 * 60,
           deleteAfterSeconds: 7 * 86_400,
         });
-        // NOTE: a worker takes up to 4 jobs a fetch and fetches again at once while fetches come back
-        // full: with one job a fetch and the 0.5 s poll, delivery paused half of the time on a backlog.
+        // NOTE: several jobs a fetch, fetched again at once while full: the poll's sleep would idle a backlog.
         await this.boss.work<BatchJob>(
           BATCH_QUEUE,
           {
@@ -206,10 +193,7 @@ export class AppDestinations {
     }
   }
 
-  /**
-   * The projects with an enabled destination, looked up again every 5 s: by the capabilities of the
-   * code each config runs, its pinned copy's for a config of another organization's app.
-   */
+  /** By the capabilities of the code each config runs (its pinned copy's for another organization's app). */
   async destinationTeams(): Promise<ReadonlySet<number>> {
     const cached = this.destinationTeamsCache;
     if (cached && Date.now() - cached.loadedAt < TEAMS_REFRESH_MS) return cached.teams;
@@ -246,7 +230,7 @@ export class AppDestinations {
     }
   }
 
-  /** One retry of one delivery: throws to have pg-boss try again later, until the last attempt. */
+  /** Throws to have pg-boss try again later, until the last attempt. */
   private async runRetry(job: RetryJob, lastAttempt: boolean): Promise<void> {
     const instance = await this.options.apps.forConfig(job.pluginConfigId);
     if (!instance) return; // disabled or deleted meanwhile: nothing to deliver to
@@ -254,10 +238,7 @@ export class AppDestinations {
     if (outcome === 'retry') throw new Error(`delivery of ${job.event.uuid} failed; retrying`);
   }
 
-  /**
-   * Delivers one event to one app: the webhook its `composeWebhook` describes, then its `onEvent`.
-   * Never throws: 'retry' asks for another attempt; the outcome is counted and failures are logged.
-   */
+  /** Never throws: 'retry' asks for another attempt; the outcome is counted and failures are logged. */
   private async deliver(
     instance: AppInstance,
     event: DestinationEvent,
@@ -295,13 +276,9 @@ export class AppDestinations {
   }
 
   /**
-   * A call the app did not run: it backs off after timeouts, or was just disabled for them.
-   * NOTE: PostHog retried an onEvent that failed for a reason that may pass (`RetryError`) 5 times
-   * with back-off, so its users expect a destination to catch up after a bad patch rather than
-   * lose events. A skipped call never ran: it is owed, and waits in a retry job like a RetryError
-   * (a disabled config's retries find it disabled and end). Only when the app still backs off at
-   * the last attempt is it counted as failed, once. No log line per event: the app's log already
-   * says how many calls it skipped and why.
+   * NOTE: a skipped call never ran: it is owed, and waits in a retry job like a RetryError, since
+   * PostHog's users expect a destination to catch up after a bad patch. Counted failed only at the
+   * last attempt; no line per event (AppInstance logs how many calls it skipped).
    */
   private skipped(configId: number, error: AppSkippedError, lastAttempt: boolean): 'retry' | 'failed' {
     if (!lastAttempt) {
@@ -354,7 +331,7 @@ export class AppDestinations {
   }
 }
 
-/** What `composeWebhook` gets (PostHog's PostHogEvent; the timestamp as ISO text). */
+/** PostHog's PostHogEvent; the timestamp as ISO text. */
 function postHogEvent(event: DestinationEvent): SandboxJson {
   return {
     uuid: event.uuid,
@@ -368,7 +345,7 @@ function postHogEvent(event: DestinationEvent): SandboxJson {
   };
 }
 
-/** What `onEvent` gets (PostHog's ProcessedPluginEvent). */
+/** PostHog's ProcessedPluginEvent. */
 function processedPluginEvent(event: DestinationEvent): SandboxJson {
   const properties = event.properties;
   return {

@@ -9,29 +9,28 @@ import {
   type SandboxJson,
   type SandboxPool,
 } from '@hogbase/apps-sandbox';
-import type { GeoIp } from './geoip';
-import type { PluginCache } from './plugin-cache';
-import type { PluginLogSource, PluginLogType, PluginLogWriter } from './plugin-log';
-import type { PluginStorage } from './plugin-storage';
-import { PLUGIN_API_SETUP_SOURCE } from './plugin-api.guest';
+import type { GeoIp } from './geoip.client';
+import type { PluginCache } from './plugin-cache.store';
+import type { PluginLogSource, PluginLogType, PluginLogWriter } from './plugin-log.repository';
+import type { PluginStorage } from './plugin-storage.repository';
+import { PLUGIN_API_SETUP_SOURCE } from './plugin-api-guest.constants';
 
-/** An app as one project enabled it: its code and its config, secrets opened. */
+/** Its config's secrets opened. */
 export interface AppDefinition {
   pluginConfigId: number;
   pluginId: number;
   teamId: number;
   pluginName: string;
-  /** The app's bundled CommonJS code. */
   code: string;
   config: Record<string, SandboxJson>;
   attachments: Record<string, { content_type: string; file_name: string; contents: string }>;
-  /** The app's `metrics` export as the installer recorded it: name → sum | max | min. */
+  /** name → sum | max | min, as the installer recorded it. */
   metrics: Record<string, string>;
-  /** Changes whenever the app's code or config does: a running instance of another version is replaced. */
+  /** A running instance of another version is replaced. */
   version: string;
 }
 
-/** An event an app captures with `posthog.capture`: it enters the pipeline like an SDK's. */
+/** `posthog.capture`: it enters the pipeline like an SDK's event. */
 export interface AppCapturedEvent {
   teamId: number;
   event: string;
@@ -39,41 +38,36 @@ export interface AppCapturedEvent {
   properties: Record<string, unknown>;
 }
 
-/** What happens to an app whose calls keep timing out. */
 export interface AppTimeoutPolicy {
-  /** After a timeout the app's calls are skipped this long, doubled at each timeout in a row. */
+  /** Doubled at each timeout in a row. */
   backoffMs: number;
-  /** Timeouts in a row after which the config is disabled. */
+  /** Timeouts in a row. */
   disableAfter: number;
 }
 
-/** What the host gives every app instance: storage, cache, logs, the network, and the pipeline. */
 export interface AppServices {
   storage: PluginStorage;
   cache: PluginCache;
   log: PluginLogWriter;
   fetch: SandboxFetch;
-  /** Where sandboxes run: worker threads, never the thread that serves requests or ingests. */
   sandboxes: Pick<SandboxPool, 'createSandbox'>;
   memoryLimitBytes: number;
-  /** One call's wall clock, including the host work it awaits. */
   timeLimitMs: number;
-  /** One call's own execution time in its sandbox. */
   callCpuMs: number;
   timeouts: AppTimeoutPolicy;
-  /** Turns the config off for good (`enabled = false`). Omitted: the app is only refused in this process. */
+  /** Omitted: the app is only refused in this process. */
   disable?: (app: AppDefinition, reason: string) => Promise<void>;
-  /** `posthog.capture`. Omitted: the app's capture rejects (the service has no way into the queue). */
+  /** Omitted: the app's capture rejects. */
   capture?: (event: AppCapturedEvent) => Promise<void>;
-  /** `meta.jobs.<name>(payload).runAt(…)`. Omitted: jobs reject. */
+  /** Omitted: jobs reject. */
   enqueueJob?: (app: AppDefinition, job: string, payload: SandboxJson, runAt: Date) => Promise<void>;
-  /** `meta.geoip`. Omitted: every lookup answers null (no GeoIP database configured). */
+  /** Omitted: every lookup answers null. */
   geoip?: GeoIp;
-  /** `meta.metrics`. Omitted: updates are dropped. */
+  /** Omitted: updates are dropped. */
   updateMetric?: (app: AppDefinition, name: string, operation: string, value: number) => void;
 }
 
-/** A call the host did not make: the app is backing off after timeouts, or was disabled for them. */
+/** The app is backing off after timeouts, or was disabled for them. */
 export class AppSkippedError extends Error {
   constructor(message: string) {
     super(message);
@@ -89,28 +83,18 @@ const CONSOLE_TYPES: Record<string, PluginLogType> = {
   debug: 'DEBUG',
 };
 
-/** The longest back-off, however many timeouts in a row. */
 const MAX_BACKOFF_MS = 60 * 60 * 1_000;
 
 /**
- * One app of one project, loaded in its own sandbox (on a sandbox thread) with PostHog's plugin
- * API, `setupPlugin` run. When a call breaks the sandbox (time or memory, or the pool unloaded it
- * for room), the next call loads a fresh one; an app's own error leaves it as it is.
- *
- * A call that times out (CPU or wall clock, also while the app loads again for it) makes the app
- * back off: its calls are skipped (counted, and the count logged to the config) for `backoffMs`,
- * doubled at each timeout in a row; after `disableAfter` timeouts in a row the config is disabled,
- * with a line in its log saying why.
+ * One app of one project with PostHog's plugin API, `setupPlugin` run. A call that broke the sandbox
+ * makes the next load a fresh one. Timeouts make the app back off, then disable it (README.md).
  */
 export class AppInstance {
   private sandbox: PooledSandbox | undefined;
   private starting: Promise<PooledSandbox> | undefined;
   private loadedCapabilities: SandboxCapabilities | undefined;
   private timeoutsInARow = 0;
-  /**
-   * What timed out last (a sandbox, or the error of a start): calls failing together with it
-   * count once.
-   */
+  /** Calls failing together with it count as one timeout. */
   private lastTimeout: object | undefined;
   private backoffUntil = 0;
   private skippedCalls = 0;
@@ -121,14 +105,13 @@ export class AppInstance {
     private readonly services: AppServices,
   ) {}
 
-  /** Loads the app and runs its `setupPlugin`; throws the load's or setup's error (logged to the config). */
+  /** Throws the load's or setup's error (logged to the config). */
   static async start(app: AppDefinition, services: AppServices): Promise<AppInstance> {
     const instance = new AppInstance(app, services);
     await instance.ready();
     return instance;
   }
 
-  /** The exported methods and jobs, as the loaded code shows them. */
   async exports(): Promise<{ methods: PluginMethodName[]; jobs: string[] }> {
     return this.loadedCapabilities ?? (await this.ready()).capabilities;
   }
@@ -137,15 +120,12 @@ export class AppInstance {
     return (await this.exports()).methods.includes(method);
   }
 
-  /** True once the app was disabled for its timeouts: every call is refused. */
+  /** Every call is refused. */
   get disabled(): boolean {
     return this.disabledFor !== undefined;
   }
 
-  /**
-   * Calls a method (or `jobs.<name>`) with JSON arguments; `meta` is appended by the plugin API.
-   * Rejects with {@link AppSkippedError} while the app backs off or once it is disabled.
-   */
+  /** Rejects with {@link AppSkippedError} while the app backs off or once it is disabled. */
   async call(
     method: PluginMethodName | `jobs.${string}`,
     ...args: SandboxJson[]
@@ -165,8 +145,7 @@ export class AppInstance {
       this.timeoutsInARow = 0;
       return result;
     } catch (error) {
-      // A timeout while the app loads again (its top-level code or setupPlugin, after a sandbox
-      // broke) counts too: an app cut off at every start would otherwise never back off.
+      // A timeout while the app loads again counts too: one cut off at every start must back off.
       if (error instanceof SandboxTimeoutError) {
         this.timedOut(sandbox ?? error, sandbox ? method : `the app's start before ${method}`, error);
       } else if (sandbox && error instanceof SandboxAppError) {
@@ -176,7 +155,6 @@ export class AppInstance {
     }
   }
 
-  /** Runs `teardownPlugin` (errors logged) and frees the sandbox. */
   async stop(): Promise<void> {
     this.reportSkipped();
     const sandbox = await this.starting?.catch(() => undefined);
@@ -191,7 +169,7 @@ export class AppInstance {
     sandbox.dispose();
   }
 
-  /** Writes a line to the config's log (what the host did for the app). */
+  /** What the host did for the app. */
   logLine(type: PluginLogType, message: string, source: PluginLogSource = 'SYSTEM'): void {
     this.services.log.log({
       pluginConfigId: this.app.pluginConfigId,
@@ -233,7 +211,7 @@ export class AppInstance {
     });
   }
 
-  /** Logs how many calls were skipped while backing off, once they are over (or the app stops). */
+  /** Once the back-off is over (or the app stops). */
   private reportSkipped(): void {
     if (this.skippedCalls === 0) return;
     this.logLine('WARN', `${this.skippedCalls} calls skipped while the app backed off after timeouts`);
@@ -292,7 +270,7 @@ export class AppInstance {
     const namespace = `${app.pluginId}:${app.teamId}`;
     const { cache, storage } = services;
     const text = (value: SandboxJson) => (typeof value === 'string' ? value : JSON.stringify(value));
-    /** The in-process cache answers at once (or throws past its budget); the bridge wants a promise. */
+    /** The cache answers at once; the bridge wants a promise. */
     const now =
       <T extends SandboxJson | undefined>(work: (...args: SandboxJson[]) => T) =>
       (...args: SandboxJson[]) =>

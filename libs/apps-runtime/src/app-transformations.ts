@@ -6,7 +6,7 @@ import type { CapturedEvent, RawEvent } from '@hogbase/event-contract';
 import { AppSkippedError, messageOf } from './app-instance';
 import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps';
 
-/** What `processEvent` gets and returns (PostHog's PluginEvent). */
+/** PostHog's PluginEvent. */
 interface PluginEvent {
   uuid: string;
   event: string;
@@ -29,11 +29,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Transformations: the `processEvent` of a project's enabled apps, in config `order`, before
- * ingestion processes persons and stores the event, as PostHog's plugin server ran them. An app
- * returning null drops the event; an app that throws (or exceeds its limits) is logged to its config
- * and the event goes on as it was before that app, as it does past an app that backs off after
- * timeouts (its skipped calls are counted, not logged one by one).
+ * `processEvent` of a project's apps in config order, before persons. Null drops the event; a throw
+ * is logged and the event goes on as it was before that app.
  */
 export class AppTransformations {
   private readonly outcomes: Counter<'outcome'>;
@@ -54,10 +51,7 @@ export class AppTransformations {
     });
   }
 
-  /**
-   * The projects with an enabled app exporting processEvent, looked up again every 5 s: by the
-   * capabilities of the code each config runs, its pinned copy's for another organization's app.
-   */
+  /** By the capabilities of the code each config runs (its pinned copy's for another organization's app). */
   async transformationTeams(): Promise<ReadonlySet<number>> {
     if (this.cache && Date.now() - this.cache.loadedAt < TEAMS_REFRESH_MS) return this.cache.teams;
     this.loading ??= this.pool
@@ -76,7 +70,6 @@ export class AppTransformations {
     return this.loading;
   }
 
-  /** The event after the project's transformations, or null when one of them dropped it. */
   async transform(captured: CapturedEvent): Promise<CapturedEvent | null> {
     let raw: RawEvent;
     try {
@@ -103,8 +96,7 @@ export class AppTransformations {
         changed = true;
         this.outcomes.inc({ outcome: 'transformed' });
       } catch (error) {
-        // Backing off (or disabled) after timeouts: the event goes on without this app, and the app's
-        // log gets one line for all the calls skipped (AppInstance), not one per event.
+        // Backing off after timeouts: AppInstance logs one line for all the calls skipped.
         if (error instanceof AppSkippedError) {
           this.outcomes.inc({ outcome: 'skipped' });
           continue;
@@ -138,7 +130,7 @@ function toPluginEvent(captured: CapturedEvent, raw: RawEvent): PluginEvent {
   };
 }
 
-/** The queue message again, with what the apps changed (name, distinct id, properties, $set, $set_once). */
+/** With what the apps changed (name, distinct id, properties, $set, $set_once). */
 function fromPluginEvent(captured: CapturedEvent, raw: RawEvent, event: PluginEvent): CapturedEvent {
   const distinctId = String(event.distinct_id ?? captured.distinct_id).slice(0, 200);
   const data: RawEvent = {

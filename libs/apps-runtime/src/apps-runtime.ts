@@ -5,22 +5,21 @@ import { openSecretBox, type AppsRuntimeConfig, type SecretBox } from '@hogbase/
 import { EgressPolicy } from '@hogbase/egress';
 import { SandboxPool, type SandboxPoolNotice } from '@hogbase/apps-sandbox';
 import type { AppServices } from './app-instance';
-import { boundedFetch } from './bounded-fetch';
+import { boundedFetch } from './bounded-fetch.util';
 import { EnabledApps, type SecretOpener } from './enabled-apps';
-import { openGeoIp } from './geoip';
-import { PluginCache } from './plugin-cache';
-import { PluginLogWriter } from './plugin-log';
-import { PluginStorage } from './plugin-storage';
+import { openGeoIp } from './geoip.client';
+import { PluginCache } from './plugin-cache.store';
+import { PluginLogWriter } from './plugin-log.repository';
+import { PluginStorage } from './plugin-storage.repository';
 
 export interface AppsRuntime {
   apps: EnabledApps;
   log: PluginLogWriter;
   services: AppServices;
-  /** Tears the apps down and writes the last log lines. */
   close(): Promise<void>;
 }
 
-/** Opens secret config values with the SecretBox, created on first use (no key file otherwise). */
+/** Created on first use: no key file otherwise. */
 function secretOpener(config: AppsRuntimeConfig): SecretOpener {
   let box: Promise<SecretBox> | undefined;
   return {
@@ -40,11 +39,8 @@ interface Shared<T> {
 }
 
 /**
- * NOTE: the sandbox threads and the cache belong to the process, not to one runtime: under
- * `npm start` ingestion (destinations, transformations) and the workers (import apps) each create
- * a runtime, and the budgets (APPS_SANDBOXES_MEMORY_MB, APPS_CACHE_MB) and APPS_THREADS hold for
- * both together; an app's `meta.cache` is the same in both, as PostHog's Redis is. Runtimes with
- * other limits (tests) get their own.
+ * NOTE: the sandbox threads and the cache belong to the process: under `npm start` ingestion and the
+ * workers each create a runtime, and the budgets hold for both together.
  */
 const sharedPools = new Map<string, Shared<SandboxPool>>();
 const sharedCaches = new Map<string, Shared<PluginCache>>();
@@ -59,7 +55,7 @@ function acquire<T>(registry: Map<string, Shared<T>>, key: string, create: () =>
   return shared.value;
 }
 
-/** Gives a shared value back; the last user's release gets it back (to close it). */
+/** The last user's release gets it back, to close it. */
 function release<T>(registry: Map<string, Shared<T>>, key: string): T | undefined {
   const shared = registry.get(key);
   if (!shared) return undefined;
@@ -69,7 +65,7 @@ function release<T>(registry: Map<string, Shared<T>>, key: string): T | undefine
   return shared.value;
 }
 
-/** Logs what the sandbox pool did on its own; evictions at most once a minute, with their count. */
+/** Evictions at most once a minute, with their count. */
 function poolNotices(logger: Logger): (notice: SandboxPoolNotice) => void {
   let evictions = 0;
   let lastEvictionLog = 0;
@@ -92,7 +88,7 @@ function poolNotices(logger: Logger): (notice: SandboxPoolNotice) => void {
   };
 }
 
-/** What a service that runs apps needs, over its Postgres pool; `extra` adds capture and jobs. */
+/** `extra` adds capture and jobs. */
 export function createAppsRuntime(
   pool: Pool,
   config: AppsRuntimeConfig,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EgressPolicy } from '@hogbase/egress';
-import { boundedFetch } from './bounded-fetch';
+import { boundedFetch } from './bounded-fetch.util';
 
 const LIMITS = { timeoutMs: 5_000, maxResponseBytes: 1024 };
 const REFUSED = 'resolves to a private address; set EGRESS_ALLOWED_PRIVATE_NETWORKS to allow it';

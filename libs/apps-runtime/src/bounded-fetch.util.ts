@@ -4,13 +4,12 @@ import { createEgressFetch, egressRefusalOf, type EgressPolicy } from '@hogbase/
 export interface BoundedFetchOptions {
   /** The whole request, body included. */
   timeoutMs: number;
-  /** A larger response body fails the fetch (the app sees the error). */
   maxResponseBytes: number;
-  /** Where the app may connect: every connection and every redirect is checked against it. */
+  /** Every connection and every redirect is checked against it. */
   egress: EgressPolicy;
 }
 
-/** What `Response.text()` would give, but refusing a body past `maxBytes` without reading it all. */
+/** Refuses a body past `maxBytes` without reading it all. */
 async function readBounded(response: Response, maxBytes: number): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -29,10 +28,8 @@ async function readBounded(response: Response, maxBytes: number): Promise<string
 }
 
 /**
- * The `fetch` apps get (and the host's composeWebhook delivery): fetch through the egress policy
- * (no loopback, private or link-local target unless allowed, each redirect checked), with a deadline
- * over the whole exchange and a bound on the response body, so an app cannot reach the server's
- * network, hang a call on a slow server or fill the host's memory with a large answer.
+ * SECURITY: apps' `fetch` (and composeWebhook's): an app cannot reach the server's network, hang a
+ * call on a slow server or fill the host's memory with a large answer.
  */
 export function boundedFetch(options: BoundedFetchOptions): SandboxFetch {
   const fetch = createEgressFetch(options.egress);

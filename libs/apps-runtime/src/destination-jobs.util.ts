@@ -1,27 +1,16 @@
 import type { DestinationEvent } from './app-destinations';
 
-/** Most events of one destinations batch job. */
 export const MAX_EVENTS_PER_JOB = 500;
-/**
- * Most bytes of events (as JSON) one batch job carries: jobs are rows of the job engine's Postgres,
- * the embedded one under npm start, written in ingestion's commit path and read back by the workers.
- * An event larger than this alone still makes a job of its own.
- */
+/** Jobs are rows of the job engine's Postgres, written in ingestion's commit path; a larger event is a job alone. */
 export const MAX_JOB_BYTES = 1_000_000;
-/**
- * Most bytes of one event in a job. Capture bounds the event itself (1,000,000 bytes by default);
- * its person's properties are not bounded, and past this they are left out of the job's copy.
- */
+/** Capture bounds the event, not its person's properties: past this they are left out of the job's copy. */
 export const MAX_EVENT_JOB_BYTES = 2_000_000;
 
 export interface BatchJobData {
   events: DestinationEvent[];
 }
 
-/**
- * The batch jobs of a hand-off: events in order, at most MAX_EVENTS_PER_JOB and MAX_JOB_BYTES a
- * job. `onPersonLeftOut` is told of each event whose person properties were left out.
- */
+/** Events in order. */
 export function toBatchJobs(
   events: readonly DestinationEvent[],
   onPersonLeftOut: (event: DestinationEvent, bytes: number) => void = () => undefined,

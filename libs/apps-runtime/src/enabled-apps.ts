@@ -8,7 +8,6 @@ import {
 } from '@hogbase/apps-sandbox';
 import { AppInstance, messageOf, type AppDefinition, type AppServices } from './app-instance';
 
-/** Opens a sealed secret config value (the management API's SecretBox). */
 export interface SecretOpener {
   open(sealed: string): Promise<string>;
 }
@@ -25,11 +24,9 @@ interface ConfigRow {
 }
 
 /**
- * The query shared by both lookups: an enabled config, its app's bundled code and a version stamp.
- * SECURITY: a config with `code_pinned_at` (another organization's app) runs its own copy of the
- * code, taken when its admin enabled or upgraded it, never the app's files as they are now: the
- * app's organization cannot change what runs on this project's events and secrets. Other configs
- * run the app's latest entry (the management API's plugin-config.repository.ts copies the same file).
+ * SECURITY: a config with `code_pinned_at` (another organization's app) runs the copy its admin
+ * enabled or upgraded to: the app's organization cannot change what runs on this project's events
+ * and secrets. Others run the app's latest entry (as plugin-config.repository.ts copies it).
  */
 const CONFIG_SELECT = `
   SELECT c.id, c.plugin_id, c.team_id, c.config, p.name, p.metrics,
@@ -49,24 +46,18 @@ const CONFIG_SELECT = `
   ) code ON true
   WHERE c.enabled AND NOT c.deleted`;
 
-/**
- * The capabilities of the code a config runs (`c` the config, `p` its plugin), which decide whether
- * ingestion calls its project's apps at all: a pinned config's are those of its copy, taken with it
- * (plugin-config.repository.ts), since the app's current version may have dropped or added a method.
- */
+/** A pinned config's are its copy's: the app's current version may have dropped or added a method. */
 export const RUN_CAPABILITIES =
   'CASE WHEN c.code_pinned_at IS NULL THEN p.capabilities ELSE c.pinned_capabilities END';
 
 const TEAM_REFRESH_MS = 10_000;
 
-/** A config value that cannot be opened (no ENCRYPTION_KEYS, another key): it fails until the config changes. */
+/** No ENCRYPTION_KEYS, or another key: it fails until the config changes. */
 class ConfigValueError extends Error {}
 
 /**
- * Whether a start failure comes back at every try until the app's code or config changes: the
- * app's own code threw or ran out of time or memory while loading or in `setupPlugin`, or a secret
- * value cannot be opened. Anything else (no room in the sandboxes' budget while every sandbox is in
- * a call, a sandbox thread that died under another app, Postgres) passes: the app is tried again.
+ * The app's own code failed to load or set up, or a secret cannot be opened: it comes back until the
+ * code or config changes. Anything else (the budget, a thread that died, Postgres) passes.
  */
 function lastingFailure(error: unknown): boolean {
   return (
@@ -83,12 +74,7 @@ interface TeamApps {
   instances: AppInstance[];
 }
 
-/**
- * The enabled apps of each project, loaded on first use and looked at again every 10 s: an app whose
- * code or config changed is replaced (its `teardownPlugin` run), a disabled one stopped. An app that
- * fails to start is left out (its error is in the config's log): until its code or config changes
- * when the failure is its own (see `lastingFailure`), else until the next look.
- */
+/** An app whose code or config changed is replaced (`teardownPlugin` first); one that fails to start is left out. */
 export class EnabledApps {
   private readonly teams = new Map<number, TeamApps>();
   private readonly running = new Map<number, AppInstance>();
@@ -101,7 +87,7 @@ export class EnabledApps {
     private readonly logger: Logger,
   ) {}
 
-  /** The project's enabled apps with code, in config order. */
+  /** In config order. */
   async forTeam(teamId: number): Promise<AppInstance[]> {
     let team = this.teams.get(teamId);
     if (!team) {
@@ -122,7 +108,7 @@ export class EnabledApps {
     return current.loading;
   }
 
-  /** One config's app, loaded now (import apps: the job names the config). Undefined when disabled or gone. */
+  /** Import apps: the job names the config. Undefined when disabled or gone. */
   async forConfig(pluginConfigId: number): Promise<AppInstance | undefined> {
     const { rows } = await this.pool.query<ConfigRow>(`${CONFIG_SELECT} AND c.id = $1`, [pluginConfigId]);
     if (rows.length === 0) {
@@ -132,7 +118,6 @@ export class EnabledApps {
     return this.instanceFor(rows[0]);
   }
 
-  /** Tears every app down. */
   async stop(): Promise<void> {
     const instances = [...this.running.values()];
     this.running.clear();
@@ -221,7 +206,7 @@ export class EnabledApps {
     };
   }
 
-  /** A secret value is stored as `{ sealed }`: opened here, in the process that runs the app only. */
+  /** Opened only in the process that runs the app. */
   private async openValue(value: unknown): Promise<SandboxJson> {
     if (isSealed(value)) {
       if (!this.secrets) {

@@ -3,9 +3,9 @@ import { isIP } from 'node:net';
 import { Reader } from 'mmdb-lib';
 import type { SandboxJson } from '@hogbase/apps-sandbox';
 
-/** `meta.geoip`: a MaxMind City database (GEOIP_DATABASE_PATH) read with mmdb-lib. */
+/** A MaxMind City database (GEOIP_DATABASE_PATH) read with mmdb-lib. */
 export interface GeoIp {
-  /** The location of `ip` as @maxmind/geoip2-node's City model has it (camelCase), or null. */
+  /** As @maxmind/geoip2-node's City model has it (camelCase), or null. */
   locate(ip: string): Promise<SandboxJson>;
 }
 
@@ -21,7 +21,7 @@ function camelCased(value: unknown): SandboxJson {
   );
 }
 
-/** Reads the database on first lookup (a process whose apps never ask never loads it). */
+/** Read on first lookup. */
 export function openGeoIp(databasePath: string): GeoIp {
   let reader: Promise<Reader<Record<string, unknown>>> | undefined;
   return {

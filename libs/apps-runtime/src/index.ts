@@ -1,17 +1,7 @@
-export {
-  AppInstance,
-  AppSkippedError,
-  type AppCapturedEvent,
-  type AppDefinition,
-  type AppServices,
-  type AppTimeoutPolicy,
-} from './app-instance';
-export { AppDestinations, type AppDestinationsOptions, type DestinationEvent } from './app-destinations';
-export { AppTransformations } from './app-transformations';
+// A runtime per service that runs apps, over the process's shared sandbox pool and cache.
 export { createAppsRuntime, type AppsRuntime } from './apps-runtime';
-export { openGeoIp, type GeoIp } from './geoip';
-export { boundedFetch, type BoundedFetchOptions } from './bounded-fetch';
-export { EnabledApps, type SecretOpener } from './enabled-apps';
-export { PluginCache, type PluginCacheLimits } from './plugin-cache';
-export { PluginLogWriter, type PluginLogLine } from './plugin-log';
-export { PluginStorage, type PluginStorageLimits } from './plugin-storage';
+export type { AppCapturedEvent, AppInstance } from './app-instance';
+
+// The two ways apps run behind ingestion.
+export { AppTransformations } from './app-transformations';
+export { AppDestinations, type DestinationEvent } from './app-destinations';

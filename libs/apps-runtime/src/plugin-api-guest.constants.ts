@@ -1,15 +1,7 @@
-// Guest-side JavaScript (evaluated inside the app's QuickJS sandbox as its `setup` source): PostHog's
-// plugin API as @posthog/plugin-scaffold types it, every effect going through a host function.
+// Guest-side JavaScript, the sandbox's `setup` source: PostHog's plugin API as
+// @posthog/plugin-scaffold types it, every effect through a host function.
 
-/**
- * Builds `meta` (config, attachments, global, storage, cache, jobs, metrics, utils, geoip), the
- * `posthog` global (`capture`, `api`), `RetryError` and a `require` of the modules apps may import,
- * then hands `meta` to every method call. Reads `globalThis.__hogbasePluginContext` (JSON: config,
- * attachments, metrics) set as a global by the host.
- *
- * NOTE: it runs before the app and keeps its own references to the builtins it uses (JSON, then,
- * Array.isArray, ...), so an app that replaces them breaks neither `meta` nor its host calls.
- */
+/** NOTE: runs before the app with its own references to the builtins, which an app may replace. */
 export const PLUGIN_API_SETUP_SOURCE = `
 (function (host, context) {
   const call = host.call;

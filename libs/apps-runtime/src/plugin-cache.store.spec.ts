@@ -1,4 +1,4 @@
-import { PluginCache } from './plugin-cache';
+import { PluginCache } from './plugin-cache.store';
 
 const KEY_OVERHEAD = 64;
 const ELEMENT_OVERHEAD = 16;

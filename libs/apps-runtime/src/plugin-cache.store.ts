@@ -2,7 +2,6 @@ interface CacheEntry {
   namespace: string;
   key: string;
   value: string | string[];
-  /** What the entry counts against the budgets (see {@link PluginCache}). */
   bytes: number;
   /** ms since the epoch; undefined: no expiry. */
   expiresAt: number | undefined;
@@ -11,23 +10,21 @@ interface CacheEntry {
 interface Namespace {
   bytes: number;
   entries: Map<string, CacheEntry>;
-  /** Entries with an expiry: only then can a sweep free anything. */
+  /** Only then can a sweep free anything. */
   expiring: number;
   lastSweepAt: number;
 }
 
 export interface PluginCacheLimits {
-  /** Keys of all namespaces together; past it the oldest written goes. */
+  /** All namespaces together; past it the oldest written goes. */
   maxEntries: number;
-  /** All namespaces together; past it the oldest written entries go (it is a cache). */
   maxBytes: number;
-  /** One namespace (one app in one project); a write past it is refused with a clear error. */
+  /** One app in one project; a write past it is refused. */
   maxBytesPerNamespace: number;
 }
 
-/** Counted per key on top of its characters: the map entry and its bookkeeping. */
+/** On top of the characters: the map entry and its bookkeeping. */
 const ENTRY_OVERHEAD_BYTES = 64;
-/** Counted per list element on top of its characters. */
 const ELEMENT_OVERHEAD_BYTES = 16;
 /** A namespace over its budget looks for expired entries at most this often. */
 const SWEEP_INTERVAL_MS = 1_000;
@@ -39,17 +36,12 @@ const DEFAULT_LIMITS: PluginCacheLimits = {
 };
 
 /**
- * `meta.cache`: PostHog backs it with Redis; here it lives in the process, one namespace per app and
- * project. NOTE: it is a cache, as PostHog documents it: two replicas do not share it, and a
- * restart empties it. What must survive goes to `meta.storage` (Postgres).
- *
- * Bounded in bytes (keys, values and list elements counted by their characters, plus a small
- * overhead per key and element): a namespace past its own budget has the write refused with an
- * error the app sees; the whole cache past its budget (or its key count) drops the oldest written
- * entries of any namespace, as a Redis with an eviction policy would.
+ * `meta.cache`, in the process (PostHog's is Redis). NOTE: a cache, as PostHog documents it: replicas
+ * do not share it and a restart empties it. Past its total budget the oldest written entries go, as
+ * a Redis with an eviction policy would.
  */
 export class PluginCache {
-  /** Every entry, oldest written first. */
+  /** Oldest written first. */
   private readonly entries = new Map<string, CacheEntry>();
   private readonly namespaces = new Map<string, Namespace>();
   private totalBytes = 0;
@@ -59,7 +51,6 @@ export class PluginCache {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
   }
 
-  /** What a namespace holds now (for tests and metrics). */
   usage(namespace: string): { bytes: number; keys: number } {
     const space = this.namespaces.get(namespace);
     return { bytes: space?.bytes ?? 0, keys: space?.entries.size ?? 0 };
@@ -149,7 +140,6 @@ export class PluginCache {
     this.put(namespace, key, value, expiresAt, keyBytes(key) + value.length);
   }
 
-  /** Replaces (or creates) the entry as the newest written, within the budgets. */
   private put(
     namespace: string,
     key: string,
@@ -170,10 +160,7 @@ export class PluginCache {
     this.evictForTotal();
   }
 
-  /**
-   * Refuses a write that would take the namespace past its budget (after dropping its expired
-   * entries), or that is larger than the budget on its own: the app's call rejects with this.
-   */
+  /** After dropping the namespace's expired entries; the app's call rejects with this. */
   private admit(namespace: string, growth: number, entryBytes: number): void {
     const limit = this.limits.maxBytesPerNamespace;
     if (entryBytes > limit) {

@@ -23,11 +23,7 @@ const FLUSH_INTERVAL_MS = 1_000;
 const MAX_BUFFERED_LINES = 10_000;
 const MAX_MESSAGE_LENGTH = 10_000;
 
-/**
- * A config's log lines and delivery counts, buffered and written in one statement each second, so
- * a chatty app or a failing destination costs one insert per second, not one per event. When the
- * buffer is full, lines are dropped and the drop itself is counted in the next line written.
- */
+/** One insert a second, not one per event; a full buffer drops lines and counts the drop in the next. */
 export class PluginLogWriter {
   private lines: (PluginLogLine & { timestamp: Date })[] = [];
   private deliveries = new Map<number, DeliveryCounts>();
@@ -50,7 +46,7 @@ export class PluginLogWriter {
     this.schedule();
   }
 
-  /** Counts a destination's delivery outcome for the config's `delivery_rate_24h` and last error. */
+  /** For the config's `delivery_rate_24h` and last error. */
   countDelivery(pluginConfigId: number, outcome: { ok: true } | { ok: false; error: string }): void {
     const counts = this.deliveries.get(pluginConfigId) ?? { succeeded: 0, failed: 0, lastError: undefined };
     if (outcome.ok) counts.succeeded += 1;
@@ -62,7 +58,7 @@ export class PluginLogWriter {
     this.schedule();
   }
 
-  /** Writes what is buffered; a Postgres failure keeps nothing back (logs are best effort) but is logged. */
+  /** Logs are best effort: a Postgres failure keeps nothing back, but is logged. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(() => this.write());
     return this.flushing;

@@ -1,9 +1,8 @@
 import type { Pool } from 'pg';
 
 export interface PluginStorageLimits {
-  /** Keys and values of one config together, as Postgres counts them (`plugin_storage_usage`). */
+  /** As `plugin_storage_usage` counts them. */
   maxBytesPerConfig: number;
-  /** One value as JSON text. */
   maxValueBytes: number;
 }
 
@@ -15,16 +14,12 @@ const DEFAULT_LIMITS: PluginStorageLimits = {
   maxValueBytes: 1024 * 1024,
 };
 
-/** What a row counts against its config's budget: the same sum the usage trigger keeps. */
+/** The same sum the usage trigger keeps. */
 const ROW_BYTES = 'octet_length(s.key) + octet_length(s.value::text)';
 
 /**
- * `meta.storage` and `meta.utils.cursor`: JSON values per config and key, in Postgres.
- *
- * Bounded per config: a trigger keeps each config's total in `plugin_storage_usage` as rows change,
- * so a write checks the budget by reading one row, never by summing the config's rows. NOTE: two
- * writes of one config at the same moment both see the total before either, so the budget can be
- * passed by what writes in flight add (each at most `maxValueBytes`); the next write is refused.
+ * `meta.storage` and `meta.utils.cursor`. A trigger keeps each config's total, so a write reads one
+ * row. NOTE: concurrent writes may pass the budget by what they add; the next write is refused.
  */
 export class PluginStorage {
   private readonly limits: PluginStorageLimits;
@@ -72,7 +67,7 @@ export class PluginStorage {
     ]);
   }
 
-  /** The cursor's value, creating it at `initial` when it does not exist yet. */
+  /** Created at `initial` when it does not exist yet. */
   async initCursor(pluginConfigId: number, key: string, initial: number): Promise<void> {
     checkKey(key);
     const { rows } = await this.pool.query<{ ok: boolean }>(
@@ -93,10 +88,10 @@ export class PluginStorage {
     if (!rows[0]?.ok) throw await this.fullError(pluginConfigId);
   }
 
-  /** Adds `by` atomically and returns the new value (PostHog's cursor is an atomic counter too). */
+  /** Atomic, as PostHog's cursor. */
   async incrementCursor(pluginConfigId: number, key: string, by: number): Promise<number> {
     checkKey(key);
-    // A cursor that exists always moves (a number grows by a few bytes at most); a new one needs room.
+    // An existing cursor always moves; a new one needs room.
     const { rows } = await this.pool.query<{ value: number }>(
       `INSERT INTO plugin_storage (plugin_config_id, key, value)
        SELECT $1::int, $2::text, to_jsonb($3::numeric)
@@ -132,7 +127,7 @@ function checkKey(key: string): void {
   }
 }
 
-/** Cursors share the storage table, under a prefix (an app could read one through `meta.storage`). */
+/** Cursors share the storage table under a prefix. */
 function cursorKey(key: string): string {
   return `@cursor/${key}`;
 }
