@@ -89,7 +89,7 @@ export interface EventConsumer {
    * exist), or when stop() is called first.
    */
   start(handler: BatchHandler): Promise<void>;
-  /** start() for a handler in two steps: each message is decoded before, or at the start of, its call. */
+  /** start() for a handler in two steps: a message is decoded ahead where the consumer can, else in its call. */
   startDecoding<Decoded>(handler: DecodingBatchHandler<Decoded>): Promise<void>;
   /**
    * Stops intake, waits for the batch in flight, commits what was processed, leaves the group
