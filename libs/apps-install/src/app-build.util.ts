@@ -1,7 +1,7 @@
 import { build, formatMessages, type Loader, type Message, type Plugin } from 'esbuild';
 import type { AppFiles, BuiltApp, BuiltFile, PluginJson } from './app-install.types';
 
-/** Modules the plugin runtime hands to apps through `require`; everything else must be in the app. */
+/** Everything else must be in the app. */
 export const RUNTIME_MODULES: readonly string[] = [
   '@posthog/plugin-scaffold',
   'node-fetch',
@@ -27,7 +27,7 @@ const LOADERS: Record<string, Loader> = {
 
 type BareImports = 'runtime-modules' | 'none' | 'all';
 
-/** `a/./b/../c` → `a/c`; null when the path climbs above the app's root. */
+/** Null when the path climbs above the app's root. */
 function normalize(path: string): string | null {
   const segments: string[] = [];
   for (const segment of path.split('/')) {
@@ -47,7 +47,7 @@ function extensionOf(path: string): string {
   return match ? match[0] : '';
 }
 
-/** Node-style resolution among the app's own files: exact, with an extension, then `index.*`. */
+/** Node-style: exact, with an extension, then `index.*`. */
 function resolveAppFile(files: AppFiles, importer: string, specifier: string): string | null {
   const directory = importer.includes('/') ? importer.slice(0, importer.lastIndexOf('/')) : '';
   const base = normalize(`${directory}/${specifier}`);
@@ -59,7 +59,7 @@ function resolveAppFile(files: AppFiles, importer: string, specifier: string): s
   return candidates.find((candidate) => candidate !== '' && files[candidate] !== undefined) ?? null;
 }
 
-/** Serves the app's files to esbuild from memory: the build never touches the disk. */
+/** The build never touches the disk. */
 function appFilesPlugin(files: AppFiles, bareImports: BareImports): Plugin {
   return {
     name: 'hogbase-app-files',
@@ -101,7 +101,7 @@ interface BundleOptions {
   jsx?: boolean;
 }
 
-/** Bundles one entry into CommonJS; a compile error comes back as text, never as a throw. */
+/** A compile error comes back as text, never as a throw. */
 async function bundle(
   files: AppFiles,
   entry: string,
@@ -141,21 +141,17 @@ function builtFile(
     : { status: 'ERROR', error: result.error };
 }
 
-/**
- * PostHog's served-script form: an expression yielding a function that returns the exports, so the
- * capture service can serve `<code>().inject({config, posthog})`. esbuild's CommonJS assigns
- * `module.exports`, hence the local `module` handed back as `exports`.
- */
+/** PostHog's served-script form, `<code>().inject(…)`; esbuild's CommonJS assigns `module.exports`. */
 export function wrapSiteApp(commonJs: string): string {
   return `(function () { let exports = {}; let module = { exports: exports };\n${commonJs}\nexports = module.exports; return exports; })`;
 }
 
-/** PostHog's frontend form: the page passes its own `require` (react and the like stay external). */
+/** The page passes its own `require`: react and the like stay external. */
 export function wrapFrontendApp(commonJs: string): string {
   return `"use strict";\nexport function getFrontendApp (require) { let exports = {}; let module = { exports: exports };\n${commonJs}\nexports = module.exports; return exports; }`;
 }
 
-/** Transpiles what PostHog transpiles: the entry (for the plugin runtime), `site.ts` and `frontend.tsx`. */
+/** What PostHog transpiles: the entry, `site.ts` and `frontend.tsx`. */
 export async function buildApp(files: AppFiles, pluginJson: Pick<PluginJson, 'main'>): Promise<BuiltApp> {
   const built: BuiltApp = {};
   const [index, site, frontend] = await Promise.all([

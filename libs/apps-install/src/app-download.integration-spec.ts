@@ -5,13 +5,11 @@ import { gzipSync } from 'node:zlib';
 import { EgressPolicy } from '@hogbase/egress';
 import { tarGz } from '@hogbase/test-support';
 import { FakeHttpServer, json, zip } from './testing/app-archives.util';
-import {
-  AppInstallError,
-  downloadApp as downloadFrom,
-  readPluginJson,
-  UNSUPPORTED_URL_MESSAGE,
-  type AppSourceOptions,
-} from './index';
+import { downloadApp as downloadFrom } from './app-download.util';
+import { AppInstallError } from './app-install.error';
+import type { AppSourceOptions } from './app-install.types';
+import { UNSUPPORTED_URL_MESSAGE } from './app-url.util';
+import { readPluginJson } from './plugin-json.validator';
 
 const PLUGIN_JSON = JSON.stringify({ name: 'Hello', config: [{ key: 'greeting', type: 'string' }] });
 const INDEX_TS = 'export function processEvent(event: any) { return event }';

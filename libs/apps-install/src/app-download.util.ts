@@ -2,7 +2,7 @@ import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEgressFetch, EgressPolicy, type EgressFetch } from '@hogbase/egress';
-import { unpackArchive } from './app-archive.reader';
+import { unpackArchive } from './app-archive.util';
 import { appFilesFromEntries, commonTopFolder, decodeAppFile, packageJsonVersion } from './app-files.util';
 import { fetchBytes, fetchJson } from './app-http.util';
 import { AppInstallError } from './app-install.error';
@@ -13,10 +13,10 @@ import {
   stripUrlSecrets,
   trimTrailingSlashes,
   type AppSource,
-} from './app-url.parser';
+} from './app-url.util';
 
 const MIB = 1024 * 1024;
-/** A local folder with more files than this is not an app (probably a whole checkout). */
+/** More is probably a whole checkout. */
 const MAX_LOCAL_FILES = 5000;
 const COMMIT_SHA = /^[0-9a-f]{40}$/;
 
@@ -59,15 +59,12 @@ export function resolveSourceOptions(options: AppSourceOptions): ResolvedSourceO
   };
 }
 
-/** `a/b` with each segment escaped, for refs and names that hold slashes. */
+/** For refs and names that hold slashes. */
 export function encodePath(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/');
 }
 
-/**
- * Fetches an app's files from any URL form PostHog accepts (`file:`, GitHub, GitLab, npm page or
- * tarball, any other archive URL). Nothing is executed or built here.
- */
+/** Any URL form PostHog accepts; nothing is executed or built here. */
 export async function downloadApp(url: string, options: AppSourceOptions = {}): Promise<DownloadedApp> {
   const settings = resolveSourceOptions(options);
   const source = parseAppUrl(url, settings.npmRegistryUrl);
@@ -132,7 +129,7 @@ async function downloadArchive(
   }
 }
 
-/** The commit an archive was made from: `git archive` writes it as the zip comment, GitHub also names the folder after it. */
+/** `git archive` writes it as the zip comment; GitHub also names the folder after it. */
 function archiveCommit(unpacked: {
   entries: Map<string, Uint8Array>;
   comment: string | null;
@@ -169,10 +166,7 @@ function isInside(root: string, candidate: string): boolean {
   return path === '' || (!path.startsWith(`..${sep}`) && path !== '..' && !isAbsolute(path));
 }
 
-/**
- * Reads a `file:` app. TRICKY: both the folder and every symlink in it are compared by their real
- * paths to the real path of the allowed directory, so neither `..` nor a link can leave it.
- */
+/** TRICKY: the folder and every symlink in it are compared by real path, so neither `..` nor a link can leave. */
 async function readLocalApp(
   location: string,
   settings: ResolvedSourceOptions,

@@ -3,7 +3,7 @@ import type { AppFiles } from './app-install.types';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Text files become strings; anything that is not UTF-8 or holds a NUL byte (images, databases) stays bytes. */
+/** Anything not UTF-8 or holding a NUL byte stays bytes. */
 export function decodeAppFile(bytes: Uint8Array): string | Uint8Array {
   if (bytes.includes(0)) return bytes;
   try {
@@ -13,11 +13,7 @@ export function decodeAppFile(bytes: Uint8Array): string | Uint8Array {
   }
 }
 
-/**
- * An archive entry's path made relative and clean, or an error when it would land outside the
- * app's folder. TRICKY: checked on the raw name, before any top folder is stripped, so that
- * `package/../../x` is refused rather than normalised into something harmless-looking.
- */
+/** TRICKY: checked on the raw name, before the top folder is stripped, so `package/../../x` is refused. */
 export function safeEntryPath(rawName: string): string {
   const name = rawName.replace(/\\/g, '/');
   if (name.includes('\0') || name.startsWith('/') || /^[A-Za-z]:/.test(name)) {
@@ -34,7 +30,7 @@ export function isInNodeModules(path: string): boolean {
   return path.split('/').includes('node_modules');
 }
 
-/** The single folder every entry lives in (`package/` of npm tarballs, `repo-<sha>/` of GitHub zips), if any. */
+/** `package/` of npm tarballs, `repo-<sha>/` of GitHub zips. */
 export function commonTopFolder(paths: string[]): string | null {
   let top: string | null = null;
   for (const path of paths) {
@@ -47,10 +43,7 @@ export function commonTopFolder(paths: string[]): string | null {
   return top;
 }
 
-/**
- * The app's files from an archive's entries: the single top folder stripped, then only the
- * entries under `subpath` (a folder of a monorepo), `node_modules/` left out.
- */
+/** `subpath` is a folder of a monorepo; `node_modules/` is left out. */
 export function appFilesFromEntries(entries: Map<string, Uint8Array>, subpath: string | null): AppFiles {
   const top = commonTopFolder([...entries.keys()]);
   const prefix = [top, subpath === null ? null : safeEntryPath(subpath)]
@@ -70,7 +63,6 @@ export function appFilesFromEntries(entries: Map<string, Uint8Array>, subpath: s
   return files;
 }
 
-/** `package.json`'s `version`, when the app has one. */
 export function packageJsonVersion(files: AppFiles): string | null {
   const packageJson = files['package.json'];
   if (typeof packageJson !== 'string') return null;
@@ -81,7 +73,7 @@ export function packageJsonVersion(files: AppFiles): string | null {
       return typeof version === 'string' && version !== '' ? version : null;
     }
   } catch {
-    // A broken package.json only means no version; plugin.json is what must parse.
+    // Only plugin.json must parse.
   }
   return null;
 }

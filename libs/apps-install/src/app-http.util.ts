@@ -1,9 +1,8 @@
 import type { EgressFetch } from '@hogbase/egress';
 import { AppInstallError } from './app-install.error';
-import { stripUrlSecrets } from './app-url.parser';
+import { stripUrlSecrets } from './app-url.util';
 
 export interface BoundedFetchOptions {
-  /** Checks every connection and redirect (see `@hogbase/egress`). */
   fetch: EgressFetch;
   timeoutMs: number;
   maxBytes: number;
@@ -12,11 +11,7 @@ export interface BoundedFetchOptions {
   what: string;
 }
 
-/**
- * GET with redirects followed (each one checked by the egress fetch), a deadline over the whole exchange (body included) and a size
- * bound enforced while reading, not after. Every failure is an {@link AppInstallError} whose
- * message names the URL without its query string (tokens live there).
- */
+/** The size bound is enforced while reading; messages name the URL without its query string (tokens live there). */
 export async function fetchBytes(url: string, options: BoundedFetchOptions): Promise<Uint8Array> {
   const shownUrl = stripUrlSecrets(url);
   const signal = AbortSignal.timeout(options.timeoutMs);
@@ -34,7 +29,6 @@ export async function fetchBytes(url: string, options: BoundedFetchOptions): Pro
       throw tooLarge(options, shownUrl);
     }
     if (!response.body) return new Uint8Array(0);
-    // Node types the web stream loosely; fetch bodies are byte streams.
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const chunks: Uint8Array[] = [];
     let received = 0;
@@ -60,7 +54,7 @@ export async function fetchBytes(url: string, options: BoundedFetchOptions): Pro
   }
 }
 
-/** A JSON document (registry and API answers), bounded to 1 MiB. */
+/** Registry and API answers. */
 export async function fetchJson(
   url: string,
   options: Omit<BoundedFetchOptions, 'maxBytes'>,
@@ -79,10 +73,7 @@ function tooLarge(options: BoundedFetchOptions, shownUrl: string): AppInstallErr
   );
 }
 
-/**
- * Node's fetch says only "fetch failed"; the useful part (ECONNREFUSED, ENOTFOUND) is in `cause`.
- * Duck-typed: the error comes from Node's realm, where `instanceof Error` of another realm fails.
- */
+/** Node's fetch says "fetch failed"; the cause says why. Duck-typed: `instanceof` fails across realms. */
 function networkReason(error: unknown): string {
   const { message, cause } = (error ?? {}) as {
     message?: unknown;

@@ -12,27 +12,20 @@ import { RUNTIME_MODULES } from './app-build.util';
 
 const SCHEDULED_TASKS = ['runEveryMinute', 'runEveryHour', 'runEveryDay'];
 const METRIC_KINDS: readonly AppMetricKind[] = ['sum', 'max', 'min'];
-/** The host function the inspection's trailer reports the app's `metrics` export through. */
 const METRICS_REPORT = 'inspect.metrics';
 
 export interface InspectAppOptions {
-  /**
-   * Where the app's top level runs: a pool's worker threads, never the caller's thread. SECURITY:
-   * it is code from outside, and a busy loop would hold everything else that thread serves (the
-   * management API's requests) for the whole time limit.
-   */
+  /** SECURITY: code from outside; a busy loop on the caller's thread would hold the API's requests. */
   sandboxes: Pick<SandboxPool, 'createSandbox'>;
   /** Default 64 MiB. */
   memoryLimitBytes?: number;
-  /** Default 1 s (of CPU, and of wall clock): loading an app only defines functions. */
+  /** Default 1 s: loading an app only defines functions. */
   timeLimitMs?: number;
 }
 
 /**
- * Stand-ins for what the runtime provides through `require`, enough for an app's top level to run
- * (`const { RetryError } = require('@posthog/plugin-scaffold')`, `const fetch = require('node-fetch')`),
- * and the reporter of the trailer below, which keeps the host bridge to itself.
- * Run as the sandbox's `setup` source, so the app's own code (and its line numbers) stays untouched.
+ * Stand-ins for the runtime's `require`, enough for an app's top level to run. The `setup` source,
+ * so the app's own code (and its line numbers) stays untouched.
  */
 function setupSource(): string {
   const modules = JSON.stringify(RUNTIME_MODULES);
@@ -50,10 +43,7 @@ function setupSource(): string {
   );
 }
 
-/**
- * Runs after the app's top level and reports its exported `metrics` to the host. The marker is
- * random per inspection, so the app cannot report metrics of its own choosing.
- */
+/** The marker is random per inspection: the app cannot report metrics of its own choosing. */
 function metricsTrailer(marker: string): string {
   return (
     `\n;(function () { try { var exported = module.exports; var metrics; ` +
@@ -82,10 +72,8 @@ function readMetrics(metrics: SandboxJson | undefined): Record<string, AppMetric
 }
 
 /**
- * Loads built app code in a fresh sandbox of `options.sandboxes` to learn what PostHog records as
- * `capabilities` and `metrics`. The app's top level runs (with no `fetch`), bounded like any app
- * call. A sandbox budget with no room now rejects with the pool's SandboxBudgetError (not the app's
- * fault: the caller answers "try again"); the app's own failures are {@link AppInstallError}.
+ * What PostHog records as `capabilities` and `metrics`. A full sandbox budget rejects with the
+ * pool's SandboxBudgetError (try again); the app's own failures are {@link AppInstallError}.
  */
 export async function inspectApp(indexCode: string, options: InspectAppOptions): Promise<InspectedApp> {
   const marker = `__hogbase_metrics_${randomUUID()}`;
@@ -94,8 +82,7 @@ export async function inspectApp(indexCode: string, options: InspectAppOptions):
     memoryLimitBytes: options.memoryLimitBytes ?? 64 * 1024 * 1024,
     timeLimitMs: options.timeLimitMs ?? 1000,
     hostFunctions: {
-      // TRICKY: the trailer's host call leaves the sandbox's thread before the load's answer, and
-      // the pool runs it on arrival, so the report is here once `load` resolves.
+      // TRICKY: the trailer's host call arrives before the load's answer, so it is here once `load` resolves.
       [METRICS_REPORT]: (reportMarker, metrics) => {
         if (reportMarker === marker) reported = metrics;
         return Promise.resolve(undefined);

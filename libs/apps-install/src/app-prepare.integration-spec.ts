@@ -4,17 +4,16 @@ import { runInNewContext } from 'node:vm';
 import { SandboxBudgetError, SandboxPool } from '@hogbase/apps-sandbox';
 import { EgressPolicy } from '@hogbase/egress';
 import { downloadApp } from './app-download.util';
+import { buildApp } from './app-build.util';
+import { inspectApp } from './app-inspect.util';
+import { AppInstallError } from './app-install.error';
+import type { AppFiles, BuiltFile } from './app-install.types';
+import { prepareApp } from './app-prepare.util';
 import {
-  AppInstallError,
-  buildApp,
-  inspectApp,
   MISSING_PLUGIN_JSON_MESSAGE,
-  prepareApp,
   readPluginJson,
   STATELESS_WITH_CONFIG_MESSAGE,
-  type AppFiles,
-  type BuiltFile,
-} from './index';
+} from './plugin-json.validator';
 import { FakeHttpServer } from './testing/app-archives.util';
 
 /** Where inspections run, as the management API's installer has it: a worker thread. */

@@ -2,16 +2,13 @@ import { buildApp } from './app-build.util';
 import { AppInstallError } from './app-install.error';
 import type { AppFiles, PreparedApp } from './app-install.types';
 import { inspectApp, type InspectAppOptions } from './app-inspect.util';
-import { readPluginJson, type ReadPluginJsonOptions } from './plugin-json.reader';
+import { readPluginJson, type ReadPluginJsonOptions } from './plugin-json.validator';
 
 export type PrepareAppOptions = ReadPluginJsonOptions & InspectAppOptions;
 
 /**
- * plugin.json, build and inspection in one step, for installs, upgrades and source edits.
- * A bad plugin.json throws {@link AppInstallError}; a file that does not compile, or an entry whose
- * top level throws, comes back as that file's ERROR (with `capabilities` `{}`) so the caller can
- * store the sources and show the error, as PostHog does for edited apps. The entry's top level runs
- * on `options.sandboxes` (see {@link inspectApp}).
+ * A bad plugin.json throws {@link AppInstallError}; a file that does not compile (or an entry whose
+ * top level throws) comes back as that file's ERROR, so the sources can be stored, as PostHog does.
  */
 export async function prepareApp(files: AppFiles, options: PrepareAppOptions): Promise<PreparedApp> {
   const pluginJson = readPluginJson(files, options);

@@ -1,6 +1,8 @@
 import { EgressPolicy } from '@hogbase/egress';
 import { FakeHttpServer, json } from './testing/app-archives.util';
-import { AppInstallError, latestVersion as latestVersionOf, type AppSourceOptions } from './index';
+import { AppInstallError } from './app-install.error';
+import type { AppSourceOptions } from './app-install.types';
+import { latestVersion as latestVersionOf } from './app-version.util';
 
 /** The fake registry listens on loopback: allowed here, as an admin would for a local mirror. */
 const LOOPBACK_ALLOWED = new EgressPolicy({ allowedPrivateNetworks: ['127.0.0.0/8'] });

@@ -2,7 +2,7 @@ import { encodePath, resolveSourceOptions } from './app-download.util';
 import { fetchJson } from './app-http.util';
 import { AppInstallError } from './app-install.error';
 import type { AppSourceOptions } from './app-install.types';
-import { parseAppUrl } from './app-url.parser';
+import { parseAppUrl } from './app-url.util';
 
 function stringField(document: unknown, field: string, what: string): string {
   const value =
@@ -14,11 +14,7 @@ function stringField(document: unknown, field: string, what: string): string {
   return value;
 }
 
-/**
- * The newest version the URL's source offers, comparable with the `tag` {@link downloadApp} gave:
- * the npm `latest` version, or the commit a GitHub/GitLab ref (default HEAD) points at.
- * Null for sources without versions (`file:` folders, plain archive URLs).
- */
+/** Comparable with the `tag` {@link downloadApp} gave; null for `file:` folders and plain archive URLs. */
 export async function latestVersion(url: string, options: AppSourceOptions = {}): Promise<string | null> {
   const settings = resolveSourceOptions(options);
   const source = parseAppUrl(url, settings.npmRegistryUrl);

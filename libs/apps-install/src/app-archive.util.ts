@@ -8,9 +8,9 @@ import { isInNodeModules, safeEntryPath } from './app-files.util';
 const gunzipAsync = promisify(gunzip);
 
 export interface UnpackedArchive {
-  /** File entries by their cleaned path, top folder still in place. */
+  /** Top folder still in place. */
   entries: Map<string, Uint8Array>;
-  /** The zip comment: `git archive` (GitHub, GitLab) writes the commit id there. */
+  /** `git archive` writes the commit id there. */
   comment: string | null;
 }
 
@@ -108,7 +108,7 @@ function readZip(bytes: Uint8Array, maxUnpackedBytes: number): UnpackedArchive {
   return { entries, comment: zipComment(bytes) };
 }
 
-/** The comment of the end-of-central-directory record (the last 22 bytes plus the comment). */
+/** In the end-of-central-directory record. */
 function zipComment(bytes: Uint8Array): string | null {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const lowest = Math.max(0, view.length - 22 - 0xffff);

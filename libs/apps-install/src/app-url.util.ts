@@ -12,7 +12,7 @@ export type AppSource =
       owner: string;
       repo: string;
       ref: string | null;
-      /** A folder inside the repository holding the app (`/tree/<ref>/<folder>`). */
+      /** `/tree/<ref>/<folder>`. */
       subpath: string | null;
       token: string | null;
     }
@@ -35,7 +35,7 @@ export type AppSource =
     }
   | { kind: 'archive'; url: string };
 
-/** The URL without its query string or fragment, where PostHog users put `?private_token=`. */
+/** PostHog users put `?private_token=` in the query string. */
 export function stripUrlSecrets(url: string): string {
   const trimmed = url.trim();
   const cut = trimmed.search(/[?#]/);

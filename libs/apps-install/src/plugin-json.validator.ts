@@ -13,7 +13,7 @@ export const STATELESS_WITH_CONFIG_MESSAGE = 'Stateless plugins cannot have a co
 const CONFIG_FIELD_TYPES: readonly AppConfigFieldType[] = ['string', 'attachment', 'choice', 'json'];
 
 export interface ReadPluginJsonOptions {
-  /** Used when plugin.json has no `name` (PostHog: the folder name of a `file:` app, the given name of a source app). */
+  /** When plugin.json has no `name`. */
   defaultName?: string | null;
 }
 
@@ -28,7 +28,7 @@ function optionalString(json: Record<string, unknown>, key: string): string | nu
   return value;
 }
 
-/** Reads and checks plugin.json the way PostHog does, with PostHog's error texts where it has them. */
+/** As PostHog does, with its error texts where it has them. */
 export function readPluginJson(files: AppFiles, options: ReadPluginJsonOptions = {}): PluginJson {
   const source = files['plugin.json'];
   if (source === undefined) throw new AppInstallError(MISSING_PLUGIN_JSON_MESSAGE);
