@@ -218,7 +218,7 @@ export const EVENT_GET_RESPONSES = {
 
 export const EVENT_POST_RESPONSES = { ...EVENT_GET_RESPONSES, 415: UNSUPPORTED_MEDIA_TYPE };
 
-/** The JSON a path takes: the spec's shape for `/capture/` and `/batch/`, any of them for the SDKs' paths. */
+/** The public shape for `/capture/` and `/batch/`, any of them for the SDKs' paths. */
 export function eventJson(url: string): TSchema {
   if (url === '/capture/') return ref(CaptureEventSchema);
   if (url === '/batch/') return ref(CaptureBatchSchema);
