@@ -4,7 +4,7 @@ import { Access, Caller, type AccessRule } from '../auth/access.decorator';
 import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
-import { UuidParam } from '../common/path-params.pipe';
+import { UuidOrNullParam, UuidParam } from '../common/path-params.pipe';
 import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths';
 import {
@@ -15,7 +15,6 @@ import {
   cursorPageOf,
 } from '../schema/api-responses.decorator';
 import { BatchExportRunsService } from './batch-export-runs.service';
-import { BatchExportIdParam } from './batch-export-id.pipe';
 import {
   CreateBatchExportDto,
   RunPageQueryDto,
@@ -108,7 +107,7 @@ export class BatchExportController {
   @Access(WRITE)
   async update(
     @Caller() caller: AccessContext,
-    @BatchExportIdParam('id') id: string | null,
+    @UuidOrNullParam('id') id: string | null,
     @Body() dto: UpdateBatchExportDto,
   ): Promise<BatchExportResponse> {
     return this.exports.update(await this.scope(caller), id, dto);
@@ -139,7 +138,7 @@ export class BatchExportController {
   @Access(WRITE)
   async unpause(
     @Caller() caller: AccessContext,
-    @BatchExportIdParam('id') id: string | null,
+    @UuidOrNullParam('id') id: string | null,
     @Body() dto: UnpauseBatchExportDto,
   ): Promise<BatchExportResponse> {
     return this.exports.setPausedState(await this.scope(caller), id, false, dto.backfill ?? false);
@@ -153,7 +152,7 @@ export class BatchExportController {
   @Access(WRITE)
   async backfill(
     @Caller() caller: AccessContext,
-    @BatchExportIdParam('id') id: string | null,
+    @UuidOrNullParam('id') id: string | null,
     @Body() body: BackfillBody,
   ): Promise<BatchExportResponse> {
     const scope = await this.scope(caller);
@@ -180,7 +179,7 @@ export class BatchExportController {
   @Access(WRITE)
   async createBackfill(
     @Caller() caller: AccessContext,
-    @BatchExportIdParam('id') id: string | null,
+    @UuidOrNullParam('id') id: string | null,
     @Body() body: BackfillBody,
   ): Promise<BackfillCreatedResponse> {
     const { backfill } = await this.runs.createBackfill(await this.scope(caller), id, body ?? {});

@@ -5,13 +5,12 @@ import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireOrganization } from '../auth/access-context';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
-import { UuidParam } from '../common/path-params.pipe';
+import { UuidOrNullParam, UuidParam } from '../common/path-params.pipe';
 import { RequestUrl } from '../common/request-url.decorator';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateDomainDto, UpdateDomainDto } from './domain.dto';
 import { DomainResponse } from './domain.presenter';
 import { DomainService } from './domain.service';
-import { DomainIdOrNullParam } from './domain-id.pipe';
 
 const ORGANIZATION = 'organization_id';
 
@@ -55,7 +54,7 @@ export class DomainController {
   @Access({ scope: 'organization:write', organizationParam: ORGANIZATION, level: MembershipLevel.Admin })
   update(
     @Caller() caller: AccessContext,
-    @DomainIdOrNullParam('id') id: string | null,
+    @UuidOrNullParam('id') id: string | null,
     @Body() dto: UpdateDomainDto,
   ): Promise<DomainResponse> {
     return this.domains.update(requireOrganization(caller), id, dto);

@@ -110,7 +110,7 @@ export class DomainService {
     return presentDomain(domain);
   }
 
-  /** `id` is null when the path held a malformed one (DomainIdOrNullPipe). */
+  /** `id` is null when the path held a malformed one (UuidOrNullParam). */
   private async find({ organization }: ResolvedOrganization, id: string | null): Promise<OrganizationDomain> {
     const domain = id === null ? null : await this.domains.findInOrganization(organization.id, id);
     if (!domain) throw notFound();

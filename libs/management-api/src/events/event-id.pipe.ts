@@ -1,12 +1,13 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiError } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
+import { parseUuid } from '../common/path-params.pipe';
 
 /** An event's UUID from the path; anything else is PostHog's 400 `Invalid UUID`, not a 404. */
 @Injectable()
 export class EventUuidPipe implements PipeTransform<string, string> {
   transform(value: string): string {
-    if (!isUuid(value)) throw new ApiError('invalid', 'Invalid UUID');
-    return value;
+    const uuid = parseUuid(value);
+    if (uuid === null) throw new ApiError('invalid', 'Invalid UUID');
+    return uuid;
   }
 }

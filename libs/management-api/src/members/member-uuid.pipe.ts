@@ -1,35 +1,31 @@
-import { Injectable, Param, type PipeTransform } from '@nestjs/common';
-import { notFound } from '../common/api-error';
-import { isUuid } from '../common/iso.util';
+import { Injectable } from '@nestjs/common';
+import { OptionalPathIdPipe, parseUuid, PathIdPipe, pathParam } from '../common/path-params.pipe';
 
 /** PostHog's alias for the caller's own user in a member's path (`members/@me/`). */
 export const CURRENT_USER_ALIAS = '@me';
 
-const isMemberUuid = (value: string) => value === CURRENT_USER_ALIAS || isUuid(value);
+const parseMemberUuid = (value: string): string | null =>
+  value === CURRENT_USER_ALIAS ? value : parseUuid(value);
 
 /** A member's user UUID, or `@me`; anything else is the 404 an unknown member gets. */
 @Injectable()
-export class MemberUuidPipe implements PipeTransform<string, string> {
-  transform(value: string): string {
-    if (!isMemberUuid(value)) throw notFound();
-    return value;
+export class MemberUuidPipe extends PathIdPipe<string> {
+  protected parse(value: string): string | null {
+    return parseMemberUuid(value);
   }
 }
 
-/**
- * On a route with a body: a malformed UUID reaches the service as null, which answers the 404.
- * Nest runs the parameters' pipes together, so a pipe refusing the path would answer before the
- * body's validation does, and an invalid body is a 400 whatever the path names.
- */
+/** The same on a route with a body: a malformed UUID reaches the service as null. */
 @Injectable()
-export class MemberUuidOrNullPipe implements PipeTransform<string, string | null> {
-  transform(value: string): string | null {
-    return isMemberUuid(value) ? value : null;
+export class MemberUuidOrNullPipe extends OptionalPathIdPipe<string> {
+  protected parse(value: string): string | null {
+    return parseMemberUuid(value);
   }
 }
 
 /** `@MemberUuidParam('user__uuid') userUuid: string`. */
-export const MemberUuidParam = (name: string): ParameterDecorator => Param(name, MemberUuidPipe);
+export const MemberUuidParam = (name: string): ParameterDecorator => pathParam(name, MemberUuidPipe);
 
 /** `@MemberUuidOrNullParam('user__uuid') userUuid: string | null`, beside a `@Body()`. */
-export const MemberUuidOrNullParam = (name: string): ParameterDecorator => Param(name, MemberUuidOrNullPipe);
+export const MemberUuidOrNullParam = (name: string): ParameterDecorator =>
+  pathParam(name, MemberUuidOrNullPipe);

@@ -4,11 +4,11 @@ import { Access, Caller } from '../auth/access.decorator';
 import { AccessContext, requireProject } from '../auth/access-context';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
+import { IntegerIdOrNullParam } from '../common/path-params.pipe';
 import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { FeatureFlagRoleAccessService } from './feature-flag-role-access.service';
-import { IntegerIdOrNullParam } from './role-path-params.pipe';
 import { CreateRoleAccessDto } from './roles.dto';
 import { RoleAccessResponse } from './role.presenter';
 
