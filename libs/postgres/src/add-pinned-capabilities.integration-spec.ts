@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { openDataSource, postgresDataSourceOptions } from './data-source';
+import { openDataSource, postgresDataSourceOptions } from './data-source.util';
 import { AddPinnedCapabilities1764480000000 } from './migrations/1764480000000-AddPinnedCapabilities';
 import { POSTGRES_ENGINES, startMigrationTestDatabase } from './testing/migration-test.util';
 

@@ -1,8 +1,6 @@
 /**
- * Brings a backfill's status up to date from its runs: Starting while none has started, Running
- * while some run or wait for a retry, then Failed (one failed), Cancelled (none completed) or
- * Completed. The workers call it when a run changes; the API when it cancels a run, since a
- * cancelled run's worker may never look at it again.
+ * Starting, Running, then Failed (one failed), Cancelled (none completed) or Completed. The API calls
+ * it too when it cancels a run, since a cancelled run's worker may never look at it again.
  */
 export async function refreshBackfillStatus(
   query: (sql: string, params: unknown[]) => Promise<unknown>,

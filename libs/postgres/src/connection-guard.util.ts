@@ -4,11 +4,9 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 type IsolationLevel = Parameters<EntityManager['transaction']>[0];
 
 /**
- * A query was sent on a second connection while the same request holds a transaction open on its
- * own connection. Against the embedded Postgres this is a deadlock of the whole instance: its socket
- * server runs one statement at a time and serves only the transaction's connection until it ends,
- * so the second query waits for a transaction that waits for it. Against a real server it reads
- * outside the transaction (and deadlocks on the rows the transaction locked).
+ * Against the embedded Postgres a query on a second connection inside a transaction deadlocks the
+ * instance (it serves only the transaction's connection until it ends); against a real server it
+ * reads outside the transaction.
  */
 export class CrossConnectionQueryError extends Error {
   constructor() {
@@ -20,7 +18,6 @@ export class CrossConnectionQueryError extends Error {
   }
 }
 
-/** A query did not answer within the client-side bound; its connection was closed. */
 export class PostgresQueryTimeoutError extends Error {
   constructor(timeoutMs: number) {
     super(`Postgres did not answer within ${timeoutMs} ms; the connection was closed`);
@@ -29,17 +26,13 @@ export class PostgresQueryTimeoutError extends Error {
 }
 
 interface OpenTransaction {
-  /** The transaction's own runner, once TypeORM has connected it. */
   runner?: QueryRunner;
   open: boolean;
 }
 
 const openTransactions = new AsyncLocalStorage<OpenTransaction>();
 
-/**
- * The EntityManager of the transaction this async context has open, if it has one: what a
- * repository must query through so that its reads and writes join the caller's transaction.
- */
+/** What a repository queries through so that it joins the caller's transaction. */
 export function openTransactionManager(): EntityManager | undefined {
   const transaction = openTransactions.getStore();
   return transaction?.open ? transaction.runner?.manager : undefined;
@@ -51,30 +44,26 @@ function refuseOtherConnection(runner: QueryRunner | undefined): void {
 }
 
 export interface ConnectionGuardOptions {
-  /** Client-side bound on one query, connection wait included. */
+  /** Connection wait included. */
   queryTimeoutMs: number;
-  /** Client-side bound on a transaction left idle (no query in flight) on its connection. */
   idleInTransactionTimeoutMs: number;
 }
 
-/** Runners whose statements may run unbounded: the migrations'. */
 const unboundedRunners = new WeakSet<QueryRunner>();
 
-/** Lifts the client-side bounds from one runner (migrations may take as long as they need). */
+/** Migrations may take as long as they need. */
 export function unboundRunner(runner: QueryRunner): void {
   unboundedRunners.add(runner);
 }
 
-/** The pg client a runner holds, if it connected; TypeORM keeps it protected. */
+/** TypeORM keeps it protected. */
 function pgClientOf(runner: QueryRunner): { end(): Promise<void> } | undefined {
   return (runner as unknown as { databaseConnection?: { end(): Promise<void> } }).databaseConnection;
 }
 
 /**
- * Closing the connection is the one remedy that always works: pg discards a closed client when it
- * is released, a real server rolls back its transaction, and the embedded server drops the
- * statements it had queued for it and rolls back the transaction it held, which frees every other
- * connection waiting behind it.
+ * The one remedy that always works: pg discards a closed client, a real server rolls back, and the
+ * embedded server drops what it queued for it and frees the connections waiting behind it.
  */
 function closeConnection(runner: QueryRunner): void {
   pgClientOf(runner)
@@ -135,20 +124,9 @@ function guardRunner(runner: QueryRunner, options: ConnectionGuardOptions): void
 type TransactionWork<T> = (manager: EntityManager) => Promise<T>;
 
 /**
- * Makes the "query on another connection inside a transaction" class of bug fail at once instead
- * of hanging, and bounds every query and every idle transaction on the client side:
- *
- * - `dataSource.transaction(work)` runs `work` in an async context that remembers the
- *   transaction's runner; a query issued from that context on any other runner (a repository of
- *   `dataSource`, `dataSource.query`, a nested `dataSource.transaction`) throws
- *   CrossConnectionQueryError before it asks the pool for a connection.
- * - a query slower than `queryTimeoutMs` fails and its connection is closed. The embedded Postgres
- *   ignores statement_timeout (PGlite runs in one WASM thread), and a statement queued behind
- *   another connection's transaction never reaches Postgres at all, so only the client can bound it.
- * - a transaction idle for `idleInTransactionTimeoutMs` loses its connection: the same job as
- *   idle_in_transaction_session_timeout, which the embedded Postgres cannot do.
- *
- * Cost: one AsyncLocalStorage read and one timer per query.
+ * Makes a query on another connection inside `dataSource.transaction(work)` throw
+ * CrossConnectionQueryError at once instead of hanging, and bounds every query and idle transaction
+ * on the client side: the embedded Postgres honours no server-side timeout (README).
  */
 export function guardDataSource(dataSource: DataSource, options: ConnectionGuardOptions): void {
   const driver = dataSource.driver;

@@ -7,13 +7,12 @@ import path from 'node:path';
 /** What the process holding a data directory tells another process that asks. */
 export interface DataDirHolder {
   pid: number;
-  /** The ports it listens on, by what they serve (`management`, `capture`), once it listens. */
+  /** By what they serve (`management`, `capture`), once it listens. */
   ports: Record<string, number>;
-  /** Where its embedded Postgres's socket is, once that serves (the admin CLI connects there). */
+  /** The admin CLI connects there. */
   postgresSocketDir?: string;
 }
 
-/** A second process on a data directory that one already holds. */
 export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
@@ -24,34 +23,30 @@ export class DataDirInUseError extends Error {
   }
 }
 
-/** `another process (pid 123, management on port 8000, capture on port 8010)`. */
 export function describeHolder(holder: DataDirHolder | undefined): string {
   if (!holder) return 'another process (which did not say its pid)';
   const ports = Object.entries(holder.ports).map(([name, port]) => `${name} on port ${port}`);
   return `another process (${[`pid ${holder.pid}`, ...ports].join(', ')})`;
 }
 
-/** This process's hold on a data directory, until release() or the process's death. */
 export interface DataDirLock {
-  /** The data directory, resolved. */
   readonly dataDir: string;
-  /** A short name of this data directory that only whoever can read it knows (hex). */
+  /** Only whoever can read the data directory knows it (hex). */
   readonly id: string;
-  /** Adds to what a second process learns of this one (undefined removes a detail). */
+  /** What a second process learns of this one; undefined removes a detail. */
   announce(details: Partial<Omit<DataDirHolder, 'pid'>>): void;
   release(): Promise<void>;
 }
 
 /**
- * A random value under the data directory that the lock's name is made from: whoever cannot read
- * the (owner-only) directory cannot name the lock, so another local user can neither take it first
- * nor answer in its name.
+ * SECURITY: the lock's name is made from this owner-only file, so another local user can neither
+ * take the lock first nor answer in its name.
  */
 const LOCK_KEY_FILE = 'process-lock.key';
 const QUERY_TIMEOUT_MS = 2_000;
 const ACQUIRE_ATTEMPTS = 3;
 
-/** The key, made on the first lock (link() publishes it whole: a concurrent start reads all or nothing). */
+/** link() publishes it whole: a concurrent start reads all or nothing. */
 async function lockKey(dataDir: string, create: boolean): Promise<string | undefined> {
   const file = path.join(dataDir, LOCK_KEY_FILE);
   const read = () =>
@@ -74,10 +69,8 @@ async function lockKey(dataDir: string, create: boolean): Promise<string | undef
 }
 
 /**
- * The lock's address. Linux: an abstract Unix socket, which the kernel frees when its process dies
- * however it dies, so a kill -9 leaves nothing stale. Elsewhere: a socket file in the temp
- * directory (see lockDataDir). Named after the directory's device and inode, not its path: a
- * symlink or a bind mount of the same directory names the same lock, a copy of it another one.
+ * Linux: an abstract Unix socket, which the kernel frees however its process dies. Named after the
+ * directory's device and inode, so a symlink or bind mount names the same lock.
  */
 async function lockAddress(dataDir: string, key: string): Promise<{ address: string; id: string }> {
   const { dev, ino } = await stat(dataDir, { bigint: true });
@@ -98,7 +91,6 @@ function listen(server: Server, address: string): Promise<void> {
   });
 }
 
-/** What the holder at `address` says of itself; undefined when nothing answers as a holder. */
 function queryHolder(address: string): Promise<DataDirHolder | undefined> {
   return new Promise((resolve) => {
     const socket = connect({ path: address });
@@ -122,10 +114,7 @@ function queryHolder(address: string): Promise<DataDirHolder | undefined> {
   });
 }
 
-/**
- * What the process holding `dataDir` says of itself, if one holds it. Reads only: a data
- * directory that was never locked has no key yet, and nobody holds it.
- */
+/** Reads only: a data directory never locked has no key yet. */
 export async function dataDirHolder(dataDir: string): Promise<DataDirHolder | undefined> {
   const resolved = path.resolve(dataDir);
   const key = await lockKey(resolved, false).catch(() => undefined);
@@ -134,15 +123,10 @@ export async function dataDirHolder(dataDir: string): Promise<DataDirHolder | un
 }
 
 /**
- * Holds `dataDir` (which must exist) for this process: one process per data directory, for the
- * embedded engines (PGlite, chDB) are single-process and two on the same files corrupt them. The
- * lock is a listening Unix socket: it answers who holds it (pid, ports, the Postgres socket), and
- * dies with the process. Throws DataDirInUseError, naming the holder, when another process holds it.
- *
- * NOTE: an abstract socket belongs to a network namespace: two containers that mount one volume
- * without sharing a network namespace do not see each other's lock. Outside Linux the socket is a
- * file, which a killed process leaves behind: one nobody answers on is taken over, and two starts
- * racing for such a leftover could both win.
+ * One process per data directory: the embedded engines are single-process. The lock is a listening
+ * Unix socket that answers who holds it and dies with the process (README).
+ * NOTE: an abstract socket belongs to a network namespace; outside Linux it is a file that a killed
+ * process leaves behind, and two starts racing for such a leftover could both win.
  */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const resolved = path.resolve(dataDir);

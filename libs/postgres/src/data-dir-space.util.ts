@@ -2,16 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { rm, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/**
- * The free space an embedded engine's directory needs before it opens: PGlite writes its WAL in
- * 16 MiB segments and aborts (`RuntimeError: Aborted()`) when a write fails, chDB needs room for
- * its parts and merges. Below this, a start is refused with a message that says so.
- */
+/** PGlite writes its WAL in 16 MiB segments and aborts when a write fails; chDB needs room to merge. */
 export const MIN_FREE_BYTES = 64 * 1024 * 1024;
 
 const MIB = 1024 * 1024;
 
-/** `12.5 MiB`. */
 export function mebibytes(bytes: number): string {
   return `${(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MiB`;
 }
@@ -33,10 +28,7 @@ export function describeWriteError(error: unknown): string | undefined {
   }
 }
 
-/**
- * Why `dir` (which exists) cannot take an engine's files now, or undefined when it can: less than
- * MIN_FREE_BYTES free (or no free inode) on its filesystem, or no file can be created there.
- */
+/** Too little free space or inodes, or no file can be created. */
 export async function storageProblem(dir: string): Promise<string | undefined> {
   const { bavail, bsize, ffree, files } = await statfs(dir);
   const free = bavail * bsize;

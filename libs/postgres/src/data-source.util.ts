@@ -1,38 +1,27 @@
 import type { PoolConfig } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { guardDataSource } from './connection-guard';
+import { guardDataSource } from './connection-guard.util';
 import { ENTITIES } from './entities';
 import { migratePostgres, MIGRATIONS_TABLE } from './migration-runner.util';
 import { MIGRATIONS } from './migrations';
 
-export {
-  CrossConnectionQueryError,
-  guardDataSource,
-  PostgresQueryTimeoutError,
-  type ConnectionGuardOptions,
-} from './connection-guard';
-
 /**
- * Bounds on every Postgres connection of every app (management, capture, ingestion), so that no
- * statement, lock wait or forgotten transaction can hold a connection, and then a whole pool, for
- * good. Each is far above what a legitimate statement takes here: requests touch a handful of rows
- * by index, the event listing reads ClickHouse, ingestion writes persons in batches, and flag
- * actions read persons 5,000 at a time. Migrations are exempt (see migratePostgres).
+ * Bounds on every Postgres connection of every app, far above what a legitimate statement takes
+ * here, so that nothing can hold a connection (and then a pool) for good. Migrations are exempt.
  */
 export interface PostgresTimeouts {
-  /** Server side (statement_timeout): cancels a statement that runs longer. */
+  /** statement_timeout */
   statementTimeoutMs: number;
-  /** Server side (lock_timeout): fails a statement that waits longer for a row or table lock. */
+  /** lock_timeout */
   lockTimeoutMs: number;
-  /** Server side (idle_in_transaction_session_timeout): ends a session left idle in a transaction. */
+  /** idle_in_transaction_session_timeout */
   idleInTransactionTimeoutMs: number;
   /**
-   * Client side: fails a query that has not answered, connection wait included. Longer than the
-   * statement timeout, so a real server cancels first and the connection survives; it is what
-   * bounds the embedded Postgres, which honours none of the server-side timeouts.
+   * Client side, connection wait included: longer than the statement timeout so that a real server
+   * cancels first; it is what bounds the embedded Postgres.
    */
   queryTimeoutMs: number;
-  /** Client side: bounds opening a connection, and waiting for one when the pool is exhausted. */
+  /** Client side: opening a connection, or waiting for one from an exhausted pool. */
   connectionTimeoutMs: number;
 }
 
@@ -45,13 +34,9 @@ export const POSTGRES_TIMEOUTS: Readonly<PostgresTimeouts> = Object.freeze({
 });
 
 /**
- * The node-postgres pool options that apply `timeouts` to every connection of a `pg.Pool`.
- *
- * NOTE: the server-side ones travel as startup parameters. The embedded Postgres (PGlite) ignores
- * startup parameters, which is what keeps it alive: a `SET idle_in_transaction_session_timeout`
- * hangs PGlite for good (postgres-timeouts.integration-spec.ts pins that they stay inert). A plain
- * pg.Pool releases a client with the error of its failed query, so a client-side timeout discards
- * the connection instead of handing a still-busy one to the next caller.
+ * NOTE: the server-side bounds travel as startup parameters, which PGlite ignores, and that keeps it
+ * alive: a `SET idle_in_transaction_session_timeout` hangs PGlite for good. A plain pg.Pool releases
+ * a client with its query's error, so a client-side timeout discards the connection.
  */
 export function postgresPoolTimeouts(
   timeouts: Readonly<PostgresTimeouts> = POSTGRES_TIMEOUTS,
@@ -101,10 +86,7 @@ export function postgresDataSourceOptions(options: PostgresConnectionOptions): D
   };
 }
 
-/**
- * Opens a data source and brings its schema up to date. Its queries are guarded and bounded
- * (guardDataSource): a query on another connection inside a transaction throws at once.
- */
+/** Brought up to date, and guarded (guardDataSource). */
 export async function openDataSource(options: PostgresConnectionOptions): Promise<DataSource> {
   const dataSource = new DataSource(postgresDataSourceOptions(options));
   const timeouts = options.timeouts ?? POSTGRES_TIMEOUTS;

@@ -1,22 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 
-/** The parts of PGlite's Emscripten file system (`PGlite.Module.FS`) a failed PGlite is cleared by. */
 interface EmscriptenFileSystem {
   streams: ({ nfd?: number } | null | undefined)[];
   close(stream: { nfd?: number }): void;
 }
 
 /**
- * Closes the host files a PGlite that failed still holds, and nothing else: its WASM heap is only
- * memory, which goes with the last reference, but NODEFS keeps a host file descriptor (`nfd`) for
- * every file Postgres opened, and those outlive the object. Left open, they would sit beside the
- * next PGlite's on the same files, and on a full disk keep the space of the WAL segments the next
- * one recycles or removes.
- *
- * TRICKY: only JavaScript runs here. PGlite.close() calls into the WASM runtime (the backend's
- * exit, fflush), and after an abort such a call can spin forever and hold the event loop; so can
- * FS.quit(), which flushes libc's buffers first. What stays unflushed is what a crash loses too.
+ * Closes the host file descriptors NODEFS keeps for a failed PGlite, which would otherwise sit beside
+ * the next one's and keep a full disk's space. TRICKY: only JavaScript runs here: close() and
+ * FS.quit() call into the WASM runtime, which can spin forever after an abort.
  */
 export function releasePGliteFiles(db: PGlite): void {
   // Undefined when PGlite failed before its runtime was created.
@@ -31,10 +24,7 @@ export function releasePGliteFiles(db: PGlite): void {
   }
 }
 
-/**
- * A PGlite on `databaseDir`, ready; one that fails to open has its files released before the
- * error is thrown (PGlite.create would leave them open until the process ends).
- */
+/** One that fails to open has its files released first (PGlite.create would keep them open). */
 export async function openPGlite(databaseDir: string): Promise<PGlite> {
   const db = new PGlite({ dataDir: databaseDir });
   try {
@@ -46,33 +36,25 @@ export async function openPGlite(databaseDir: string): Promise<PGlite> {
   }
 }
 
-/** The first wait between two attempts to reopen; it doubles up to REOPEN_MAX_DELAY_MS. */
 export const REOPEN_FIRST_DELAY_MS = 250;
 /** Once space is freed, the product answers again at most this long (plus the reopen) later. */
 export const REOPEN_MAX_DELAY_MS = 5_000;
 
-/** Where the supervisor logs: pino's `(fields, message)` shape. */
 export interface EmbeddedPostgresLogger {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
 }
 
 export interface ReopenAttempt {
-  /** What stands in the way, in words (a full filesystem, the open's error); undefined once open. */
+  /** In words; undefined once open. */
   problem?: string;
-  /** `storage` when the directory cannot take writes, checked before each open; `open` when PGlite failed. */
   kind?: 'storage' | 'open';
   db?: PGlite;
 }
 
 /**
- * Reopens PGlite on `databaseDir` after the last one failed, until it opens or `signal` aborts
- * (undefined then): each attempt is `attempt()` (which checks the directory and opens), with a
- * capped exponential back-off between failures. Postgres replays its WAL when it opens, so what
- * was committed before the failure is there again.
- *
- * Logs once per change of state: the failure, the first failed attempt and each change of the
- * kind of problem (a disk still full is said once, not every few seconds), and the reopening.
+ * Until it opens or `signal` aborts, with capped back-off; Postgres replays its WAL when it opens.
+ * Logs each change of state once, not every attempt.
  */
 export async function reopenPGlite(
   databaseDir: string,

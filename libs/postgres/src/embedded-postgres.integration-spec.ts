@@ -10,7 +10,7 @@ import {
   postgresAcceptsStranger,
   runNodeAsNobody,
 } from '@hogbase/test-support';
-import { dataDirHolder, DataDirInUseError, lockDataDir } from './data-dir-lock';
+import { dataDirHolder, DataDirInUseError, lockDataDir } from './data-dir-lock.util';
 import {
   EmbeddedPostgresOpenError,
   findRunningEmbeddedPostgres,
@@ -173,7 +173,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
         '-r',
         '@swc-node/register',
         '-e',
-        `require('./libs/postgres/src/data-dir-lock.ts').lockDataDir(process.argv[1]).then(() => { console.log('locked'); setInterval(() => undefined, 1000); })`,
+        `require('./libs/postgres/src/data-dir-lock.util.ts').lockDataDir(process.argv[1]).then(() => { console.log('locked'); setInterval(() => undefined, 1000); })`,
         dataDir,
       ],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },

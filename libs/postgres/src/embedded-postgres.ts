@@ -4,35 +4,32 @@ import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { PGlite } from '@electric-sql/pglite';
 import pino from 'pino';
-import { dataDirHolder, lockDataDir, type DataDirLock } from './data-dir-lock';
-import { describeWriteError, storageProblem } from './data-dir-space';
+import { dataDirHolder, lockDataDir, type DataDirLock } from './data-dir-lock.util';
+import { describeWriteError, storageProblem } from './data-dir-space.util';
 import {
   openPGlite,
   releasePGliteFiles,
   reopenPGlite,
   type EmbeddedPostgresLogger,
   type ReopenAttempt,
-} from './embedded-pglite';
+} from './embedded-pglite.util';
 import { EmbeddedWireServer, type SessionLoss } from './embedded-wire.server';
 
-export type { EmbeddedPostgresLogger } from './embedded-pglite';
+export type { EmbeddedPostgresLogger } from './embedded-pglite.util';
 
 export interface EmbeddedPostgres {
-  /** A `postgres://` URL that `pg` and TypeORM use unchanged (it names a Unix socket). */
+  /** Names a Unix socket; `pg` and TypeORM take it unchanged. */
   url: string;
-  /** The directory holding the server's socket, `.s.PGSQL.<port>`: owner-only (0700). */
+  /** Owner-only (0700). */
   socketDir: string;
-  /** The pool size clients must stay within (the socket server's connection limit). */
+  /** The socket server's connection limit. */
   maxConnections: number;
-  /**
-   * A connection from this process without the socket, for `pg`'s `stream` option (with `url` for
-   * the rest): EmbeddedWireServer.connectInProcess.
-   */
+  /** For `pg`'s `stream` option: EmbeddedWireServer.connectInProcess. */
   connectInProcess: () => Duplex;
   stop(): Promise<void>;
 }
 
-/** What an older version wrote to record its server; the data directory's OS lock replaced it. */
+/** Left by earlier versions; removed at start. */
 const LEGACY_LOCK_FILE = 'postgres.lock.json';
 const SOCKET_DIR = 'postgres-socket';
 const TEMP_SOCKET_DIR_PREFIX = 'hogbase-pg-';
@@ -45,19 +42,12 @@ function socketPath(socketDir: string): string {
   return path.join(socketDir, `.s.PGSQL.${SOCKET_PORT}`);
 }
 
-/**
- * node-postgres (and TypeORM, which hands the URL to it) connects to `<host>/.s.PGSQL.<port>` when
- * `host` is a directory. PGlite asks for no password; the socket directory's mode is the access check.
- */
+/** PGlite asks for no password: the socket directory's mode is the access check. */
 function connectionUrl(socketDir: string): string {
   return `postgres://postgres@localhost:${SOCKET_PORT}/postgres?host=${encodeURIComponent(socketDir)}&sslmode=disable`;
 }
 
-/**
- * The URL of the embedded Postgres another process of this data directory is serving, if any.
- * PGlite is single-process: a second process must go through the first one's socket, never open
- * the files itself.
- */
+/** PGlite is single-process: a second process goes through the first one's socket. */
 export async function findRunningEmbeddedPostgres(dataDir: string): Promise<string | undefined> {
   const socketDir = (await dataDirHolder(dataDir))?.postgresSocketDir;
   return socketDir && path.isAbsolute(socketDir) ? connectionUrl(socketDir) : undefined;
@@ -68,13 +58,9 @@ function isTempSocketDir(dir: string): boolean {
 }
 
 /**
- * An owner-only directory for the socket. SECURITY: this mode is what keeps other local users out
- * (PGlite takes any user name and password as superuser), so the directory must be ours and 0700
- * even when it already existed.
- *
- * TRICKY: only the holder of the data directory's lock may call this: it removes a socket file
- * there, which is then a killed holder's leftover (listen() refuses to replace it). Removing a
- * live server's socket cuts that server off from every client for good.
+ * SECURITY: owner-only even when it already existed: PGlite takes any user as superuser.
+ * TRICKY: only the data directory's lock holder may call this: it removes a socket file there, which
+ * is then a killed holder's leftover; removing a live server's would cut it off for good.
  */
 async function prepareSocketDir(lock: DataDirLock): Promise<string> {
   const preferred = path.join(lock.dataDir, SOCKET_DIR);
@@ -110,7 +96,6 @@ async function assertOwnDirectory(dir: string): Promise<void> {
   }
 }
 
-/** The error of a PGlite that did not open, naming the directory and the likely cause. */
 export class EmbeddedPostgresOpenError extends Error {
   constructor(
     readonly databaseDir: string,
@@ -122,10 +107,7 @@ export class EmbeddedPostgresOpenError extends Error {
   }
 }
 
-/**
- * PGlite reports a failed write at start-up as `RuntimeError: Aborted()` and nothing else: the
- * directory is examined to say what most likely went wrong.
- */
+/** PGlite reports a failed write at start-up as `Aborted()` only: the directory says what went wrong. */
 async function openFailure(databaseDir: string, error: unknown): Promise<EmbeddedPostgresOpenError> {
   const first = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   const problem =
@@ -151,25 +133,10 @@ async function reopenAttempt(databaseDir: string): Promise<ReopenAttempt> {
 }
 
 /**
- * Runs Postgres in-process (PGlite, Postgres compiled to WASM) with its files under
- * `<dataDir>/postgres`, and serves the wire protocol on a Unix socket so that `pg` and TypeORM work
- * as against any Postgres (embedded-wire.server.ts: one session shared by every connection, each
- * connection's queries and transactions kept whole, LISTEN/NOTIFY across connections).
- *
- * A PGlite that fails while it serves (a PANIC: a WAL file that cannot be created on a full disk)
- * is reopened on the same files without a restart: the server ends every connection and refuses
- * new ones meanwhile (clients see Postgres unavailable, and retry), its files are released, and a
- * new PGlite replays the WAL, tried with back-off until the directory can take writes again
- * (embedded-pglite.ts). The data directory's lock is held throughout: no other process opens them.
- *
- * PGlite is single-process: the server holds the data directory's lock (data-dir-lock.ts) before
- * it touches a file there, and tells another process of the same user that asks the lock where
- * its socket is (findRunningEmbeddedPostgres). A data directory another process holds is refused
- * with DataDirInUseError.
- *
- * SECURITY: PGlite has no authentication: whoever reaches the socket is superuser. The socket
- * therefore lives in an owner-only directory (`<dataDir>/postgres-socket`, or a 0700 temp
- * directory when that path is too long for a socket); it never listens on TCP.
+ * PGlite under `<dataDir>/postgres`, served on a Unix socket (README). A PGlite that fails is reopened
+ * on the same files with back-off; the data directory's lock is held throughout.
+ * SECURITY: whoever reaches the socket is superuser, so it lives in an owner-only directory and
+ * never on TCP.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -193,7 +160,6 @@ export async function startEmbeddedPostgres(
   let db: PGlite | undefined;
   let server: EmbeddedWireServer | undefined;
   const maxConnections = options.maxConnections ?? 8;
-  /** The PGlite served now (none while one that failed is being reopened), and the reopening. */
   const recovery: {
     current?: PGlite;
     reopening?: Promise<void>;
@@ -201,7 +167,7 @@ export async function startEmbeddedPostgres(
   } = { lost: () => undefined };
   const stopping = new AbortController();
   try {
-    // What an older version left; nothing reads it any more.
+    // Left by earlier versions; nothing reads it.
     await rm(path.join(lock.dataDir, LEGACY_LOCK_FILE), { force: true });
     // Owner only, as Postgres insists for its data directory: it holds e-mails and key hashes.
     await mkdir(databaseDir, { recursive: true, mode: 0o700 });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { inProcessConnection } from './in-process-socket';
+import { inProcessConnection } from './in-process-socket.util';
 import type { PGlite } from '@electric-sql/pglite';
 
 const SSL_REQUEST = 80877103;
@@ -18,16 +18,10 @@ const COPY_BOTH_RESPONSE = 0x57; // W
 /** A start-up packet begins with its length, which PGlite (as Postgres) keeps far below 2^24. */
 const isStartupPacket = (frontend: Uint8Array) => frontend[0] === 0;
 
-/**
- * Frontend messages after which a client waits for the server's answer: Sync, Query, Flush,
- * CopyDone, CopyFail. What a connection sends up to one of them runs as one unit.
- */
+/** Frontend messages after which a client waits: what a connection sends up to one runs as one unit. */
 const GROUP_ENDS = new Set(['S', 'Q', 'H', 'c', 'f']);
 
-/**
- * The frontend messages Postgres takes once a session has started. Any other type ends a Postgres
- * session with FATAL, and PGlite's proc_exit then never returns: the whole process would hang.
- */
+/** Any other type ends a Postgres session with FATAL, and PGlite's proc_exit then hangs the process. */
 const FRONTEND_TYPES = new Set(['B', 'C', 'D', 'E', 'F', 'H', 'P', 'Q', 'S', 'X', 'c', 'd', 'f']);
 
 /** A connection's named statements and portals get this prefix: PGlite has one session for all. */
@@ -40,11 +34,9 @@ class Connection {
   buffer: Buffer = Buffer.alloc(0);
   started = false;
   closed = false;
-  /** Messages of the unit being received. */
   pending: Uint8Array[] = [];
   /** Named statements it prepared (prefixed), deallocated when it closes. */
   readonly statements = new Set<string>();
-  /** Channels it listens to. */
   readonly channels = new Set<string>();
 
   constructor(
@@ -60,9 +52,9 @@ interface Unit {
 
 /** PGlite's session ended under the server (EmbeddedWireServer's `onLost`). */
 export interface SessionLoss {
-  /** What went wrong, in a line: PGlite's PANIC, its abort, or the answer that never came. */
+  /** PGlite's PANIC, its abort, or the answer that never came. */
   reason: string;
-  /** The PGlite that failed. Never call into it again: its WASM runtime may spin forever. */
+  /** Never call into it again: its WASM runtime may spin forever. */
   db: PGlite;
 }
 
@@ -72,7 +64,6 @@ interface EmscriptenModule {
   onAbort?: (what: unknown) => void;
 }
 
-/** A frontend message: type byte, then its length (itself included), then the body. */
 function message(type: string, body: Buffer): Buffer {
   const header = Buffer.alloc(5);
   header.write(type, 0, 'latin1');
@@ -83,7 +74,6 @@ function message(type: string, body: Buffer): Buffer {
 const cString = (value: string) => Buffer.from(`${value}\0`, 'utf8');
 const simpleQuery = (sql: string) => message('Q', cString(sql));
 
-/** The NUL-terminated string at `offset`, and where the next field starts. */
 function readCString(body: Buffer, offset: number): [string, number] {
   const end = body.indexOf(0, offset);
   return [body.toString('utf8', offset, end), end + 1];
@@ -104,26 +94,9 @@ function fatal(code: string, text: string): Buffer {
 }
 
 /**
- * The wire protocol of PGlite (Postgres in WASM, ONE session) for many `pg` connections at once,
- * on a Unix socket: what pglite-socket does, without its two faults.
- *
- * - A connection's messages up to the point where it waits (Sync, a simple Query, Flush) run as
- *   one unit, never interleaved with another connection's: pglite-socket queues single messages,
- *   so connection B's Parse could replace the unnamed statement between A's Parse and A's Bind,
- *   and A ran B's statement with its own parameters (electric-sql/pglite#1046). An open
- *   transaction keeps the session for its connection until it ends, as there.
- * - Named statements and portals are prefixed per connection (`c<id>_…`), and deallocated when it
- *   closes: `pg` prepares a named statement once per connection, and in one shared session the
- *   second connection's Parse failed with "prepared statement already exists".
- * - LISTEN works across connections: a NOTIFY's NotificationResponse appears in the answer of the
- *   connection whose commit sent it (the session listens for everyone), and is copied to every
- *   other connection that ran `LISTEN <channel>` (as a simple query, how `pg` sends it).
- *
- * A PGlite that failed (a PANIC such as a WAL file that cannot be created on a full disk, an abort,
- * an answer without its ReadyForQuery) is never called again: after an abort its next call spins
- * forever and holds the event loop. Every connection is ended as Postgres ends them after a crash
- * (FATAL 57P02), `onLost` is told, and until `resume` hands over a new PGlite every new connection
- * is refused with FATAL 57P03, as a server in crash recovery refuses them.
+ * PGlite (Postgres in WASM, one session) for many `pg` connections on a Unix socket, each
+ * connection's units and transactions kept whole, its named statements its own, LISTEN shared
+ * (README). A PGlite that failed is never called again: after an abort its next call spins forever.
  */
 export class EmbeddedWireServer {
   private readonly server: Server;
@@ -175,9 +148,8 @@ export class EmbeddedWireServer {
   }
 
   /**
-   * Refuses new connections, drops every open one and what they queued, and resolves once the unit
-   * running now has finished: PGlite can then be closed. Nothing is rolled back or deallocated: the
-   * session ends with PGlite.
+   * Resolves once the unit running now has finished, so that PGlite can be closed; nothing is rolled
+   * back or deallocated: the session ends with PGlite.
    */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -189,10 +161,8 @@ export class EmbeddedWireServer {
   }
 
   /**
-   * A connection from this process that bypasses the socket, for `pg`'s `stream` option: the same
-   * server, connection limit and session, without a turn of the event loop per round trip. A
-   * transaction of a few statements then runs in one go instead of waiting behind whatever else
-   * the process has to do between its statements.
+   * For `pg`'s `stream` option: a transaction of a few statements then runs without a turn of the
+   * event loop per round trip.
    */
   connectInProcess(): Duplex {
     return inProcessConnection((server) => {
@@ -434,10 +404,7 @@ export class EmbeddedWireServer {
     return undefined;
   }
 
-  /**
-   * Drops the failed session: every connection ends (FATAL 57P02, what a client of a crashed
-   * Postgres gets), what they queued is dropped, and new ones are refused until `resume`.
-   */
+  /** Every connection ends (FATAL 57P02, as after a crash); new ones are refused until `resume`. */
   private lose(reason: string): void {
     const { db } = this;
     if (!db) return;
@@ -466,23 +433,16 @@ export class EmbeddedWireServer {
   }
 }
 
-/**
- * Reads a backend byte stream that starts at a message, across the chunks it comes in: whether a
- * ReadyForQuery came (since `expectReady`), whether a COPY waits for the client's data, a PANIC
- * ErrorResponse, and the NotificationResponse messages when asked to keep them.
- */
+/** Reads a backend byte stream across chunks: ReadyForQuery, a waiting COPY, a PANIC, notifications. */
 class BackendScanner {
   readonly notifications: Buffer[] = [];
   ready = false;
   copying = false;
   /** `PANIC <code>: <message>`, from the first ErrorResponse whose severity is PANIC. */
   panic: string | undefined;
-  /** The bytes of the current message's header (type and length) read so far. */
   private header = Buffer.alloc(0);
   private type = 0;
-  /** Body bytes of the current message still to come. */
   private remaining = 0;
-  /** The current message's pieces, when it is one to keep. */
   private pieces: Buffer[] | null = null;
 
   constructor(private readonly keepNotifications: boolean) {}

@@ -1,10 +1,8 @@
 import { Duplex } from 'node:stream';
 
 /**
- * One end of a connection that never leaves the process. What one end writes, the other reads on
- * the microtask queue: in order, never inside the writer's own call (no re-entrancy), and never a
- * turn of the event loop later, as a socket's bytes would be. Ending or destroying one end closes
- * the other, as a socket's peer sees it close.
+ * What one end writes, the other reads on the microtask queue: in order, never re-entrant, never a
+ * turn of the event loop later. Ending one end closes the other, as a socket's peer sees it.
  */
 class InProcessEnd extends Duplex {
   private peer: InProcessEnd | undefined;
@@ -51,11 +49,8 @@ class InProcessEnd extends Duplex {
 }
 
 /**
- * A connection to a server in this process, as `pg`'s `stream` option takes it: the client end,
- * with the part of net.Socket's interface `pg` calls. `connect` hands the server end to `accept`
- * and announces the connection on the next tick, as a socket's 'connect' comes after `connect()`
- * returns. When `accept` throws (nothing accepts anymore), the client gets that error, as a
- * refused socket connect gives one.
+ * The client end, with the part of net.Socket's interface `pg` calls; events come as a socket's
+ * would, and a throwing `accept` is the client's error, as a refused connect.
  */
 export function inProcessConnection(accept: (server: Duplex) => void): Duplex {
   const [client, server] = InProcessEnd.pair();

@@ -1,5 +1,5 @@
 import { MigrationExecutor, type DataSource, type QueryRunner } from 'typeorm';
-import { unboundRunner } from './connection-guard';
+import { unboundRunner } from './connection-guard.util';
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 
@@ -7,13 +7,8 @@ export const MIGRATIONS_TABLE = 'typeorm_migrations';
 export const MIGRATION_LOCK_KEY = 7_345_021;
 
 /**
- * Applies the pending migrations, each in its own transaction, and returns the names this database
- * gained, oldest first. What start-up and `npm run admin -- migrate` both run.
- *
- * Several processes may start against one database at once (split mode, parallel test workers):
- * a session-level advisory lock makes them migrate one after the other instead of racing. The
- * migrations run on the lock's own connection with the timeouts lifted: waiting for another
- * process's migrations, or building an index on a large table, may rightly take minutes.
+ * What start-up and `npm run admin -- migrate` both run. A session advisory lock makes processes
+ * starting together migrate one after another, on the lock's connection with the timeouts lifted.
  */
 export async function migratePostgres(dataSource: DataSource): Promise<{ applied: string[] }> {
   const lockRunner = dataSource.createQueryRunner();
@@ -42,19 +37,13 @@ export async function migratePostgres(dataSource: DataSource): Promise<{ applied
   }
 }
 
-/**
- * Names of the migrations not yet applied, oldest first: all of them before the first run. For a
- * process that waits while another one migrates (`migrate --wait`).
- */
+/** For a process that waits while another one migrates (`migrate --wait`). */
 export async function pendingPostgresMigrations(dataSource: DataSource): Promise<string[]> {
   const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
   return pending.map((migration) => migration.name);
 }
 
-/**
- * Names recorded in the migrations table, oldest first. Before the first run there is no table,
- * and none is created here: outside the lock, two processes creating it would collide.
- */
+/** No table is created here: outside the lock, two processes creating it would collide. */
 async function executedMigrations(executor: MigrationExecutor, runner: QueryRunner): Promise<string[]> {
   if (!(await runner.hasTable(MIGRATIONS_TABLE))) return [];
   const executed = await executor.getExecutedMigrations();

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
-import { openDataSource } from './data-source';
+import { openDataSource } from './data-source.util';
 import { RestrictGlobalApps1764400000000 } from './migrations/1764400000000-RestrictGlobalApps';
 import { POSTGRES_ENGINES, startMigrationTestDatabase } from './testing/migration-test.util';
 

@@ -17,7 +17,6 @@ export function generatePersonalApiKey(): string {
   return `phx_${randomBase62(35)}`;
 }
 
-/** A project secret API key: as long as a personal key, told apart by its prefix. */
 export function generateProjectSecretApiKey(): string {
   return `phs_${randomBase62(35)}`;
 }
@@ -26,7 +25,6 @@ export function generateProjectApiToken(): string {
   return `phc_${randomBase62(32)}`;
 }
 
-/** A random id for rows keyed by a short token (personal API keys). */
 export function generateRandomId(): string {
   return randomBase62(24);
 }

@@ -1,10 +1,7 @@
 import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { User } from './user.entity';
 
-/**
- * A set of persons: dynamic (its `filters` say who belongs) or static (its members are listed in
- * `cohort_people`). Flags target cohorts through `type: "cohort"` properties.
- */
+/** Dynamic (`filters` say who belongs) or static (members in `cohort_people`). */
 @Entity('cohorts')
 export class Cohort {
   @PrimaryGeneratedColumn()

@@ -4,10 +4,7 @@ import { Team } from './team.entity';
 /** How a person property got its current value (PostHog's `properties_last_operation`). */
 export type PersonPropertyOperation = 'set' | 'set_once';
 
-/**
- * A person of a project. Written only by ingestion (raw SQL in libs/ingestion); bigint columns
- * come back from the driver as strings.
- */
+/** Written only by ingestion, with raw SQL; bigint columns come back as strings. */
 @Entity('persons')
 export class Person {
   @PrimaryGeneratedColumn('increment', { type: 'bigint' })

@@ -57,11 +57,7 @@ export class Plugin {
   @Column('boolean', { name: 'is_stateless', default: false })
   isStateless!: boolean;
 
-  /**
-   * SECURITY: what the installer's inspection found the app's code to export, the only capabilities
-   * the apps runtime reads (which projects it runs apps for, which tasks it schedules). Never
-   * written from an API body: see `declaredCapabilities`.
-   */
+  /** SECURITY: what inspecting the code found, the only capabilities the runtime reads; never from an API body. */
   @Column('jsonb', { default: () => "'{}'" })
   capabilities!: Record<string, unknown>;
 
@@ -69,14 +65,10 @@ export class Plugin {
   @Column('jsonb', { default: () => "'{}'" })
   metrics!: Record<string, unknown>;
 
-  /**
-   * The capabilities an API body declared, shown in their place (and deciding the app's collections)
-   * until the app's code is inspected again. Descriptive only: nothing runs by them.
-   */
+  /** Shown until the code is inspected again; nothing runs by them. */
   @Column('jsonb', { name: 'declared_capabilities', nullable: true })
   declaredCapabilities!: Record<string, unknown> | null;
 
-  /** The metrics an API body declared, shown until the app's code is inspected again. */
   @Column('jsonb', { name: 'declared_metrics', nullable: true })
   declaredMetrics!: Record<string, unknown> | null;
 
@@ -163,10 +155,8 @@ export class PluginConfig {
   updatedAt!: Date;
 
   /**
-   * SECURITY: set on a config of another organization's app (a global one): the config runs the
-   * copy below, taken when it was created or last upgraded by its own admin, never what the app's
-   * organization writes since. Null: the config follows the app's latest code (the app's own
-   * organization, inline apps).
+   * SECURITY: set on a config of another organization's (global) app: it runs the copy below, taken
+   * when its own admin created or upgraded it, never what the app's organization writes since.
    */
   @Column('timestamptz', { name: 'code_pinned_at', nullable: true })
   codePinnedAt!: Date | null;

@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-/** A project (PostHog's "team"): the unit events, persons and flags belong to. */
+/** PostHog's "team". */
 @Entity('teams')
 export class Team {
   @PrimaryGeneratedColumn()

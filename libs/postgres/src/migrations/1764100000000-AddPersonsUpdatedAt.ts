@@ -1,8 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * When a person or a distinct id last changed: what a persons batch export selects its rows by
- * (libs/workers/README.md, "Which persons a run exports").
+ * When a person or a distinct id last changed: what a persons batch export selects its rows by.
  *
  * A trigger keeps `updated_at` current on every insert and update, so every writer (ingestion's
  * upserts, merges moving distinct ids, anything later) is covered without knowing about it.

@@ -1,12 +1,12 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Global apps no longer cross organizations on an organization's word alone (issue 27).
+ * Global apps cross organizations only on the operator's word.
  *
  * - Configs of another organization's app keep a copy of what they enabled: the server entry's
  *   transpiled code, `site.ts` transpiled and the config schema (`code_pinned_at` set). They run
- *   that copy until their own admin upgrades them; the app's organization editing its code no
- *   longer reaches them. Configs that exist now are pinned to the code they run now.
+ *   that copy until their own admin upgrades them; the app's organization editing its code does
+ *   not reach them. Configs that exist now are pinned to the code they run now.
  * - New organizations get INSTALL (6) instead of ROOT (9), and every organization at ROOT goes to
  *   INSTALL: ROOT only ever came from the column's default (the API never wrote it, and no tool
  *   did), the first organization of `npm start` included, so none of them was an operator's choice.

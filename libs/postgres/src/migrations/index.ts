@@ -10,7 +10,7 @@ import { AddPluginStorageUsage1764470000000 } from './1764470000000-AddPluginSto
 import { AddPinnedCapabilities1764480000000 } from './1764480000000-AddPinnedCapabilities';
 import { AddDeclaredPluginFields1764490000000 } from './1764490000000-AddDeclaredPluginFields';
 
-/** Every migration, in order. A landed migration is never edited: add a new one. */
+/** In order. A landed migration is never edited: add a new one. */
 export const MIGRATIONS = [
   CreateManagementCore1763790000000,
   CreatePersonsAndGroups1763800000000,

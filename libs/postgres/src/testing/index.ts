@@ -1,1 +1,1 @@
-export * from './migrated-test-database.util';
+export { createMigratedTestDatabase, type MigratedTestDatabase } from './migrated-test-database.util';

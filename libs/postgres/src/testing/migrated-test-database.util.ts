@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { createTestDatabase } from '@hogbase/test-support';
-import { openDataSource } from '../data-source';
+import { openDataSource } from '../data-source.util';
 
 export interface MigratedTestDatabase {
   url: string;

@@ -1,11 +1,11 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '@hogbase/test-support';
-import { openDataSource, postgresDataSourceOptions } from '../data-source';
+import { openDataSource, postgresDataSourceOptions } from '../data-source.util';
 import { MIGRATIONS } from '../migrations';
 import { startTemporaryEmbeddedPostgres } from './test-postgres.util';
 
-/** The Postgres engines hogbase runs on, for `describe.each`: the machine's, and the embedded one of `npm start`. */
+/** For `describe.each`: the machine's Postgres, and the embedded one of `npm start`. */
 export const POSTGRES_ENGINES = [
   ['the machine Postgres', 'server'],
   ['the embedded Postgres (PGlite)', 'embedded'],

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../data-source';
+import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../data-source.util';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded-postgres';
 
 /** The default bounds with `overrides`. */
