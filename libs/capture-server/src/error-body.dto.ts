@@ -31,5 +31,5 @@ export const SERVICE_UNAVAILABLE: Readonly<ErrorBody> = Object.freeze(
   errorBody('server_error', 'service_unavailable', 'Transient error, please retry.'),
 );
 
-/** `Retry-After` of every 503, as the management API's (libs/management-api/src/common/api-error.ts). */
+/** `Retry-After` of every 503, as the management API's (libs/management-api/src/common/api.error.ts). */
 export const RETRY_AFTER_SECONDS = 5;

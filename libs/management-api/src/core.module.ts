@@ -4,8 +4,8 @@ import type { ManagementConfig } from '@hogbase/config';
 import { PostgresAvailability } from './common/postgres-availability.service';
 import { PostgresProbeRepository } from './common/postgres-probe.repository';
 import { EVENT_STORE_CONNECTION } from './events/event-store.service';
-import { MANAGEMENT_CONFIG } from './management-config.token';
-import { RouteMatcher } from './routes/route-matcher';
+import { MANAGEMENT_CONFIG } from './management-config.constants';
+import { RouteMatcher } from './routes/route-matcher.service';
 
 /** What every feature may inject: the app's configuration and connections, whether Postgres answers, and the route table. */
 @Global()

@@ -1,12 +1,16 @@
-export * from './management.app';
-export * from './management.service';
-export * from './management.module';
-export * from './management-config.token';
-export * from './logging/pino-nest.logger';
-export * from './bootstrap/bootstrap.service';
-export * from './invites/invite.service';
-export * from './auth/scopes';
-export * from './common/api-error';
-export * from './routes/route-table';
-export * from './routes/project-scoped-paths';
-export * from './auth/access.decorator';
+// The management API's surface: what the apps, their tests, the admin CLI and the benches import.
+export { createManagementApp, type ManagementAppOptions } from './management.app';
+export { ManagementModule, type ManagementModuleOptions } from './management.module';
+export {
+  startManagementService,
+  type ManagementEngines,
+  type ManagementService,
+  type ManagementServiceOptions,
+} from './management.service';
+export type { CompanionService } from './health/companion-services.util';
+export { BootstrapService, type InitialCredentials } from './bootstrap/bootstrap.service';
+export { InviteService } from './invites/invite.service';
+export { ApiError } from './common/api.error';
+export { routeTable, type RouteEntry } from './routes/route-table.util';
+export { accessRuleForPath, projectPathOf } from './routes/project-scoped-paths.util';
+export type { AccessRule } from './auth/access.decorator';

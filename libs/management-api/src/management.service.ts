@@ -5,7 +5,7 @@ import type { ClickHouseConnectionConfig } from '@hogbase/clickhouse';
 import type { ManagementConfig } from '@hogbase/config';
 import { registerOwnPort } from '@hogbase/egress';
 import type { RunningService } from '@hogbase/service-runtime';
-import type { CompanionService } from './health/companion-services';
+import type { CompanionService } from './health/companion-services.util';
 import { HealthController } from './health/health.controller';
 import { MetricsService } from './health/metrics.service';
 import { createManagementApp } from './management.app';

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { Allow } from 'class-validator';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { ACTIVITY_PAGE_SIZE, MAX_ACTIVITY_PAGE, MAX_ACTIVITY_PAGE_SIZE } from './activity-log.presenter';
 
 /** `?limit=`: a value that is not a positive integer is the default, as DRF reads one; a larger one is capped. */

@@ -1,5 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { notFound } from '../common/api-error';
+import { notFound } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 
 /**

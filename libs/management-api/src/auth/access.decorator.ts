@@ -1,8 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import type { MembershipLevel } from '@hogbase/postgres';
-import type { Scope } from './scopes';
-import type { AccessContext } from './access-context';
+import type { Scope } from './scopes.util';
+import type { AccessContext } from './access-context.util';
 
 export const ACCESS_RULE = 'hogbase:access-rule';
 
@@ -18,7 +18,7 @@ export interface AccessRule {
    * Path parameter naming the project the route acts in (integer or `@current`). A route served
    * under both an organization and a project prefix names both parameters: the one its path has
    * applies. `project_id` also reads `environment_id`, the name of the same project on the
-   * `/api/environments/` twin of the path (routes/project-scoped-paths.ts).
+   * `/api/environments/` twin of the path (routes/project-scoped-paths.util.ts).
    */
   projectParam?: string;
   /** Lowest membership level in that organization; any member when absent. */

@@ -6,7 +6,7 @@ import { createFeatureTestingModule, type FeatureTestContext } from '../testing/
 import { seedPersonalApiKey } from '../testing/auth-fixtures.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
 import { ACCESS_RULE, type AccessRule } from './access.decorator';
-import type { AccessContext } from './access-context';
+import type { AccessContext } from './access-context.util';
 import { AccessGuard } from './access.guard';
 import { AccessRepository } from './access.repository';
 import { AuthModule } from './auth.module';

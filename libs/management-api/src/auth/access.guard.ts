@@ -2,17 +2,17 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Team } from '@hogbase/postgres';
-import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api-error';
+import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api.error';
 import { MembershipRepository } from '../members/membership.repository';
-import { projectIdFromParams } from '../routes/project-scoped-paths';
+import { projectIdFromParams } from '../routes/project-scoped-paths.util';
 import { ACCESS_RULE, AccessRule } from './access.decorator';
-import type { AccessContext } from './access-context';
+import type { AccessContext } from './access-context.util';
 import { AccessOrganizationIdPipe, AccessProjectIdPipe } from './access-params.pipe';
 import { AccessRepository } from './access.repository';
 import { OrganizationAccessService } from './organization-access.service';
 import { assertKeyNotRefused } from './organization-access.util';
 import { PersonalApiKeyService } from './personal-api-key.service';
-import { scopesGrant } from './scopes';
+import { scopesGrant } from './scopes.util';
 
 type AccessRequest = Request & { access?: AccessContext };
 

@@ -5,7 +5,7 @@ import type {
   OrganizationMembership,
   PersonalApiKey,
 } from '@hogbase/postgres';
-import { insufficientLevel, permissionDenied } from '../common/api-error';
+import { insufficientLevel, permissionDenied } from '../common/api.error';
 import { AccessRepository } from './access.repository';
 
 /** What a personal API key may reach in an organization its user belongs to. */

@@ -1,5 +1,5 @@
 import type { PersonalApiKey } from '@hogbase/postgres';
-import { permissionDenied } from '../common/api-error';
+import { permissionDenied } from '../common/api.error';
 import type { AccessRule, KeyRestriction } from './access.decorator';
 
 /** The restrictions a key carries; none for a key that reaches every organization of its user. */

@@ -1,5 +1,5 @@
 import { DESTINATION_SECRET_KEYS } from '@hogbase/batch-exports';
-import { validationError } from '../common/api-error';
+import { validationError } from '../common/api.error';
 
 /** Destination types this server exports to. */
 export const SUPPORTED_DESTINATIONS = ['S3', 'Postgres', 'HTTP', 'NoOp'] as const;

@@ -7,7 +7,7 @@ import type {
   BatchExportRun,
   BatchExportRunStatus,
 } from '@hogbase/postgres';
-import { ApiError, notFound, validationError } from '../common/api-error';
+import { ApiError, notFound, validationError } from '../common/api.error';
 import { iso, isUuid } from '../common/iso.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { ProjectRepository } from '../projects/project.repository';

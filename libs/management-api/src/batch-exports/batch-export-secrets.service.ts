@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { openSecretBox, type ManagementConfig, type SecretBox } from '@hogbase/config';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 
 /**
  * Seals and opens destination configs. The SecretBox opens on first use: a process that never

@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
-import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
+import { AccessContext, requireOrganization, requireProject } from '../auth/access-context.util';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { UuidOrNullParam, UuidParam } from '../common/path-params.pipe';
 import { RequestUrl } from '../common/request-url.decorator';
-import { projectScoped } from '../routes/project-scoped-paths';
+import { projectScoped } from '../routes/project-scoped-paths.util';
 import {
   ApiCursorPage,
   ApiModelResponse,

@@ -16,7 +16,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import { ANY_JSON } from '../schema/api-responses.decorator';
 import { SUPPORTED_DESTINATIONS } from './batch-export-destinations.validator';
 

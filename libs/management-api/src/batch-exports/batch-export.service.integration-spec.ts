@@ -6,8 +6,8 @@ import {
   type PersonalApiKey,
   type User,
 } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context';
-import { ApiError } from '../common/api-error';
+import type { ResolvedProject } from '../auth/access-context.util';
+import { ApiError } from '../common/api.error';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedProject } from '../testing/fixtures.util';
 import { BatchExportRunsService } from './batch-export-runs.service';

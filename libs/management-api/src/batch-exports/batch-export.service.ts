@@ -4,10 +4,10 @@ import { intervalStart, type BatchExportInterval } from '@hogbase/batch-exports'
 import { compileBatchExportQuery, HogQLError, sharedHogQLParser } from '@hogbase/hogql';
 import type { ManagementConfig } from '@hogbase/config';
 import type { BatchExport, BatchExportRun, PersonalApiKey, Team } from '@hogbase/postgres';
-import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
-import { ApiError, notFound, validationError } from '../common/api-error';
+import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context.util';
+import { ApiError, notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { ProjectRepository } from '../projects/project.repository';
 import {

@@ -9,8 +9,8 @@ import {
   type User,
 } from '@hogbase/postgres';
 import { PersonalApiKeyRepository } from '../auth/personal-api-key.repository';
-import { isValidScope } from '../auth/scopes';
-import { ApiError, notFound, validationError } from '../common/api-error';
+import { isValidScope } from '../auth/scopes.util';
+import { ApiError, notFound, validationError } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 import { MembershipRepository } from '../members/membership.repository';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ApiError } from './api-error';
+import { ApiError } from './api.error';
 
 // NOTE: these run in class-transformer, before class-validator: a thrown ApiError reaches the
 // error filter as it is. That is how a `null` gets DRF's own code (`null`), which no

@@ -2,8 +2,8 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { redactUrl } from '@hogbase/config';
-import { RouteMatcher } from '../routes/route-matcher';
-import { ApiError, ErrorBody, RETRY_AFTER_SECONDS, serviceUnavailable } from './api-error';
+import { RouteMatcher } from '../routes/route-matcher.service';
+import { ApiError, ErrorBody, RETRY_AFTER_SECONDS, serviceUnavailable } from './api.error';
 import { PostgresAvailability } from './postgres-availability.service';
 import { isPostgresUnavailable } from './postgres-unavailable.util';
 import { UnsupportedMediaTypeError } from './validation.pipe';

@@ -14,7 +14,7 @@ import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import type { Response } from 'express';
 import { parsePluginId } from '../plugins/plugin-id.pipe';
-import { ApiError } from './api-error';
+import { ApiError } from './api.error';
 import {
   IntegerIdOrNullParam,
   IntegerIdParam,

@@ -1,6 +1,6 @@
 import { Injectable, Param, type PipeTransform, type Type } from '@nestjs/common';
 import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
-import { notFound } from './api-error';
+import { notFound } from './api.error';
 import { isUuid } from './iso.util';
 
 /** The largest id a Postgres `integer` column holds. */

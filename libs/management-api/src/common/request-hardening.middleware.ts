@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from './api-error';
+import { ApiError } from './api.error';
 
 /**
  * Deepest JSON body accepted. Flag filters and payloads nest a handful of levels; past this a body

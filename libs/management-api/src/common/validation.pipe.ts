@@ -1,5 +1,5 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
-import { ApiError, ErrorCode } from './api-error';
+import { ApiError, ErrorCode } from './api.error';
 
 const CODE_BY_CONSTRAINT: Record<string, ErrorCode> = {
   isDefined: 'required',

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Resolver } from 'node:dns/promises';
 import type { ManagementConfig } from '@hogbase/config';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 
 export const CHALLENGE_RECORD_PREFIX = '_posthog-challenge';
 

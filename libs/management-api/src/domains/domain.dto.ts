@@ -9,7 +9,7 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 
 /** PostHog's domain pattern: lowercase labels, a TLD of two or more letters. */
 export const DOMAIN_PATTERN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;

@@ -1,4 +1,4 @@
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 
 /**
  * The event list's page cursor: the (timestamp, uuid) of the last row served. Rows are ordered by

@@ -1,5 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { parseUuid } from '../common/path-params.pipe';
 
 /** An event's UUID from the path; anything else is PostHog's 400 `Invalid UUID`, not a 404. */

@@ -11,7 +11,7 @@ import {
   type ClickHouseConnectionConfig,
   type QueryLimits,
 } from '@hogbase/clickhouse';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 
 export const EVENT_STORE_CONNECTION = Symbol('EVENT_STORE_CONNECTION');
 

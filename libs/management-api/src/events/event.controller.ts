@@ -2,9 +2,9 @@ import { applyDecorators, Controller, HttpStatus, Get, Param, Query, Res } from 
 import { ApiOperation, ApiQuery, type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context';
+import { AccessContext, requireProject } from '../auth/access-context.util';
 import { RequestUrl } from '../common/request-url.decorator';
-import { projectScoped } from '../routes/project-scoped-paths';
+import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiCursorPage, ApiModelResponse } from '../schema/api-responses.decorator';
 import { toCsv } from './csv.util';
 import { EventUuidPipe } from './event-id.pipe';
@@ -15,7 +15,7 @@ import {
   MAX_OFFSET,
   parseEventListRequest,
   type ResponseFormat,
-} from './event-list.request';
+} from './event-list-request.util';
 import { EventListQueryDto, EventValuesQueryDto } from './event-query.dto';
 import { EventPropertyValueResponse, EventRecord, EventSelectPageResponse } from './event.presenter';
 import { EventService, type NextPage } from './event.service';
@@ -28,7 +28,7 @@ const FORMAT: ApiQueryOptions = {
   description: 'json (the default), or csv (also chosen by Accept: text/csv)',
 };
 
-/** The listing's parameters (event-list.request.ts), with what it takes of each. */
+/** The listing's parameters (event-list-request.util.ts), with what it takes of each. */
 const LIST_PARAMETERS: ApiQueryOptions[] = [
   {
     name: 'after',

@@ -9,10 +9,10 @@ import {
   STAR_FIELDS,
   type CompiledSelect,
 } from '@hogbase/hogql';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { encodeEventCursor } from './event-cursor.util';
-import { EVENT_RECORD_COLUMNS, EventListQuery, type EventWindow } from './event-list.query';
-import { repeatedParam, singleParam, toApiError, type EventListRequest } from './event-list.request';
+import { EVENT_RECORD_COLUMNS, EventListQuery, type EventWindow } from './event-list-query.util';
+import { repeatedParam, singleParam, toApiError, type EventListRequest } from './event-list-request.util';
 import { EventPersonsRepository } from './event-persons.repository';
 import type { EventValuesQueryDto } from './event-query.dto';
 import {

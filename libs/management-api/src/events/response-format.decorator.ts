@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { formatOf, type ResponseFormat } from './event-list.request';
+import { formatOf, type ResponseFormat } from './event-list-request.util';
 
 /**
  * `@ResponseFormatParam() format`: `?format=`, or without one the Accept header. Read as the

@@ -10,9 +10,9 @@ import {
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
 import type { User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context';
+import type { ResolvedProject } from '../auth/access-context.util';
 import { CohortRepository } from '../cohorts/cohort.repository';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { iso } from '../common/iso.util';
 import { EventStore } from '../events/event-store.service';
 import { UnitOfWork } from '../persistence/unit-of-work.service';

@@ -1,4 +1,4 @@
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { checkFeatureFlagFilters } from './feature-flag-filters.validator';
 
 function regexFilters(value: string, operator = 'regex'): Record<string, unknown> {

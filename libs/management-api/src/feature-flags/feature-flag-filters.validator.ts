@@ -1,5 +1,5 @@
 import { flagRegexProblem } from '@hogbase/flag-evaluation';
-import { ApiError, type ErrorCode } from '../common/api-error';
+import { ApiError, type ErrorCode } from '../common/api.error';
 
 /**
  * A flag's `filters`, checked as PostHog's serializer checks them (reference §8.2), each failure a

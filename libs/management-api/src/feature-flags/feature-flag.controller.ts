@@ -27,10 +27,10 @@ import { ActivityLogService, toActivityPage } from '../activity/activity-log.ser
 import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 import { RequestUrl } from '../common/request-url.decorator';
 import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context';
+import { AccessContext, requireProject } from '../auth/access-context.util';
 import { Page, toPage } from '../common/pagination.util';
 import { IntegerIdParam } from '../common/path-params.pipe';
-import { projectScoped } from '../routes/project-scoped-paths';
+import { projectScoped } from '../routes/project-scoped-paths.util';
 import {
   ApiEmptyResponse,
   ApiJsonResponse,

@@ -13,7 +13,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import { ANY_JSON, FREE_FORM_OBJECT } from '../schema/api-responses.decorator';
 
 /** PostHog 2025's key rule (checked by the service: its code is `invalid_key`). */

@@ -8,8 +8,8 @@ import {
   OrganizationResourceAccess,
   ResourceAccessLevel,
 } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context';
-import type { ApiError } from '../common/api-error';
+import type { ResolvedProject } from '../auth/access-context.util';
+import type { ApiError } from '../common/api.error';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
 import type { User } from '@hogbase/postgres';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { MembershipLevel, ResourceAccessLevel, type FeatureFlag, type User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context';
+import type { ResolvedProject } from '../auth/access-context.util';
 import { FeatureFlagRoleAccessRepository } from '../roles/feature-flag-role-access.repository';
 import { OrganizationResourceAccessRepository } from '../roles/organization-resource-access.repository';
 import { RoleRepository } from '../roles/role.repository';

@@ -10,8 +10,8 @@ import {
 } from '@hogbase/service-runtime';
 import type { ManagementConfig } from '@hogbase/config';
 import { Access } from '../auth/access.decorator';
-import { ApiError } from '../common/api-error';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { ApiError } from '../common/api.error';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 import { HealthService } from './health.service';
 import { MetricsService } from './metrics.service';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import { CompanionServices } from './companion-services';
+import { CompanionServices } from './companion-services.util';
 
 /** One registry per app instance, so several apps in one process (tests, standalone) never collide. */
 @Injectable()

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { createTransport, Transporter } from 'nodemailer';
 import type { ManagementConfig } from '@hogbase/config';
 import type { Organization, OrganizationInvite, User } from '@hogbase/postgres';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 import { INVITE_VALIDITY_DAYS } from './invite.presenter';
 
 /** Sends invite e-mails over SMTP; without `SMTP_URL` it is unavailable and invites are not mailed. */

@@ -10,7 +10,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { MEMBERSHIP_LEVELS, MembershipLevel } from '@hogbase/postgres';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 
 export class CreateInviteDto {
   @ApiProperty({ format: 'email', maxLength: 254 })

@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { Allow, IsIn, IsOptional } from 'class-validator';
 import { MEMBERSHIP_LEVELS, MembershipLevel } from '@hogbase/postgres';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import { RejectNull } from '../common/drf-fields.util';
 import { PageQueryDto } from '../common/page-query.dto';
 

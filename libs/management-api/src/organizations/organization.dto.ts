@@ -8,7 +8,7 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import { DrfBooleanField, DrfCharField } from '../common/drf-fields.util';
 
 export class CreateOrganizationDto {

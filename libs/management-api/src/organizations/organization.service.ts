@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ManagementConfig } from '@hogbase/config';
 import type { Organization, OrganizationMembership, PersonalApiKey } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization } from '../auth/access-context';
+import type { AccessContext, ResolvedOrganization } from '../auth/access-context.util';
 import type { PageRequest } from '../common/pagination.util';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 import { MembershipRepository } from '../members/membership.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { ProjectRepository } from '../projects/project.repository';

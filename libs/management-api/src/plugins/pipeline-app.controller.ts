@@ -18,7 +18,7 @@ import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.pre
 import { toActivityPage } from '../activity/activity-log.service';
 import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
-import { AccessContext, requireOrganization } from '../auth/access-context';
+import { AccessContext, requireOrganization } from '../auth/access-context.util';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';

@@ -1,5 +1,5 @@
 import { PluginsAccessLevel, type Organization, type Plugin } from '@hogbase/postgres';
-import { notFound, permissionDenied } from '../common/api-error';
+import { notFound, permissionDenied } from '../common/api.error';
 
 /** PostHog's PluginsAccessLevelPermission: reads need CONFIG (3), writes INSTALL (6). */
 export function assertPluginAccess(organization: Organization, write: boolean): void {

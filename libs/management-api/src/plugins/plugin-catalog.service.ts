@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ManagementConfig } from '@hogbase/config';
-import { ApiError } from '../common/api-error';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { ApiError } from '../common/api.error';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 import { BUNDLED_APPS_REPOSITORY } from './plugin-catalog.constants';
 
 const FETCH_TIMEOUT_MS = 10_000;

@@ -9,7 +9,7 @@ import {
 import { AnyFilesInterceptor } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
-import { ApiError, validationError } from '../common/api-error';
+import { ApiError, validationError } from '../common/api.error';
 import { exceedsDepth, MAX_BODY_DEPTH } from '../common/request-hardening.middleware';
 import { noAttachmentChanges, type AttachmentChanges } from './plugin-config-values.util';
 

@@ -1,5 +1,5 @@
 import { Allow } from 'class-validator';
-import { validationError } from '../common/api-error';
+import { validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { PLUGIN_LOG_TYPES } from './plugin.presenter';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { openSecretBox, type ManagementConfig, type SecretBox } from '@hogbase/config';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 
 /**
  * A secret config value as stored in `plugin_configs.config`: SecretBox-sealed JSON of the value.

@@ -1,5 +1,5 @@
 import type { ActivityChange } from '../activity/activity-log.service';
-import { validationError } from '../common/api-error';
+import { validationError } from '../common/api.error';
 
 /** What PostHog shows in place of a secret value, and what a client may send back to keep it. */
 export const SECRET_MASK = '**************** POSTHOG SECRET FIELD ****************';

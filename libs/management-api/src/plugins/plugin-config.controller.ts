@@ -13,11 +13,11 @@ import {
 import { ApiConsumes, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, Caller, type AccessRule } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context';
+import { AccessContext, requireProject } from '../auth/access-context.util';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';
-import { projectScoped } from '../routes/project-scoped-paths';
+import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiModelResponse, ApiNoContent, ApiPage, pageOf } from '../schema/api-responses.decorator';
 import { AttachmentChangesOf, PluginConfigFormInterceptor } from './plugin-config-form.interceptor';
 import { DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT, PluginLogsQueryDto } from './plugin-config-query.dto';

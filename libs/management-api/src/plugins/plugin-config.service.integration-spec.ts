@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { ActivityLog, PluginConfig, type User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context';
-import { ApiError } from '../common/api-error';
+import type { ResolvedProject } from '../auth/access-context.util';
+import { ApiError } from '../common/api.error';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedProject } from '../testing/fixtures.util';
 import { PipelineAppsModule } from './pipeline-apps.module';

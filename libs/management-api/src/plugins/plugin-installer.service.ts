@@ -12,8 +12,8 @@ import { SandboxBudgetError, SandboxPool } from '@hogbase/apps-sandbox';
 import type { ManagementConfig } from '@hogbase/config';
 import { EgressPolicy } from '@hogbase/egress';
 import type { Plugin, PluginSourceFileStatus } from '@hogbase/postgres';
-import { ApiError, validationError } from '../common/api-error';
-import { MANAGEMENT_CONFIG } from '../management-config.token';
+import { ApiError, validationError } from '../common/api.error';
+import { MANAGEMENT_CONFIG } from '../management-config.constants';
 
 /** One row of `plugin_source_files` as the installer made it. */
 export interface SourceFileState {

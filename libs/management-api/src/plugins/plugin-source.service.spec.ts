@@ -1,4 +1,4 @@
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { PIPELINE_APP_FIELDS, UpdatePipelineAppDto } from './plugin.dto';
 import { updateSourceBody } from './plugin-source.service';
 import { getMetadataStorage } from 'class-validator';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Organization, User } from '@hogbase/postgres';
-import { ApiError, validationError } from '../common/api-error';
+import { ApiError, validationError } from '../common/api.error';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import type { PipelineCollection } from './pipeline-collections.util';
 import { assertActionAllowed, assertPluginAccess } from './plugin-access.util';

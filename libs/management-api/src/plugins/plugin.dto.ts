@@ -15,7 +15,7 @@ import {
 } from 'class-validator';
 import { PLUGIN_TYPES, type PluginType } from '@hogbase/postgres';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import {
   capabilitiesProblem,
   configSchemaProblem,

@@ -5,7 +5,7 @@ import {
   type Organization,
   type User,
 } from '@hogbase/postgres';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedProject } from '../testing/fixtures.util';
 import { PipelineAppsModule } from './pipeline-apps.module';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 import type { Organization, Plugin, PluginType, User } from '@hogbase/postgres';
 import { changesBetween } from '../activity/activity-log.service';
-import { notFound, validationError } from '../common/api-error';
+import { notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { OrganizationRepository } from '../organizations/organization.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';

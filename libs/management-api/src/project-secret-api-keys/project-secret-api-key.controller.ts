@@ -2,11 +2,11 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, type AccessRule, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context';
+import { AccessContext, requireProject } from '../auth/access-context.util';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';
-import { projectScoped } from '../routes/project-scoped-paths';
+import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectSecretApiKeyDto, UpdateProjectSecretApiKeyDto } from './project-secret-api-key.dto';
 import { ProjectSecretApiKeyResponse } from './project-secret-api-key.presenter';

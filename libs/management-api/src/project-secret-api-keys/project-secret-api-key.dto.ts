@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { IsArray, IsDefined, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { DrfCharField, RejectNull } from '../common/drf-fields.util';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import { PROJECT_SECRET_API_KEY_SCOPES } from './project-secret-api-key.service';
 
 export const LABEL_MAX_LENGTH = 40;

@@ -7,9 +7,9 @@ import {
   type ProjectSecretApiKey,
   type Team,
 } from '@hogbase/postgres';
-import type { AccessContext } from '../auth/access-context';
-import { SCOPE_OBJECTS } from '../auth/scopes';
-import { notFound, validationError } from '../common/api-error';
+import type { AccessContext } from '../auth/access-context.util';
+import { SCOPE_OBJECTS } from '../auth/scopes.util';
+import { notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { ProjectRepository } from '../projects/project.repository';

@@ -13,11 +13,11 @@ import {
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
 import { Access, AccessRule, Caller } from '../auth/access.decorator';
-import { AccessContext, requireOrganization, requireProject } from '../auth/access-context';
+import { AccessContext, requireOrganization, requireProject } from '../auth/access-context.util';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';
-import { PROJECT_ROOTS } from '../routes/project-scoped-paths';
+import { PROJECT_ROOTS } from '../routes/project-scoped-paths.util';
 import { ApiErrorResponse, ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { CreateProjectDto, UpdateProjectDto } from './project.dto';
 import { ProjectResponse } from './project.presenter';

@@ -14,7 +14,7 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 import { DrfBooleanField, DrfCharField, RejectNull } from '../common/drf-fields.util';
 
 /**

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { generateProjectApiToken, MembershipLevel, type Team } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization, ResolvedProject } from '../auth/access-context';
+import type { AccessContext, ResolvedOrganization, ResolvedProject } from '../auth/access-context.util';
 import { AccessRepository } from '../auth/access.repository';
 import { OrganizationAccessService } from '../auth/organization-access.service';
-import { notFound } from '../common/api-error';
+import { notFound } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { MembershipRepository } from '../members/membership.repository';
 import { UnitOfWork } from '../persistence/unit-of-work.service';

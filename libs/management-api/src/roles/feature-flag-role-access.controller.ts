@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context';
+import { AccessContext, requireProject } from '../auth/access-context.util';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { IntegerIdOrNullParam } from '../common/path-params.pipe';
 import { RequestUrl } from '../common/request-url.decorator';
-import { projectScoped } from '../routes/project-scoped-paths';
+import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';
 import { FeatureFlagRoleAccessService } from './feature-flag-role-access.service';
 import { CreateRoleAccessDto } from './roles.dto';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FeatureFlag, FeatureFlagRoleAccess, User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context';
-import { ApiError, notFound, permissionDenied } from '../common/api-error';
+import type { ResolvedProject } from '../auth/access-context.util';
+import { ApiError, notFound, permissionDenied } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { presentFeatureFlag } from '../feature-flags/feature-flag.presenter';

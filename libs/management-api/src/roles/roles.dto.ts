@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ResourceAccessLevel } from '@hogbase/postgres';
 import { DrfCharField, RejectNull } from '../common/drf-fields.util';
-import { messages } from '../common/messages';
+import { messages } from '../common/messages.constants';
 
 const LEVELS = [ResourceAccessLevel.CanOnlyView, ResourceAccessLevel.CanAlwaysEdit];
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import { MembershipLevel, ResourceAccessLevel, type Role, type User } from '@hogbase/postgres';
-import type { ResolvedOrganization } from '../auth/access-context';
-import { ApiError, notFound, permissionDenied } from '../common/api-error';
+import type { ResolvedOrganization } from '../auth/access-context.util';
+import { ApiError, notFound, permissionDenied } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { MembershipRepository } from '../members/membership.repository';

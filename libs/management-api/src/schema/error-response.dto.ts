@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ERROR_TABLE, type ErrorBody, type ErrorCode, type ErrorType } from '../common/api-error';
+import { ERROR_TABLE, type ErrorBody, type ErrorCode, type ErrorType } from '../common/api.error';
 import { ApiModel } from './api-responses.decorator';
 
 const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];

@@ -8,7 +8,7 @@ import type {
   SchemaObject,
 } from '@nestjs/swagger';
 import type { AccessRule } from '../auth/access.decorator';
-import { ERROR_TABLE, RETRY_AFTER_SECONDS } from '../common/api-error';
+import { ERROR_TABLE, RETRY_AFTER_SECONDS } from '../common/api.error';
 
 /** The name ErrorResponse (error-response.dto.ts) has in the document. */
 export const ERROR_SCHEMA = 'Error';
@@ -137,7 +137,7 @@ export function errorStatusesOf(path: string, method: HttpMethod, operation: Ope
   return [...statuses].sort((a, b) => a - b);
 }
 
-/** `Error404`: the error body with the codes and types that status carries (api-error.ts' table). */
+/** `Error404`: the error body with the codes and types that status carries (api.error.ts' table). */
 function errorSchemaFor(document: OpenAPIObject, status: HttpStatus): ReferenceObject {
   const schemas = (document.components ??= {}).schemas ?? {};
   const name = `${ERROR_SCHEMA}${status}`;
@@ -145,7 +145,7 @@ function errorSchemaFor(document: OpenAPIObject, status: HttpStatus): ReferenceO
     const base = schemas[ERROR_SCHEMA] as SchemaObject | undefined;
     if (!base?.properties) throw new Error(`the OpenAPI document lacks the ${ERROR_SCHEMA} schema`);
     const entries = Object.entries(ERROR_TABLE).filter(([, entry]) => entry.status === status);
-    if (entries.length === 0) throw new Error(`no error code answers ${status} (api-error.ts)`);
+    if (entries.length === 0) throw new Error(`no error code answers ${status} (api.error.ts)`);
     schemas[name] = {
       ...base,
       properties: {

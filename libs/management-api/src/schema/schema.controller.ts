@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Access } from '../auth/access.decorator';
-import { OpenApiDocument } from './openapi-document';
+import { OpenApiDocument } from './openapi-document.service';
 
 @ApiExcludeController()
 @Controller('api/schema')

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OpenApiDocument } from './openapi-document';
+import { OpenApiDocument } from './openapi-document.service';
 import { SchemaController } from './schema.controller';
 
 @Module({ controllers: [SchemaController], providers: [OpenApiDocument] })

@@ -8,7 +8,7 @@ import {
   RoleMembership,
   type User,
 } from '@hogbase/postgres';
-import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context';
+import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context.util';
 import { FEATURE_FLAGS_RESOURCE } from '../roles/organization-resource-access.repository';
 
 /** A flag of the project created by `creator`. */

@@ -1,8 +1,8 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Access, Caller } from '../auth/access.decorator';
-import type { AccessContext } from '../auth/access-context';
-import { notFound } from '../common/api-error';
+import type { AccessContext } from '../auth/access-context.util';
+import { notFound } from '../common/api.error';
 import { ApiModelResponse } from '../schema/api-responses.decorator';
 import {
   CurrentUserResponse,

@@ -1,4 +1,4 @@
-import { isValidScope, scopesGrant } from './scopes';
+import { isValidScope, scopesGrant } from './scopes.util';
 
 describe('scopesGrant', () => {
   it('grants everything to a legacy key without scopes and to *', () => {

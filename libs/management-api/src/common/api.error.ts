@@ -106,7 +106,7 @@ export class ApiError extends Error {
 /**
  * What a 503 asks a client to wait before trying again, in seconds (the `Retry-After` header): a
  * dependency that is down or out of connections, such as Postgres. Capture answers its 503s with
- * the same header and value (libs/capture-server/src/error-body.ts).
+ * the same header and value (libs/capture-server/src/error-body.dto.ts).
  */
 export const RETRY_AFTER_SECONDS = 5;
 

@@ -2,7 +2,7 @@ import { RequestMethod, type INestApplicationContext } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ACCESS_RULE, AccessRule } from '../auth/access.decorator';
-import { accessRuleForPath } from './project-scoped-paths';
+import { accessRuleForPath } from './project-scoped-paths.util';
 
 export interface RouteEntry {
   method: string;

@@ -1,5 +1,5 @@
-import { parseEventListRequest } from './event-list.request';
-import { EventListQuery } from './event-list.query';
+import { parseEventListRequest } from './event-list-request.util';
+import { EventListQuery } from './event-list-query.util';
 import { encodeEventCursor } from './event-cursor.util';
 
 const NOW = new Date('2025-06-15T13:45:00Z');

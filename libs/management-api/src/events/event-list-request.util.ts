@@ -7,7 +7,7 @@ import {
   parseFilterDate,
   type DateValue,
 } from '@hogbase/hogql';
-import { ApiError } from '../common/api-error';
+import { ApiError } from '../common/api.error';
 import { decodeEventCursor, type EventCursor } from './event-cursor.util';
 import type { EventListQueryDto } from './event-query.dto';
 

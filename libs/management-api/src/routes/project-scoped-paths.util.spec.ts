@@ -6,7 +6,7 @@ import {
   projectIdFromParams,
   projectPathOf,
   projectScoped,
-} from './project-scoped-paths';
+} from './project-scoped-paths.util';
 
 describe('project-scoped paths', () => {
   const rule: AccessRule = { scope: 'feature_flag:read', projectParam: 'project_id' };

@@ -1,8 +1,8 @@
 import { Controller, Get, Module, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Access } from '../auth/access.decorator';
-import { projectScoped } from './project-scoped-paths';
-import { assertEveryRouteDeclaresAccess, routeTable } from './route-table';
+import { projectScoped } from './project-scoped-paths.util';
+import { assertEveryRouteDeclaresAccess, routeTable } from './route-table.util';
 
 @Controller('api/things')
 class ThingController {

@@ -1,5 +1,5 @@
 import { formatClickHouseDateTime, ONE_DAY_MICROS, type CompiledSelect } from '@hogbase/hogql';
-import type { EventListRequest } from './event-list.request';
+import type { EventListRequest } from './event-list-request.util';
 
 /** The columns an event record is built from. */
 export const EVENT_RECORD_COLUMNS = [

@@ -1,4 +1,4 @@
-import type { RouteEntry } from './route-table';
+import type { RouteEntry } from './route-table.util';
 
 interface CompiledRoute {
   method: string;

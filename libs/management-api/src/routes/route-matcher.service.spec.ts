@@ -1,5 +1,5 @@
-import { RouteMatcher } from './route-matcher';
-import type { RouteEntry } from './route-table';
+import { RouteMatcher } from './route-matcher.service';
+import type { RouteEntry } from './route-table.util';
 
 const route = (method: string, path: string): RouteEntry => ({
   method,
