@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { QueryFailedError } from 'typeorm';
 import { OrganizationDomain } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
+import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
-
-const UNIQUE_VIOLATION = '23505';
 
 @Injectable()
 export class DomainRepository {
@@ -41,12 +39,7 @@ export class DomainRepository {
       await this.save(domain);
       return true;
     } catch (error) {
-      if (
-        error instanceof QueryFailedError &&
-        (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
-      ) {
-        return false;
-      }
+      if (isUniqueViolation(error)) return false;
       throw error;
     }
   }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { QueryFailedError } from 'typeorm';
 import type { Cohort, FeatureFlag, User } from '@hogbase/postgres';
 import { ActivityLogService, changesBetween } from '../activity/activity-log.service';
 import type { ResolvedProject } from '../auth/access-context.util';
 import { CohortRepository } from '../cohorts/cohort.repository';
 import { ApiError, notFound, permissionDenied } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
+import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { checkFeatureFlagFilters } from './feature-flag-filters.validator';
 import {
@@ -19,7 +19,6 @@ import { FeatureFlagRepository, type FlagListFilters } from './feature-flag.repo
 import { FlagPermissionsService, type FlagEditRights } from './flag-permissions.service';
 import { UsageDashboardService } from './usage-dashboard.service';
 
-const UNIQUE_VIOLATION = '23505';
 export const FEATURE_FLAG_SCOPE = 'FeatureFlag';
 const NO_EDIT_PERMISSION = "You don't have edit permissions for this feature flag.";
 
@@ -29,12 +28,6 @@ function duplicateKey(): ApiError {
 
 function checkKey(key: string): void {
   if (!FLAG_KEY_PATTERN.test(key)) throw new ApiError('invalid_key', FLAG_KEY_MESSAGE, 'key');
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof QueryFailedError && (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
-  );
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

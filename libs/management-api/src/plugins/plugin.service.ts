@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { QueryFailedError } from 'typeorm';
 import type { Organization, Plugin, PluginType, User } from '@hogbase/postgres';
 import { changesBetween } from '../activity/activity-log.service';
 import { notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { OrganizationRepository } from '../organizations/organization.repository';
+import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import type { PipelineCollection } from './pipeline-collections.util';
 import { assertManagesGlobalApps, assertOwnsPlugin, assertPluginAccess } from './plugin-access.util';
@@ -37,10 +37,6 @@ export function urlWithoutQuery(url: string): string {
   const withoutHash = hash === -1 ? url : url.slice(0, hash);
   const query = withoutHash.indexOf('?');
   return query === -1 ? withoutHash : withoutHash.slice(0, query);
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof QueryFailedError && (error.driverError as { code?: string }).code === '23505';
 }
 
 /**

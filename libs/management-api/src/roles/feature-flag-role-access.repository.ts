@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
 import { FeatureFlag, FeatureFlagRoleAccess } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
+import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
-import { isUniqueViolation } from './unique-violation.util';
 
 /** The roles given access to a flag (PostHog's FeatureFlagRoleAccess). */
 @Injectable()

@@ -3,8 +3,8 @@ import { In } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { RoleMembership } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
+import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
-import { isUniqueViolation } from './unique-violation.util';
 
 /** Who holds a role; each membership is read with its user, whom it presents. */
 @Injectable()

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
 import { Role } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
+import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
-import { isUniqueViolation } from './unique-violation.util';
 
 /** The roles of organizations; each read brings the role's creator, whom a role presents. */
 @Injectable()
