@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { eventually } from '@hogbase/test-support';
 import { report } from './harness/scenario';
 import { WorkersDeployment, type RunRow } from './harness/workers-process';
 
@@ -31,27 +31,30 @@ async function waitForRun(
   what: string,
   done: (run: RunRow) => boolean,
 ): Promise<RunRow> {
-  const deadline = Date.now() + RUN_TIMEOUT_MS;
-  for (;;) {
-    const run = await deployment.run(runId);
-    if (done(run)) return run;
-    if (
-      ['Completed', 'Failed', 'Cancelled'].includes(run.status) ||
-      deployment.unexpectedExits().length > 0
-    ) {
-      throw new Error(
-        `the run is ${run.status} (${run.records_completed} records, error ${String(run.latest_error)}) ` +
-          `while waiting for ${what}; unexpected exits: ${deployment.unexpectedExits().join('\n')}\n` +
-          deployment.workers.output(),
-      );
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${RUN_TIMEOUT_MS} ms waiting for ${what}: ${JSON.stringify(run)}\n${deployment.workers.output()}`,
-      );
-    }
-    await sleep(POLL_MS);
-  }
+  let last: RunRow | undefined;
+  return eventually(
+    what,
+    async () => {
+      const run = (last = await deployment.run(runId));
+      if (done(run)) return run;
+      if (
+        ['Completed', 'Failed', 'Cancelled'].includes(run.status) ||
+        deployment.unexpectedExits().length > 0
+      ) {
+        throw new Error(
+          `the run is ${run.status} (${run.records_completed} records, error ${String(run.latest_error)}) ` +
+            `while waiting for ${what}; unexpected exits: ${deployment.unexpectedExits().join('\n')}\n` +
+            deployment.workers.output(),
+        );
+      }
+      return undefined;
+    },
+    {
+      timeoutMs: RUN_TIMEOUT_MS,
+      intervalMs: POLL_MS,
+      context: () => `${JSON.stringify(last)}\n${deployment.workers.output()}`,
+    },
+  );
 }
 
 interface Interrupted {

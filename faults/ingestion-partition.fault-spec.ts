@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { waitForDeadLetter } from './harness/dead-letters';
 import { LedgerSender } from './harness/ledger-sender';
 import { partitionOffsets, type PartitionOffsets } from './harness/partition-offsets';
-import { eventually, faultSuite, report, underLoad } from './harness/scenario';
+import { faultSuite, report, timeUntil, underLoad } from './harness/scenario';
 
 /** About 1.04 MB: under the broker's limit (1 MiB), over what the producer takes (1,000,000 bytes). */
 const POISON_BYTES = 1_040_000;
@@ -76,7 +76,7 @@ describe('one partition of the events topic in trouble under load', () => {
       await refusePersonWrites(STUCK_DISTINCT_ID);
       stuckSender.start();
       try {
-        const notReadyAfter = await eventually(
+        const notReadyAfter = await timeUntil(
           'ingestion to report the failing partition (not ready)',
           async () => (await suite.deployment.ingestion.readiness()) === 503,
         );
@@ -85,7 +85,7 @@ describe('one partition of the events topic in trouble under load', () => {
         const until = Date.now() + FAILING_MS;
         for (let round = 1; Date.now() < until; round++) {
           const before = await offsets();
-          const caughtUp = await eventually(
+          const caughtUp = await timeUntil(
             `the healthy partitions to commit what they held (round ${round})`,
             async () => healthyCaughtUp(before, await offsets(), stuck),
           );
@@ -102,7 +102,7 @@ describe('one partition of the events topic in trouble under load', () => {
       }
       const healed = Date.now();
       const atHeal = await offsets();
-      await eventually(
+      await timeUntil(
         `partition ${stuck} to commit what it held`,
         async () => (await offsets())[stuck].committed >= atHeal[stuck].end,
       );

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually, faultSuite, report, underLoad } from './harness/scenario';
+import { faultSuite, report, timeUntil, underLoad } from './harness/scenario';
 
 /** How long the broker stays away. */
 const OUTAGE_MS = 15_000;
@@ -9,11 +9,11 @@ describe('the Kafka broker going away under load', () => {
 
   /** Both services answer 503 on /_ready while the broker is away: their job needs it. */
   async function expectBothNotReady(): Promise<void> {
-    await eventually(
+    await timeUntil(
       'capture to report not ready',
       async () => (await suite.deployment.capture.readiness()) === 503,
     );
-    await eventually(
+    await timeUntil(
       'ingestion to report not ready',
       async () => (await suite.deployment.ingestion.readiness()) === 503,
     );

@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { freePort, REPO_ROOT, runProcess, splitModeEnv } from '@hogbase/test-support';
 import { AppSlot } from './harness/deployment';
 import { APP_ROLE } from './harness/postgres-server';
-import { eventually, faultSuite, report, underLoad } from './harness/scenario';
+import { faultSuite, report, timeUntil, underLoad } from './harness/scenario';
 
 /** How long every connection of the app role stays held. */
 const HOLD_MS = 20_000;
@@ -187,7 +187,7 @@ describe('PostgreSQL out of connections under load', () => {
       await Promise.all([
         timed('managementReady', () => managementApp.waitReady()),
         timed('managementAnswers200', () =>
-          eventually('management to answer 200 again', async () =>
+          timeUntil('management to answer 200 again', async () =>
             (await managementRequests(false)).every((answer) => answer.status === 200),
           ),
         ),

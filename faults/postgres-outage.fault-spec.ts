@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { APP_ROLE } from './harness/postgres-server';
-import { eventually, faultSuite, report, sample, underLoad } from './harness/scenario';
+import { faultSuite, report, sample, timeUntil, underLoad } from './harness/scenario';
 
 /** How long Postgres stays stopped. */
 const OUTAGE_MS = 15_000;
@@ -15,7 +15,7 @@ describe('PostgreSQL going away under load', () => {
    * ready and keeps acknowledging (it knows the project's token), neither process exits.
    */
   async function ridesOutage(label: string, outageMs: number): Promise<void> {
-    const notReadyAfter = await eventually(
+    const notReadyAfter = await timeUntil(
       'ingestion to report not ready',
       async () => (await suite.deployment.ingestion.readiness()) === 503,
     );

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { findRunningEmbeddedPostgres } from '@hogbase/postgres';
-import { eventually, report, sample } from './harness/scenario';
+import { report, sample, timeUntil } from './harness/scenario';
 import {
   expectEveryAcknowledgedEventListedOnce,
   StandaloneDeployment,
@@ -139,7 +139,7 @@ describeAsRoot('npm start: DATA_DIR full', () => {
       await rm(filler);
       const freedAt = Date.now();
       const notReady = new Map<string, number>();
-      const recovery = await eventually('ready again after space was freed', async () => {
+      const recovery = await timeUntil('ready again after space was freed', async () => {
         const failing = await failingChecks(started.server.url);
         if (failing && !notReady.has(failing)) notReady.set(failing, Date.now() - freedAt);
         return !failing && (await started.managementStatus()) === 200;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dataDirHolder } from '@hogbase/postgres';
-import { eventually, report, sample } from './harness/scenario';
+import { report, sample, timeUntil } from './harness/scenario';
 import {
   expectEveryAcknowledgedEventListedOnce,
   StandaloneDeployment,
@@ -51,7 +51,7 @@ describe('npm start: a second start on the same data directory', () => {
         const restarted = Date.now();
         const ready = started.server.start();
         // During the restart's start-up: it holds DATA_DIR (crash recovery of PGlite takes seconds).
-        await eventually('the restarted server holding DATA_DIR', async () => {
+        await timeUntil('the restarted server holding DATA_DIR', async () => {
           const holder = await dataDirHolder(started.dataDir);
           return holder !== undefined && holder.pid === started.server.app?.child.pid;
         });

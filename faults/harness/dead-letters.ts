@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { KafkaEventConsumer, type ConsumedMessage } from '@hogbase/queue';
+import { eventually } from '@hogbase/test-support';
 
 /**
  * The first message of the dead-letter topic that `matches`, read from the topic's beginning in a
@@ -23,11 +24,7 @@ export async function waitForDeadLetter(
       found ??= batch.messages.find(matches);
       await Promise.resolve();
     });
-    for (const deadline = Date.now() + timeoutMs; !found;) {
-      if (Date.now() > deadline) throw new Error(`no such dead letter within ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    return found;
+    return await eventually('a matching dead letter', () => found, { timeoutMs, intervalMs: 250 });
   } finally {
     await consumer.stop();
   }

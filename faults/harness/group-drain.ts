@@ -1,5 +1,6 @@
 import { EVENTS_TOPIC } from '@hogbase/event-contract';
 import { createKafkaClient } from '@hogbase/queue';
+import { eventually } from '@hogbase/test-support';
 
 /**
  * Waits until `groupId` has committed the events topic's end on every partition: every event
@@ -15,23 +16,21 @@ export async function waitForGroupDrained(
   const admin = createKafkaClient({ brokers, clientId: 'drain-check' }).admin();
   await admin.connect();
   try {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const ends = await admin.fetchTopicOffsets(EVENTS_TOPIC);
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [EVENTS_TOPIC] });
-      const at = new Map(committed.partitions.map(({ partition, offset }) => [partition, BigInt(offset)]));
-      const behind = ends.filter(
-        ({ partition, high }) => BigInt(high) > 0n && (at.get(partition) ?? -1n) < BigInt(high),
-      );
-      if (behind.length === 0) return;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `group ${groupId} did not commit the events topic's end within ${timeoutMs} ms: ` +
-            `${JSON.stringify(behind)} vs ${JSON.stringify([...at])}\n${describe()}`,
+    let last = '';
+    await eventually(
+      `group ${groupId} to commit the events topic's end`,
+      async () => {
+        const ends = await admin.fetchTopicOffsets(EVENTS_TOPIC);
+        const [committed] = await admin.fetchOffsets({ groupId, topics: [EVENTS_TOPIC] });
+        const at = new Map(committed.partitions.map(({ partition, offset }) => [partition, BigInt(offset)]));
+        const behind = ends.filter(
+          ({ partition, high }) => BigInt(high) > 0n && (at.get(partition) ?? -1n) < BigInt(high),
         );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+        last = `${JSON.stringify(behind)} vs ${JSON.stringify(committed.partitions)}`;
+        return behind.length === 0;
+      },
+      { timeoutMs, intervalMs: 500, context: () => `${last}\n${describe()}` },
+    );
   } finally {
     await admin.disconnect();
   }

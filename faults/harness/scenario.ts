@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@hogbase/test-support';
 import { LedgerSender, type SenderReport } from './ledger-sender';
 import { SplitDeployment } from './split-deployment';
 
@@ -46,18 +47,14 @@ export async function underLoad(
   return { ...result, ledger: sender.ledger };
 }
 
-/** Polls `probe` until it holds, failing after `timeoutMs` with `what`. */
-export async function eventually(
+/** `eventually` with the suite's budget: the milliseconds until `probe` held, for the report. */
+export async function timeUntil(
   what: string,
   probe: () => Promise<boolean>,
   timeoutMs = 60_000,
 ): Promise<number> {
   const started = Date.now();
-  while (!(await probe())) {
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(POLL_MS);
-  }
+  await eventually(what, probe, { timeoutMs, intervalMs: POLL_MS });
   return Date.now() - started;
 }
 

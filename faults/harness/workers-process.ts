@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Client } from 'pg';
-import { createTestS3Client, freePort, REPO_ROOT, runProcess } from '@hogbase/test-support';
+import { createTestS3Client, eventually, freePort, REPO_ROOT, runProcess } from '@hogbase/test-support';
 import { AppSlot, startFaultEngines, type FaultEngines } from './deployment';
 import type { PostgresServer } from './postgres-server';
 
@@ -281,21 +280,24 @@ async function enableTls(postgres: PostgresServer): Promise<void> {
   await chmod(key, 0o600);
   await postgres.superuser('ALTER SYSTEM SET ssl = on');
   await postgres.superuser('SELECT pg_reload_conf()');
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const client = new Client({ connectionString: postgres.appUrl, ssl: { rejectUnauthorized: false } });
-    try {
-      await client.connect();
-      const { rows } = await client.query<{ ssl: boolean }>(
-        'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()',
-      );
-      if (rows[0]?.ssl) return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-    if (Date.now() > deadline) throw new Error('the Postgres server of the suite did not turn TLS on');
-    await sleep(250);
-  }
+  let refused: Error | undefined;
+  await eventually(
+    'the Postgres server of the suite to turn TLS on',
+    async () => {
+      const client = new Client({ connectionString: postgres.appUrl, ssl: { rejectUnauthorized: false } });
+      try {
+        await client.connect();
+        const { rows } = await client.query<{ ssl: boolean }>(
+          'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()',
+        );
+        return rows[0]?.ssl === true;
+      } catch (error) {
+        refused = error as Error; // Not yet: the server may still be reloading its configuration.
+        return false;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    { timeoutMs: 30_000, intervalMs: 250, context: () => refused?.message ?? '' },
+  );
 }
