@@ -44,7 +44,7 @@ function asSettingError({ setting, dir }: DataDirectory, error: unknown): unknow
  * 1. SECURITY: the process umask, so that what chDB and this process create from now on is born
  *    0600/0700 (the umask is per process, so it covers chDB's native threads too); then each
  *    directory, 0700.
- * 2. DATA_DIR's lock (data-dir-lock.ts), held until release() or the process's death: a second
+ * 2. DATA_DIR's lock (data-dir-lock.util.ts in @hogbase/postgres), held until release() or the process's death: a second
  *    process would corrupt the embedded engines' files, or cut the first off from its socket.
  * 3. Group and other bits stripped from what an older version left readable.
  * 4. Free space and writability (storageProblem): PGlite on a full disk dies with nothing but

@@ -90,7 +90,7 @@ describe('npm start: the batch-export lifecycle', () => {
         13,
     );
     // NOTE: the events of the cancel and retry tests are timestamped hours ago but captured after
-    // these exports exist: late arrivals, which a scheduled run owns (libs/workers/src/run-query.ts).
+    // these exports exist: late arrivals, which a scheduled run owns (libs/workers/src/run-query.util.ts).
     // The scheduled exports take only this case's events.
     const continuousId = await api.createHttpExport(receiver, 'continuous', {
       interval: 'every 5 minutes',

@@ -5,7 +5,7 @@ import { PLUGIN_METHOD_NAMES } from '@hogbase/apps-sandbox';
 const SCHEDULED_TASKS: readonly string[] = ['runEveryMinute', 'runEveryHour', 'runEveryDay'];
 const METHODS: readonly string[] = PLUGIN_METHOD_NAMES.filter((name) => !SCHEDULED_TASKS.includes(name));
 const METRIC_KINDS: readonly string[] = ['sum', 'max', 'min'];
-/** plugin.json's config field types (apps-install's plugin-json.reader). */
+/** plugin.json's config field types (apps-install's plugin-json.validator). */
 const CONFIG_FIELD_TYPES: readonly string[] = ['string', 'attachment', 'choice', 'json'];
 const MAX_ENTRIES = 100;
 const MAX_CONFIG_FIELDS = 200;
@@ -85,7 +85,7 @@ export function publicJobsProblem(value: unknown): Problem {
   return null;
 }
 
-/** plugin.json's `config`, checked as the installer checks it (apps-install's plugin-json.reader). */
+/** plugin.json's `config`, checked as the installer checks it (apps-install's plugin-json.validator). */
 export function configSchemaProblem(value: unknown): Problem {
   if (!Array.isArray(value)) return 'Expected a list of items.';
   if (value.length > MAX_CONFIG_FIELDS) return `At most ${MAX_CONFIG_FIELDS} config fields.`;
