@@ -1,4 +1,4 @@
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { ApiValidationPipe } from '../common/validation.pipe';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';

@@ -1,8 +1,14 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
-import type { MembershipLevel } from '@hogbase/postgres';
+import type {
+  MembershipLevel,
+  Organization,
+  OrganizationMembership,
+  PersonalApiKey,
+  Team,
+  User,
+} from '@hogbase/postgres';
 import type { Scope } from './scopes.util';
-import type { AccessContext } from './access-context.util';
 
 export const ACCESS_RULE = 'hogbase:access-rule';
 
@@ -39,6 +45,37 @@ export function Access(rule: AccessRule): MethodDecorator {
   const decorators = [SetMetadata(ACCESS_RULE, rule), ApiExtension('x-access', rule)];
   if (rule.scope !== 'public') decorators.push(ApiSecurity('PersonalAPIKey', [rule.scope]));
   return applyDecorators(...decorators);
+}
+
+/** What the access guard resolved for a request: the caller, and what the route names. */
+export interface AccessContext {
+  user: User;
+  apiKey: PersonalApiKey;
+  /** Set when the route names an organization (directly or through its project). */
+  organization?: Organization;
+  membership?: OrganizationMembership;
+  team?: Team;
+}
+
+export interface ResolvedOrganization {
+  organization: Organization;
+  membership: OrganizationMembership;
+}
+
+export interface ResolvedProject extends ResolvedOrganization {
+  team: Team;
+}
+
+export function requireOrganization(access: AccessContext): ResolvedOrganization {
+  if (!access.organization || !access.membership) {
+    throw new Error('route declared no organizationParam/projectParam but needs an organization');
+  }
+  return { organization: access.organization, membership: access.membership };
+}
+
+export function requireProject(access: AccessContext): ResolvedProject {
+  if (!access.team) throw new Error('route declared no projectParam but needs a project');
+  return { ...requireOrganization(access), team: access.team };
 }
 
 /** The authenticated caller and what the access guard resolved for the route. */

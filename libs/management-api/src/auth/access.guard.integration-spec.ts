@@ -5,13 +5,12 @@ import { MembershipRepository } from '../members/membership.repository';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedPersonalApiKey } from '../testing/auth-fixtures.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
-import { ACCESS_RULE, type AccessRule } from './access.decorator';
-import type { AccessContext } from './access-context.util';
+import { ACCESS_RULE, type AccessRule, type AccessContext } from './access.decorator';
 import { AccessGuard } from './access.guard';
 import { AccessRepository } from './access.repository';
 import { AuthModule } from './auth.module';
 import { OrganizationAccessService } from './organization-access.service';
-import { PersonalApiKeyService } from './personal-api-key.service';
+import { PersonalApiKeyRepository } from './personal-api-key.repository';
 
 /** The route the guard is asked about: a handler whose access rule each test sets. */
 class Routes {}
@@ -20,14 +19,12 @@ const handler = (): void => undefined;
 describe('AccessGuard and personal API keys', () => {
   let context: FeatureTestContext;
   let guard: AccessGuard;
-  let keys: PersonalApiKeyService;
 
   beforeAll(async () => {
     context = await createFeatureTestingModule([AuthModule]);
-    keys = context.get(PersonalApiKeyService);
     guard = new AccessGuard(
       new Reflector(),
-      keys,
+      context.get(PersonalApiKeyRepository),
       context.get(AccessRepository),
       context.get(MembershipRepository),
       context.get(OrganizationAccessService),
@@ -59,19 +56,19 @@ describe('AccessGuard and personal API keys', () => {
     it('finds the key by the hash of its value, with its active user, and nothing for any other value', async () => {
       const { user } = await seedProject(context.dataSource);
       const { apiKey, value } = await seedPersonalApiKey(context.dataSource, user);
-      await expect(keys.authenticate(value)).resolves.toMatchObject({
+      await expect(guard.authenticate(value)).resolves.toMatchObject({
         apiKey: { id: apiKey.id },
         user: { id: user.id },
       });
-      await expect(keys.authenticate(`${value}x`)).resolves.toBeUndefined();
-      await expect(keys.authenticate(apiKey.secureValue)).resolves.toBeUndefined();
+      await expect(guard.authenticate(`${value}x`)).resolves.toBeUndefined();
+      await expect(guard.authenticate(apiKey.secureValue)).resolves.toBeUndefined();
     });
 
     it('refuses the key of a deactivated user', async () => {
       const { user } = await seedProject(context.dataSource);
       const { value } = await seedPersonalApiKey(context.dataSource, user);
       await context.dataSource.getRepository(User).update({ id: user.id }, { isActive: false });
-      await expect(keys.authenticate(value)).resolves.toBeUndefined();
+      await expect(guard.authenticate(value)).resolves.toBeUndefined();
     });
 
     it('writes last_used_at on first use and not again within the hour', async () => {
@@ -79,10 +76,10 @@ describe('AccessGuard and personal API keys', () => {
       const { apiKey, value } = await seedPersonalApiKey(context.dataSource, user);
       const stored = () =>
         context.dataSource.getRepository(PersonalApiKey).findOneByOrFail({ id: apiKey.id });
-      await keys.authenticate(value);
+      await guard.authenticate(value);
       const first = (await stored()).lastUsedAt;
       expect(first).toBeInstanceOf(Date);
-      await keys.authenticate(value);
+      await guard.authenticate(value);
       expect((await stored()).lastUsedAt).toEqual(first);
     });
   });

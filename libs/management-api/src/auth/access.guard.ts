@@ -1,26 +1,22 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import type { Team } from '@hogbase/postgres';
+import { hashPersonalApiKey, type PersonalApiKey, type Team, type User } from '@hogbase/postgres';
 import { ApiError, insufficientLevel, notFound, permissionDenied } from '../common/api.error';
+import { isUuid } from '../common/iso.util';
 import { MembershipRepository } from '../members/membership.repository';
 import { projectIdFromParams } from '../routes/project-scoped-paths.util';
-import { ACCESS_RULE, AccessRule } from './access.decorator';
-import type { AccessContext } from './access-context.util';
-import { AccessOrganizationIdPipe, AccessProjectIdPipe } from './access-params.pipe';
+import { ACCESS_RULE, type AccessContext, type AccessRule, type KeyRestriction } from './access.decorator';
 import { AccessRepository } from './access.repository';
 import { OrganizationAccessService } from './organization-access.service';
-import { assertKeyNotRefused } from './organization-access.util';
-import { PersonalApiKeyService } from './personal-api-key.service';
+import { PersonalApiKeyRepository } from './personal-api-key.repository';
 import { scopesGrant } from './scopes.util';
 
 type AccessRequest = Request & { access?: AccessContext };
 
 const BEARER = /^Bearer\s+(\S.*)$/i;
 
-const projectIds = new AccessProjectIdPipe();
-const organizationIds = new AccessOrganizationIdPipe();
-const projectOrganizationIds = new AccessOrganizationIdPipe('Project not found.');
+const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
 
 /**
  * The single gate of every route: authenticates the personal API key, checks its scope, resolves
@@ -36,7 +32,7 @@ const projectOrganizationIds = new AccessOrganizationIdPipe('Project not found.'
 export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly personalApiKeys: PersonalApiKeyService,
+    private readonly personalApiKeys: PersonalApiKeyRepository,
     private readonly accessRepository: AccessRepository,
     private readonly memberships: MembershipRepository,
     private readonly organizationAccess: OrganizationAccessService,
@@ -57,7 +53,7 @@ export class AccessGuard implements CanActivate {
     if (!match) {
       throw new ApiError('not_authenticated', 'Authentication credentials were not provided.');
     }
-    const authenticated = await this.personalApiKeys.authenticate(match[1].trim());
+    const authenticated = await this.authenticate(match[1].trim());
     if (!authenticated) {
       throw new ApiError(
         'authentication_failed',
@@ -76,18 +72,21 @@ export class AccessGuard implements CanActivate {
       const team = await this.resolveProject(projectId, access);
       // A project of an organization the user is not in answers exactly as a project that does not
       // exist, whatever the key's projects: membership is settled before any 403 names the id.
-      await this.resolveOrganization(team.organizationId, access, projectOrganizationIds);
+      await this.resolveOrganization(team.organizationId, access, 'Project not found.');
       if (apiKey.scopedTeams?.length && !apiKey.scopedTeams.includes(team.id)) {
         throw permissionDenied(`API key does not have access to the requested project: ID ${team.id}.`);
       }
       access.team = team;
     } else if (rule.organizationParam) {
-      await this.resolveOrganization(request.params[rule.organizationParam], access, organizationIds);
+      await this.resolveOrganization(request.params[rule.organizationParam], access, 'Not found.');
     }
     if (access.organization) {
       await this.organizationAccess.assertKeyReachesOrganization(apiKey, access.organization);
     }
-    assertKeyNotRefused(apiKey, rule);
+    const refusal = rule.refuseRestrictedKeys;
+    if (refusal && keyRestrictions(apiKey).some((restriction) => refusal.restrictions.includes(restriction))) {
+      throw permissionDenied(refusal.detail);
+    }
     if (access.membership && rule.level !== undefined && access.membership.level < rule.level) {
       throw insufficientLevel();
     }
@@ -95,26 +94,53 @@ export class AccessGuard implements CanActivate {
     return true;
   }
 
+  /** The key and its active user, or undefined; only the hash of the presented key is looked up. */
+  async authenticate(presentedKey: string): Promise<{ apiKey: PersonalApiKey; user: User } | undefined> {
+    const apiKey = await this.personalApiKeys.findBySecureValue(hashPersonalApiKey(presentedKey));
+    if (!apiKey?.user?.isActive) return undefined;
+    // PostHog writes last_used_at at most once an hour per key, so that reads do not all write.
+    const now = new Date();
+    if (!apiKey.lastUsedAt || now.getTime() - apiKey.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await this.personalApiKeys.markUsed(apiKey.id, now);
+      apiKey.lastUsedAt = now;
+    }
+    return { apiKey, user: apiKey.user };
+  }
+
+  /** The project a route names: up to 9 digits or `@current`; anything else names none (404). */
   private async resolveProject(rawId: string | string[] | undefined, access: AccessContext): Promise<Team> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
-    const id = value === '@current' ? access.user.currentTeamId : projectIds.transform(value ?? '');
+    const id =
+      value === '@current' ? access.user.currentTeamId : /^\d{1,9}$/.test(value ?? '') ? Number(value) : null;
     if (id === null) throw notFound('Project not found.');
     const team = await this.accessRepository.findProject(id);
     if (!team) throw notFound('Project not found.');
     return team;
   }
 
-  /** `ids` reads the path's id, with the 404 the route answers for one that names nothing. */
+  /**
+   * The organization a route names (a UUID or `@current`), which the user must be a member of;
+   * `notFoundDetail` is the 404 the route answers for one that names nothing.
+   */
   private async resolveOrganization(
     rawId: string | string[] | undefined,
     access: AccessContext,
-    ids: AccessOrganizationIdPipe,
+    notFoundDetail: string,
   ): Promise<void> {
     const value = Array.isArray(rawId) ? rawId[0] : rawId;
-    const id = ids.transform((value === '@current' ? access.user.currentOrganizationId : value) ?? '');
+    const id = value === '@current' ? access.user.currentOrganizationId : value;
+    if (!id || !isUuid(id)) throw notFound(notFoundDetail);
     const membership = await this.memberships.findOfUser(id, access.user.id);
-    if (!membership) throw notFound(ids.notFoundDetail);
+    if (!membership) throw notFound(notFoundDetail);
     access.organization = await this.accessRepository.getOrganization(id);
     access.membership = membership;
   }
+}
+
+/** The restrictions a key carries; none for a key that reaches every organization of its user. */
+function keyRestrictions(apiKey: PersonalApiKey): KeyRestriction[] {
+  const restrictions: KeyRestriction[] = [];
+  if (apiKey.scopedOrganizations?.length) restrictions.push('organization');
+  if (apiKey.scopedTeams?.length) restrictions.push('project');
+  return restrictions;
 }

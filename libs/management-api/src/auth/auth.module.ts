@@ -6,7 +6,6 @@ import { AccessGuard } from './access.guard';
 import { AccessRepository } from './access.repository';
 import { OrganizationAccessService } from './organization-access.service';
 import { PersonalApiKeyRepository } from './personal-api-key.repository';
-import { PersonalApiKeyService } from './personal-api-key.service';
 
 /**
  * Who is calling and what they may reach: the guard every route passes, and the repositories of
@@ -17,7 +16,6 @@ import { PersonalApiKeyService } from './personal-api-key.service';
 @Module({
   providers: [
     PersonalApiKeyRepository,
-    PersonalApiKeyService,
     UserRepository,
     MembershipRepository,
     AccessRepository,
@@ -30,7 +28,6 @@ import { PersonalApiKeyService } from './personal-api-key.service';
     MembershipRepository,
     AccessRepository,
     OrganizationAccessService,
-    PersonalApiKeyService,
   ],
 })
 export class AuthModule {}

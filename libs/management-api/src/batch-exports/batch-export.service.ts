@@ -4,7 +4,7 @@ import { intervalStart, type BatchExportInterval } from '@hogbase/batch-exports'
 import { compileBatchExportQuery, HogQLError, sharedHogQLParser } from '@hogbase/hogql';
 import type { ManagementConfig } from '@hogbase/config';
 import type { BatchExport, BatchExportRun, PersonalApiKey, Team } from '@hogbase/postgres';
-import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedOrganization, ResolvedProject } from '../auth/access.decorator';
 import { ApiError, notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { MANAGEMENT_CONFIG } from '../management-config.constants';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import type { OrganizationDomain } from '@hogbase/postgres';
-import type { ResolvedOrganization } from '../auth/access-context.util';
+import type { ResolvedOrganization } from '../auth/access.decorator';
 import { ApiError, notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { DnsChallengeService } from './dns-challenge.service';

@@ -1,8 +1,7 @@
 import { applyDecorators, Controller, HttpStatus, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, type ApiQueryOptions, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context.util';
+import { Access, Caller, AccessContext, requireProject } from '../auth/access.decorator';
 import { RequestUrl } from '../common/request-url.decorator';
 import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiCursorPage, ApiModelResponse } from '../schema/api-responses.decorator';

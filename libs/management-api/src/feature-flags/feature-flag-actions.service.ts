@@ -10,7 +10,7 @@ import {
 } from '@hogbase/flag-evaluation';
 import { FlagStore, type TeamFlags } from '@hogbase/flag-store';
 import type { User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { CohortRepository } from '../cohorts/cohort.repository';
 import { ApiError } from '../common/api.error';
 import { iso } from '../common/iso.util';

@@ -26,8 +26,7 @@ import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.pre
 import { ActivityLogService, toActivityPage } from '../activity/activity-log.service';
 import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
 import { RequestUrl } from '../common/request-url.decorator';
-import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context.util';
+import { Access, Caller, AccessContext, requireProject } from '../auth/access.decorator';
 import { Page, toPage } from '../common/pagination.util';
 import { IntegerIdParam } from '../common/path-params.pipe';
 import { projectScoped } from '../routes/project-scoped-paths.util';

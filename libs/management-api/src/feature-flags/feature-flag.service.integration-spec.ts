@@ -8,7 +8,7 @@ import {
   OrganizationResourceAccess,
   ResourceAccessLevel,
 } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import type { ApiError } from '../common/api.error';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';

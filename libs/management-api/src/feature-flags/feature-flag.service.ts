@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Cohort, FeatureFlag, User } from '@hogbase/postgres';
 import { ActivityLogService, changesBetween } from '../activity/activity-log.service';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { CohortRepository } from '../cohorts/cohort.repository';
 import { ApiError, notFound, permissionDenied } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { MembershipLevel, ResourceAccessLevel, type FeatureFlag, type User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { FeatureFlagRoleAccessRepository } from '../roles/feature-flag-role-access.repository';
-import { OrganizationResourceAccessRepository } from '../roles/organization-resource-access.repository';
 import { RoleRepository } from '../roles/role.repository';
 
 /** What decides a user's edit rights on the flags of one organization, read once per request. */
@@ -24,14 +23,13 @@ export interface FlagEditRights {
 @Injectable()
 export class FlagPermissionsService {
   constructor(
-    private readonly resources: OrganizationResourceAccessRepository,
     private readonly roles: RoleRepository,
     private readonly roleAccess: FeatureFlagRoleAccessRepository,
   ) {}
 
   async rightsOf(user: User, { organization, membership }: ResolvedProject): Promise<FlagEditRights> {
     const [organizationLevel, roles] = await Promise.all([
-      this.resources.flagsLevel(organization.id),
+      this.roles.organizationFlagsLevel(organization.id),
       this.roles.levelsOfMember(organization.id, user.id),
     ]);
     return {

@@ -6,7 +6,7 @@ import {
   type PersonalApiKey,
   User,
 } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization } from '../auth/access-context.util';
+import type { AccessContext, ResolvedOrganization } from '../auth/access.decorator';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
 import { InviteService } from './invite.service';

@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { v7 as uuidv7 } from 'uuid';
 import { MembershipLevel, type OrganizationMembership, type User } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization } from '../auth/access-context.util';
+import type { AccessContext, ResolvedOrganization } from '../auth/access.decorator';
 import { ApiError, notFound, permissionDenied, validationError } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';

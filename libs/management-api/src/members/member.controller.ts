@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Query } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireOrganization } from '../auth/access-context.util';
+import { Access, Caller, AccessContext, requireOrganization } from '../auth/access.decorator';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';
 import { ApiModelResponse, ApiNoContent, ApiPage } from '../schema/api-responses.decorator';

@@ -1,5 +1,5 @@
 import { MembershipLevel, OrganizationMembership, type PersonalApiKey, User } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization } from '../auth/access-context.util';
+import type { AccessContext, ResolvedOrganization } from '../auth/access.decorator';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
 import { MemberService } from './member.service';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { MembershipLevel, type OrganizationMembership } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization } from '../auth/access-context.util';
+import type { AccessContext, ResolvedOrganization } from '../auth/access.decorator';
 import { notFound, permissionDenied, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';

@@ -6,7 +6,7 @@ import {
   Team,
   User,
 } from '@hogbase/postgres';
-import type { AccessContext } from '../auth/access-context.util';
+import type { AccessContext } from '../auth/access.decorator';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject, seedUser } from '../testing/fixtures.util';
 import { OrganizationProvisioningService } from './organization-provisioning.service';

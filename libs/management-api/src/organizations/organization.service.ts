@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ManagementConfig } from '@hogbase/config';
 import type { Organization, OrganizationMembership, PersonalApiKey } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization } from '../auth/access-context.util';
+import type { AccessContext, ResolvedOrganization } from '../auth/access.decorator';
 import type { PageRequest } from '../common/pagination.util';
 import { MANAGEMENT_CONFIG } from '../management-config.constants';
 import { MembershipRepository } from '../members/membership.repository';

@@ -12,8 +12,7 @@ import {
 } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
-import { Access, Caller, type AccessRule } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context.util';
+import { Access, Caller, type AccessRule, AccessContext, requireProject } from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { ActivityLog, PluginConfig, type User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { ApiError } from '../common/api.error';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedProject } from '../testing/fixtures.util';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Organization, Plugin, PluginConfig, User } from '@hogbase/postgres';
 import type { ActivityChange } from '../activity/activity-log.service';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { ApiError, notFound, validationError } from '../common/api.error';
 import { iso } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';

@@ -1,8 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
-import { Access, type AccessRule, Caller } from '../auth/access.decorator';
-import { AccessContext, requireProject } from '../auth/access-context.util';
+import { Access, type AccessRule, Caller, AccessContext, requireProject } from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';

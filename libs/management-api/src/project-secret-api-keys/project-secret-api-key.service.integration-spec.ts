@@ -1,5 +1,5 @@
 import { hashPersonalApiKey, ProjectSecretApiKey } from '@hogbase/postgres';
-import type { AccessContext, ResolvedProject } from '../auth/access-context.util';
+import type { AccessContext, ResolvedProject } from '../auth/access.decorator';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { callerOf } from '../testing/auth-fixtures.util';
 import { seedProject } from '../testing/fixtures.util';

@@ -7,7 +7,7 @@ import {
   type ProjectSecretApiKey,
   type Team,
 } from '@hogbase/postgres';
-import type { AccessContext } from '../auth/access-context.util';
+import type { AccessContext } from '../auth/access.decorator';
 import { SCOPE_OBJECTS } from '../auth/scopes.util';
 import { notFound, validationError } from '../common/api.error';
 import type { PageRequest } from '../common/pagination.util';

@@ -12,8 +12,7 @@ import {
 } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
-import { Access, AccessRule, Caller } from '../auth/access.decorator';
-import { AccessContext, requireOrganization, requireProject } from '../auth/access-context.util';
+import { Access, AccessRule, Caller, AccessContext, requireOrganization, requireProject } from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';

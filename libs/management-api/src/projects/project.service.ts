@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { generateProjectApiToken, MembershipLevel, type Team } from '@hogbase/postgres';
-import type { AccessContext, ResolvedOrganization, ResolvedProject } from '../auth/access-context.util';
+import type { AccessContext, ResolvedOrganization, ResolvedProject } from '../auth/access.decorator';
 import { AccessRepository } from '../auth/access.repository';
 import { OrganizationAccessService } from '../auth/organization-access.service';
 import { notFound } from '../common/api.error';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MembershipLevel, ResourceAccessLevel, type FeatureFlag, type User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject } from '../testing/fixtures.util';
 import { seedFlag, seedRole, setFlagsAccessLevel } from '../testing/role-fixtures.util';

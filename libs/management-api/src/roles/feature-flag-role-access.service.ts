@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FeatureFlag, FeatureFlagRoleAccess, User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { ApiError, notFound, permissionDenied } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';

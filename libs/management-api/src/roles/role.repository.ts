@@ -1,11 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
-import { Role } from '@hogbase/postgres';
+import { OrganizationResourceAccess, Role, type ResourceAccessLevel } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
 import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
-/** The roles of organizations; each read brings the role's creator, whom a role presents. */
+/** The resource name of flags in organization_resource_access. */
+export const FEATURE_FLAGS_RESOURCE = 'feature flags';
+
+/**
+ * The roles of organizations, and the level for flags an organization gives members without a
+ * role (PostHog's OrganizationResourceAccess). Each role read brings the role's creator, whom a
+ * role presents.
+ */
 @Injectable()
 export class RoleRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
@@ -56,6 +63,14 @@ export class RoleRepository {
         WHERE r.organization_id = $1 AND m.user_id = $2`,
       [organizationId, userId],
     );
+  }
+
+  /** The organization's level for flags, or null when it set none. */
+  async organizationFlagsLevel(organizationId: string): Promise<ResourceAccessLevel | null> {
+    const row = await this.unitOfWork
+      .repository(OrganizationResourceAccess)
+      .findOneBy({ organizationId, resource: FEATURE_FLAGS_RESOURCE });
+    return row?.accessLevel ?? null;
   }
 
   private async saveUnlessTaken(role: Omit<Role, 'createdBy' | 'createdAt'> | Role): Promise<boolean> {

@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Access, Caller } from '../auth/access.decorator';
-import { AccessContext, requireOrganization } from '../auth/access-context.util';
+import { Access, Caller, AccessContext, requireOrganization } from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { UuidOrNullParam } from '../common/path-params.pipe';

@@ -4,7 +4,6 @@ import { FlagPermissionsService } from '../feature-flags/flag-permissions.servic
 import { FeatureFlagRoleAccessController } from './feature-flag-role-access.controller';
 import { FeatureFlagRoleAccessRepository } from './feature-flag-role-access.repository';
 import { FeatureFlagRoleAccessService } from './feature-flag-role-access.service';
-import { OrganizationResourceAccessRepository } from './organization-resource-access.repository';
 import { RoleMembershipRepository } from './role-membership.repository';
 import { RoleRepository } from './role.repository';
 import { RolesController } from './roles.controller';
@@ -21,7 +20,6 @@ import { RolesService } from './roles.service';
     RoleRepository,
     RoleMembershipRepository,
     FeatureFlagRoleAccessRepository,
-    OrganizationResourceAccessRepository,
     RolesService,
     FeatureFlagRoleAccessService,
     FlagPermissionsService,
@@ -30,7 +28,6 @@ import { RolesService } from './roles.service';
     FlagPermissionsService,
     RoleRepository,
     FeatureFlagRoleAccessRepository,
-    OrganizationResourceAccessRepository,
   ],
 })
 export class RolesModule {}

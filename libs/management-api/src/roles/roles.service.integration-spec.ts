@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MembershipLevel, ResourceAccessLevel, type User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { createFeatureTestingModule, type FeatureTestContext } from '../testing/feature-testing.util';
 import { seedMember, seedProject, seedUser } from '../testing/fixtures.util';
 import { setFlagsAccessLevel } from '../testing/role-fixtures.util';

@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import { MembershipLevel, ResourceAccessLevel, type Role, type User } from '@hogbase/postgres';
-import type { ResolvedOrganization } from '../auth/access-context.util';
+import type { ResolvedOrganization } from '../auth/access.decorator';
 import { ApiError, notFound, permissionDenied } from '../common/api.error';
 import { isUuid } from '../common/iso.util';
 import type { PageRequest } from '../common/pagination.util';
 import { MembershipRepository } from '../members/membership.repository';
 import { FeatureFlagRoleAccessRepository } from './feature-flag-role-access.repository';
-import { OrganizationResourceAccessRepository } from './organization-resource-access.repository';
 import { RoleMembershipRepository } from './role-membership.repository';
 import { RoleRepository } from './role.repository';
 import type { CreateRoleDto, CreateRoleMembershipDto, UpdateRoleDto } from './roles.dto';
@@ -32,7 +31,6 @@ export class RolesService {
     private readonly memberships: RoleMembershipRepository,
     private readonly organizationMemberships: MembershipRepository,
     private readonly flagAccess: FeatureFlagRoleAccessRepository,
-    private readonly resourceAccess: OrganizationResourceAccessRepository,
   ) {}
 
   async list(
@@ -52,7 +50,7 @@ export class RolesService {
     // A new role starts at the organization's default level for flags (37 without one).
     const level =
       dto.feature_flags_access_level ??
-      (await this.resourceAccess.flagsLevel(resolved.organization.id)) ??
+      (await this.roles.organizationFlagsLevel(resolved.organization.id)) ??
       ResourceAccessLevel.CanAlwaysEdit;
     const role = await this.roles.insert({
       id: uuidv7(),

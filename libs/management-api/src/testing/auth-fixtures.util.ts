@@ -7,7 +7,7 @@ import {
   PersonalApiKey,
   type User,
 } from '@hogbase/postgres';
-import type { AccessContext } from '../auth/access-context.util';
+import type { AccessContext } from '../auth/access.decorator';
 
 export interface KeyRestrictions {
   scopes?: string[] | null;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { MembershipLevel, OrganizationMembership, User } from '@hogbase/postgres';
-import type { ResolvedProject } from '../auth/access-context.util';
+import type { ResolvedProject } from '../auth/access.decorator';
 import { MembershipRepository } from '../members/membership.repository';
 import { OrganizationProvisioningService } from '../organizations/organization-provisioning.service';
 import { OrganizationRepository } from '../organizations/organization.repository';

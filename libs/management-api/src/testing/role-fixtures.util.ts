@@ -8,8 +8,8 @@ import {
   RoleMembership,
   type User,
 } from '@hogbase/postgres';
-import type { ResolvedOrganization, ResolvedProject } from '../auth/access-context.util';
-import { FEATURE_FLAGS_RESOURCE } from '../roles/organization-resource-access.repository';
+import type { ResolvedOrganization, ResolvedProject } from '../auth/access.decorator';
+import { FEATURE_FLAGS_RESOURCE } from '../roles/role.repository';
 
 /** A flag of the project created by `creator`. */
 export async function seedFlag(

@@ -1,7 +1,6 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { Access, Caller } from '../auth/access.decorator';
-import type { AccessContext } from '../auth/access-context.util';
+import { Access, Caller, type AccessContext } from '../auth/access.decorator';
 import { notFound } from '../common/api.error';
 import { ApiModelResponse } from '../schema/api-responses.decorator';
 import {
