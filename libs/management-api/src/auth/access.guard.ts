@@ -84,7 +84,10 @@ export class AccessGuard implements CanActivate {
       await this.organizationAccess.assertKeyReachesOrganization(apiKey, access.organization);
     }
     const refusal = rule.refuseRestrictedKeys;
-    if (refusal && keyRestrictions(apiKey).some((restriction) => refusal.restrictions.includes(restriction))) {
+    if (
+      refusal &&
+      keyRestrictions(apiKey).some((restriction) => refusal.restrictions.includes(restriction))
+    ) {
       throw permissionDenied(refusal.detail);
     }
     if (access.membership && rule.level !== undefined && access.membership.level < rule.level) {

@@ -1,6 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Access, Caller, type AccessRule, AccessContext, requireOrganization, requireProject } from '../auth/access.decorator';
+import {
+  Access,
+  Caller,
+  type AccessRule,
+  AccessContext,
+  requireOrganization,
+  requireProject,
+} from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { UuidOrNullParam, UuidParam } from '../common/path-params.pipe';

@@ -17,7 +17,13 @@ import { MembershipLevel } from '@hogbase/postgres';
 import { ApiActivityPage, type ActivityPage } from '../activity/activity-log.presenter';
 import { toActivityPage } from '../activity/activity-log.service';
 import { ActivityPageQueryDto } from '../activity/activity-page-query.dto';
-import { Access, Caller, type AccessRule, AccessContext, requireOrganization } from '../auth/access.decorator';
+import {
+  Access,
+  Caller,
+  type AccessRule,
+  AccessContext,
+  requireOrganization,
+} from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';

@@ -12,7 +12,14 @@ import {
 } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MembershipLevel } from '@hogbase/postgres';
-import { Access, AccessRule, Caller, AccessContext, requireOrganization, requireProject } from '../auth/access.decorator';
+import {
+  Access,
+  AccessRule,
+  Caller,
+  AccessContext,
+  requireOrganization,
+  requireProject,
+} from '../auth/access.decorator';
 import { PageQueryDto } from '../common/page-query.dto';
 import { Page, toPage } from '../common/pagination.util';
 import { RequestUrl } from '../common/request-url.decorator';

@@ -24,10 +24,6 @@ import { RolesService } from './roles.service';
     FeatureFlagRoleAccessService,
     FlagPermissionsService,
   ],
-  exports: [
-    FlagPermissionsService,
-    RoleRepository,
-    FeatureFlagRoleAccessRepository,
-  ],
+  exports: [FlagPermissionsService, RoleRepository, FeatureFlagRoleAccessRepository],
 })
 export class RolesModule {}
