@@ -1,24 +1,22 @@
 import { DEAD_LETTER_TOPIC, queueMessageBytes, type QueueMessage } from '@hogbase/event-contract';
 import type { ConsumedMessage, EventPublisher } from './queue.types';
 
-/** Header of a dead-lettered message that says why it could not be processed. */
 export const DEAD_LETTER_REASON_HEADER = 'dead_letter_reason';
-/** Where the message was read from, when known: `<topic>`, `<partition>`, `<offset>`. */
+/** Where the message was read from, when known. */
 export const DEAD_LETTER_SOURCE_TOPIC_HEADER = 'dead_letter_source_topic';
 export const DEAD_LETTER_SOURCE_PARTITION_HEADER = 'dead_letter_source_partition';
 export const DEAD_LETTER_SOURCE_OFFSET_HEADER = 'dead_letter_source_offset';
 export const DEAD_LETTER_AT_HEADER = 'dead_letter_at';
-/** `true` on a bounded copy: the value is only the head of the message's (see toDeadLetter). */
+/** `true` on a bounded copy, whose value is only the head of the message's. */
 export const DEAD_LETTER_TRUNCATED_HEADER = 'dead_letter_truncated';
-/** On a bounded copy: the size in bytes (UTF-8) of the whole value, and of the whole message as queued. */
+/** On a bounded copy: UTF-8 bytes of the whole value, and of the whole message as queued. */
 export const DEAD_LETTER_VALUE_BYTES_HEADER = 'dead_letter_value_bytes';
 export const DEAD_LETTER_MESSAGE_BYTES_HEADER = 'dead_letter_message_bytes';
 
-/** The largest dead letter when the publisher does not say (KafkaPublisherOptions.maxMessageBytes' default). */
+/** KafkaPublisherOptions.maxMessageBytes' default. */
 export const DEFAULT_DEAD_LETTER_MAX_BYTES = 1_000_000;
-/** What a bounded copy keeps of the value: enough to tell what the message was. */
 export const DEAD_LETTER_HEAD_BYTES = 64 * 1024;
-/** A bounded copy keeps the key's head, and the message's own headers only when they are this small together. */
+/** A bounded copy keeps the key's head, and the message's own headers only when this small together. */
 const KEY_HEAD_BYTES = 1024;
 const ORIGINAL_HEADERS_BYTES = 16 * 1024;
 
@@ -30,9 +28,8 @@ export interface DeadLetterSource {
   offset: string;
 }
 
-/** The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes`, never splitting a character. */
+/** Never splits a character. */
 export function utf8Head(text: string, maxBytes: number): string {
-  // Each UTF-16 code unit takes at most 3 bytes: no need to encode a string that fits anyway.
   if (text.length * 3 <= maxBytes) return text;
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return text;
@@ -49,15 +46,10 @@ function headersBytes(headers: Record<string, string> | undefined): number {
 }
 
 /**
- * The dead-letter copy of a message: same key, value and headers, plus the reason (and the source
- * position when given). For a batch of bad messages, publish these in one call.
- *
- * A copy that would be larger than `maxBytes` (as the queue counts it: queueMessageBytes) is
- * bounded instead: the head of the value (DEAD_LETTER_HEAD_BYTES at most), the sizes of the whole
- * value and message, the reason and source, and the message's own headers when they are small.
- * TRICKY: a message can be under the broker's limit and its copy over the producer's (the reason
- * and source headers add to it); refused, the copy would fail its batch on every retry and hold
- * the partition for good.
+ * Same key, value and headers plus the reason and source; a copy over `maxBytes` (queueMessageBytes)
+ * is bounded to the value's head, the sizes and the small headers. TRICKY: a message under the
+ * broker's limit can have a copy over the producer's, which would fail its batch on every retry and
+ * hold the partition for good.
  */
 export function toDeadLetter(
   message: QueueMessage | ConsumedMessage,
@@ -102,10 +94,7 @@ export function toDeadLetter(
   return bounded;
 }
 
-/**
- * Publishes one message to DEAD_LETTER_TOPIC with the reason in the `dead_letter_reason` header,
- * bounded to what the publisher takes (toDeadLetter).
- */
+/** Bounded to what the publisher takes (toDeadLetter). */
 export function publishDeadLetter(
   publisher: EventPublisher,
   message: QueueMessage | ConsumedMessage,

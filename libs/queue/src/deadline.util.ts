@@ -1,7 +1,4 @@
-/**
- * Resolves true once `work` settles (resolved or rejected), or false once `ms` have passed first.
- * The work itself goes on; only the wait is bounded.
- */
+/** True once `work` settles, false once `ms` passed first; the work itself goes on. */
 export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => {
@@ -20,7 +17,7 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
-/** Resolves true after `ms`, or false as soon as one of the signals aborts. */
+/** False as soon as one of the signals aborts. */
 export function sleep(ms: number, ...signals: AbortSignal[]): Promise<boolean> {
   if (signals.some((signal) => signal.aborted)) return Promise.resolve(false);
   return new Promise((resolve) => {
@@ -40,7 +37,7 @@ export function sleep(ms: number, ...signals: AbortSignal[]): Promise<boolean> {
   });
 }
 
-/** `initialMs`, doubling per attempt (1-based), never above `maxMs`. */
+/** `attempt` is 1-based. */
 export function backoffMs(attempt: number, initialMs: number, maxMs: number): number {
   return Math.min(initialMs * 2 ** Math.min(attempt - 1, 30), maxMs);
 }

@@ -6,7 +6,6 @@ import type {
   DecodingBatchHandler,
 } from './queue.types';
 
-/** `batch` for a DecodingBatchHandler whose consumer decodes nothing ahead: all of it in the call. */
 export function decodedInCall<Decoded>(
   batch: ConsumedBatch,
   decode: (message: ConsumedMessage) => Decoded,
@@ -18,7 +17,7 @@ export function decodedInCall<Decoded>(
   };
 }
 
-/** A DecodingBatchHandler as a plain BatchHandler, for a consumer whose calls run side by side. */
+/** For a consumer whose calls run side by side. */
 export function decodingInCall<Decoded>(handler: DecodingBatchHandler<Decoded>): BatchHandler {
   return (batch) => handler.handle(decodedInCall(batch, (message) => handler.decode(message)));
 }

@@ -12,80 +12,42 @@ import type {
 } from './queue.types';
 
 export interface InProcessBusOptions {
-  /** Topics whose messages go to the handler. Default: the live and the historical events topics. */
   topics?: readonly string[];
-  /**
-   * Most messages per handler call. Default 5,000: a chDB insert costs mostly per insert, so the
-   * more requests one call carries, the less each event costs (bench/README.md).
-   */
+  /** A chDB insert costs mostly per insert: the more one call carries, the less each event costs. */
   maxBatchSize?: number;
-  /** Messages waiting for the handler beyond which a publish is refused (503). Default 100,000. */
   maxQueuedMessages?: number;
   logger?: QueueLogger;
-  /**
-   * Receives what is published to any other topic (the dead-letter topic): nothing consumes it
-   * in-process. Default: each message is logged at warn level with its key and headers (which
-   * carry the dead-letter reason), never silently dropped.
-   */
+  /** For the topics nothing consumes in-process (dead letters). Default: logged at warn, headers and all. */
   onOtherTopic?: (topic: string, messages: QueueMessage[]) => void | Promise<void>;
 }
 
-/**
- * How long after receiving an event capture may still be publishing it (parsing, decompressing a
- * large body): a publish begun later than `time + this` holds no event captured before `time`.
- */
+/** How long after receiving an event capture may still be publishing it (parsing a large body). */
 const PUBLISH_BOUND_MS = 5_000;
 
-/** Messages decoded between two looks at the event loop while a handler call waits. */
+/** Messages decoded per turn of the event loop while a handler call waits. */
 const DECODE_SLICE = 100;
 
-/** One publish call, waiting for all of its segments to be processed. */
 interface PendingPublish {
   remainingSegments: number;
   settled: boolean;
-  /** When publish() was called (ms since the epoch). */
   startedAt: number;
   resolve: () => void;
   reject: (error: Error) => void;
 }
 
-/** A handler call that said it waits (`DecodedBatch.waiting`). */
 interface WaitingCall {
   ended: boolean;
-  /** Resumes the decoding of queued messages: a publish arrived, or the call ended. */
   wake?: () => void;
 }
 
-/** Up to maxBatchSize messages of one publish. */
 interface Segment {
   topic: string;
   messages: ConsumedMessage[];
   publish: PendingPublish;
-  /** `decode` of its first messages, made while an earlier call waited. */
   decoded: unknown[];
 }
 
-/**
- * The queue of the embedded default (`npm start`): publisher and consumer in one object, no broker.
- *
- * `publish` resolves only once the handler has processed its messages, so a 200 from capture still
- * means stored. It group-commits: while the handler processes one batch, publishes accumulate, and
- * all of them (up to maxBatchSize messages) go to the next single handler call, so the cost of a
- * ClickHouse insert is shared by every request that arrived meanwhile. A publish that arrives when
- * the bus is idle is processed at once (no lingering). Messages reach the handler in publish
- * order, so per-key order holds; a publish larger than maxBatchSize is split over consecutive
- * calls and resolves after the last one.
- *
- * While a call waits for its ClickHouse insert (`DecodedBatch.waiting`), the bus runs the handler's
- * `decode` on the queued messages, a slice at a time: the main thread would otherwise idle then,
- * and the next call starts with that work done.
- *
- * Failure semantics (the choice): the bus does not retry. A handler throw rejects every publish
- * whose messages were in that handler call with QueueUnavailableError; capture answers 503 and the
- * SDK retries, which is the same outcome as a Kafka outage. Part of a failed batch may already be
- * written (persons updated, say); the retry then writes it again, which the events table
- * deduplicates by UUID: at-least-once, as with Kafka. Publishes in other handler calls are unaffected.
- */
+/** Publisher and consumer in one process (`npm start`); libs/queue/README.md says how it batches. */
 export class InProcessBus implements EventPublisher, EventConsumer, IngestionProgress {
   private readonly topics: ReadonlySet<string>;
   private readonly maxBatchSize: number;
@@ -95,18 +57,13 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
   private readonly queue: Segment[] = [];
   private readonly nextOffset = new Map<string, bigint>();
   private queuedMessages = 0;
-  /**
-   * NOTE: `unknown` stands for the handler's own Decoded type: what `decode` made goes back to the
-   * same handler only (Segment.decoded).
-   */
+  /** `unknown` is the handler's own Decoded type: what `decode` made goes back to it alone. */
   private handler: DecodingBatchHandler<unknown> | undefined;
-  /** The handler call during whose wait queued messages are being decoded, if any. */
   private waitingCall: WaitingCall | undefined;
   private accepting = true;
   private draining: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private readonly otherTopicPublishes = new Set<Promise<void>>();
-  /** Publishes not yet resolved or rejected. */
   private readonly unsettled = new Set<PendingPublish>();
 
   constructor(options: InProcessBusOptions = {}) {
@@ -178,7 +135,6 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     return Promise.resolve();
   }
 
-  /** Publisher side of shutdown: refuses new publishes and waits until the queued ones are processed. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.accepting = false;
@@ -188,16 +144,12 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     return this.closing;
   }
 
-  /** Consumer side of shutdown: stops intake, processes what is queued, then lets go of the handler. */
   async stop(): Promise<void> {
     await this.close();
     this.handler = undefined;
   }
 
-  /**
-   * Every event captured before `time` is processed once no publish begun before `time` plus the
-   * publish bound is still waiting (a rejected publish is retried by its SDK as a new capture).
-   */
+  /** Only unsettled publishes count: a rejected one is retried by its SDK as a new capture. */
   processedUntil(time: Date): Promise<true | string> {
     const bound = time.getTime() + PUBLISH_BOUND_MS;
     if (Date.now() < bound) {
@@ -217,14 +169,12 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     return this.handler !== undefined && this.accepting;
   }
 
-  /** Both ends at once: publishes are taken only while a consumer runs. */
   ready(): QueueReadiness {
     if (!this.accepting) return { ready: false, reason: 'the in-process bus is stopped' };
     if (!this.handler) return { ready: false, reason: 'no consumer is running on the in-process bus' };
     return { ready: true };
   }
 
-  /** Starts the processing loop unless it runs already; it runs until the queue is empty. */
   private drain(): void {
     if (this.draining) return;
     this.draining = this.processQueue()
@@ -243,7 +193,6 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
       const handler = this.handler;
       if (!handler || this.queue.length === 0) return;
       const segments = this.takeBatch();
-      // One handler call per topic (in practice the batch has a single topic).
       const topics = [...new Set(segments.map((segment) => segment.topic))];
       for (const topic of topics) {
         await this.deliver(
@@ -255,7 +204,6 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     }
   }
 
-  /** The oldest segments, up to maxBatchSize messages (a segment is never larger). */
   private takeBatch(): Segment[] {
     const batch: Segment[] = [];
     let size = 0;
@@ -269,11 +217,6 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
     return batch;
   }
 
-  /**
-   * While a handler call waits (`DecodedBatch.waiting`), decodes the queued messages that the
-   * next calls will take, oldest first, DECODE_SLICE at a time so the waiting call resumes
-   * promptly, and the publishes that arrive meanwhile too, until the call ends.
-   */
   private async decodeQueued(call: WaitingCall, handler: DecodingBatchHandler<unknown>): Promise<void> {
     for (;;) {
       // The waiting call first: it may still have synchronous work before it really waits.
@@ -287,14 +230,12 @@ export class InProcessBus implements EventPublisher, EventConsumer, IngestionPro
         if (budget === 0) break;
       }
       if (budget > 0) {
-        // Everything queued is decoded: wait for the next publish, or for the call to end.
         await new Promise<void>((resolve) => (call.wake = resolve));
         call.wake = undefined;
       }
     }
   }
 
-  /** One handler call over `segments` (non-empty, one topic). */
   private async deliver(
     handler: DecodingBatchHandler<unknown>,
     topic: string,

@@ -1,40 +1,23 @@
 import type { Admin, Kafka } from 'kafkajs';
 
-/**
- * How far ingestion has got, for the batch-export runs: a run reads its interval only once every
- * event captured before the interval's end (plus the export lag) is in storage, however far
- * ingestion lags behind (an outage, a backlog), so that lag delays runs instead of making them
- * miss events.
- */
+/** Batch-export runs wait on this, so that ingestion lag delays a run instead of making it miss events. */
 export interface IngestionProgress {
-  /**
-   * True once ingestion has processed (written, dead-lettered or dropped) every event capture
-   * received before `time`; otherwise why not yet. Rejects when it cannot tell (the queue is
-   * unreachable): the caller asks again later.
-   */
+  /** True once every event captured before `time` is processed, else why not; rejects when it cannot tell. */
   processedUntil(time: Date): Promise<true | string>;
 }
 
 export interface KafkaIngestionProgressOptions {
   kafka: Kafka;
-  /** The ingestion consumers' group. */
   groupId: string;
-  /** The topics ingestion consumes. */
   topics: readonly string[];
-  /**
-   * How long after receiving an event capture may still be appending it to Kafka (its publish
-   * deadline, with room for the client library's own retries). Default 30 s.
-   */
+  /** Capture's publish deadline plus the client's own retries. */
   appendBoundMs?: number;
 }
 
 /**
- * Ingestion's progress read from Kafka: every event captured before `time` was appended before the
- * first message stamped `time + appendBound` (capture stamps a message when it sends it, right after
- * receiving the event, and gives up on it within its publish deadline). So once the group's
- * committed offset has passed that message's offset on every partition of every topic (or the
- * partition's end, when no message is that recent yet and `time + appendBound` is past), ingestion
- * has processed them all. Partitions that go quiet do not hold it back.
+ * Every event captured before `time` was appended before the first message stamped `time + appendBound`
+ * (capture stamps on send and gives up within its deadline): once the group's committed offsets pass
+ * that message (or the partition's end) on every partition, all were processed.
  */
 export class KafkaIngestionProgress implements IngestionProgress {
   private admin: Promise<Admin> | undefined;
@@ -57,7 +40,7 @@ export class KafkaIngestionProgress implements IngestionProgress {
         const [committed] = await whileCoordinatorLoads(() =>
           admin.fetchOffsets({ groupId: this.options.groupId, topics: [topic] }),
         );
-        // -1: the group has committed nothing there yet, which is the partition's start.
+        // -1: nothing committed there yet, which is the partition's start.
         const committedAt = new Map(
           (committed?.partitions ?? []).map(({ partition, offset }) => [partition, max(BigInt(offset), 0n)]),
         );
@@ -90,13 +73,9 @@ export class KafkaIngestionProgress implements IngestionProgress {
   }
 }
 
-/** A group coordinator still loading its offsets (a broker just started) answers within seconds. */
 const COORDINATOR_LOAD_WAIT_MS = 10_000;
 
-/**
- * TRICKY: right after a broker starts, the group coordinator answers "the coordinator is loading"
- * (retriable) for a few seconds, and kafkajs's admin does not retry that one by itself.
- */
+/** TRICKY: a just-started broker's coordinator answers "loading" for seconds; kafkajs's admin does not retry it. */
 async function whileCoordinatorLoads<T>(request: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + COORDINATOR_LOAD_WAIT_MS;
   for (;;) {

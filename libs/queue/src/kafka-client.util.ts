@@ -7,27 +7,19 @@ import { kafkaLogCreator, silentLogger, type KafkaLogEntry, type QueueLogger } f
 patchKafkaJsRequestQueue();
 
 export interface KafkaClientOptions {
-  /** Bootstrap brokers, `host:port`. */
+  /** `host:port`. */
   brokers: readonly string[];
   clientId?: string;
   logger?: QueueLogger;
-  /** Time to open a TCP connection to a broker (kafkajs default 1 s). */
   connectionTimeoutMs?: number;
-  /** Time a broker has to answer one request (kafkajs default 30 s). */
   requestTimeoutMs?: number;
 }
 
-/** How the publisher and the consumer tune their own client (not part of the public options). */
+/** Not part of the public options. */
 export interface KafkaClientTuning {
-  /**
-   * Connecting and metadata requests (kafkajs's cluster retry). Default: give up after about
-   * 2.5 s instead of kafkajs's ~1 min.
-   */
+  /** Default: give up connecting after about 2.5 s instead of kafkajs's ~1 min. */
   retry?: RetryOptions;
-  /**
-   * kafkajs's own log lines go to the logger at debug level, and to `onLog`: the owner logs its
-   * state changes itself, once each, instead of one line per failed connection attempt.
-   */
+  /** kafkajs's lines go to debug and `onLog`: the owner logs each state change once, not every attempt. */
   quiet?: boolean;
   onLog?: (entry: KafkaLogEntry) => void;
 }
@@ -47,7 +39,7 @@ export function createKafkaClient(options: KafkaClientOptions, tuning: KafkaClie
 
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
-/** The error and its causes, outermost first (kafkajs wraps the broker's error in retry errors). */
+/** Outermost first (kafkajs wraps the broker's error in retry errors). */
 export function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   let current = error;
@@ -62,11 +54,7 @@ function isKafkaJsError(error: unknown): error is Error {
   return error instanceof Error && error.name.startsWith('KafkaJS');
 }
 
-/**
- * Maps a kafkajs failure to the queue's errors: the broker refusing a message as too large
- * becomes MessageTooLargeError; every other broker or network failure QueueUnavailableError.
- * Anything that is not a kafkajs error (a bug) is returned unchanged.
- */
+/** Anything that is not a kafkajs error (a bug) is returned unchanged. */
 export function toQueueError(error: unknown, what: string): unknown {
   if (error instanceof QueueUnavailableError || error instanceof MessageTooLargeError) return error;
   const chain = causeChain(error);
@@ -88,7 +76,7 @@ export function toQueueError(error: unknown, what: string): unknown {
   return error;
 }
 
-/** Broker answers that retrying cannot change: the configuration (topics, group, credentials) is wrong. */
+/** Broker answers that retrying cannot change. */
 const CONFIGURATION_ERROR_TYPES = new Set([
   'UNKNOWN_TOPIC_OR_PARTITION',
   'INVALID_TOPIC_EXCEPTION',
@@ -99,7 +87,6 @@ const CONFIGURATION_ERROR_TYPES = new Set([
   'SASL_AUTHENTICATION_FAILED',
 ]);
 
-/** True when the failure is a configuration error (unknown topic, refused credentials), not an outage. */
 export function isKafkaConfigurationError(error: unknown): boolean {
   return causeChain(error).some(
     (item) =>

@@ -26,12 +26,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * The consumer's state, from the facts its events report (joined, Kafka unreachable, a batch
- * failing...), summed up as one status. A change of status is logged once, whatever number of
- * retries it spans (not once per connection attempt of a broker outage), and is what `ready()`
- * answers.
- */
+/** The facts the consumer's events report, as one status logged once per change (not per retry). */
 export class KafkaConsumerState {
   private lifecycle: Lifecycle = 'idle';
   private isJoined = false;
@@ -50,7 +45,6 @@ export class KafkaConsumerState {
     return this.current;
   }
 
-  /** The partitions of the last join, per topic. */
   get assignment(): Record<string, number[]> {
     return Object.fromEntries(
       Object.entries(this.assigned).map(([topic, partitions]) => [topic, [...partitions]]),
@@ -102,14 +96,13 @@ export class KafkaConsumerState {
     this.update();
   }
 
-  /** A broker answered (a fetch, a heartbeat, a commit): Kafka is reachable. */
   kafkaAnswered(): void {
     if (this.kafkaProblem === undefined) return;
     this.kafkaProblem = undefined;
     this.update();
   }
 
-  /** kafkajs crashed and restarts the consumer by itself (a new member, which joins again). */
+  /** kafkajs restarts the consumer by itself, as a new member that joins again. */
   restarting(error: unknown): void {
     this.isJoined = false;
     this.kafkaUnavailable(messageOf(error));
@@ -188,7 +181,6 @@ export class KafkaConsumerState {
     }
   }
 
-  /** Logs the status when it changed: one line per change. */
   private update(): void {
     const status = this.compute();
     if (status === this.current) return;

@@ -10,19 +10,14 @@ export interface TopicSpec {
 
 export interface EnsuredTopic {
   name: string;
-  /** False when the topic already existed (it is left as it is). */
+  /** False when the topic already existed (left as it is). */
   created: boolean;
-  /** Partitions the topic has now. */
   partitions: number;
 }
 
 /**
- * Creates the topics that do not exist yet (the migrate step); existing ones are left unchanged,
- * so running it again is harmless.
- *
- * NOTE: an existing topic with fewer partitions than asked is not grown: more partitions move keys
- * to other partitions, which breaks per-person order for the events in flight. It is logged, and
- * growing it stays an operator's decision (kafka-topics.sh --alter) at a quiet moment.
+ * Creates the missing topics; existing ones are left unchanged. An existing topic with fewer
+ * partitions is not grown (that moves keys, breaking per-person order in flight): it is logged.
  */
 export async function ensureTopics(
   brokers: readonly string[],
@@ -30,14 +25,13 @@ export async function ensureTopics(
   options: Omit<KafkaClientOptions, 'brokers'> = {},
 ): Promise<EnsuredTopic[]> {
   const logger = options.logger ?? silentLogger;
-  // Quiet: kafkajs's line per failed connection attempt goes to debug; the failure is thrown.
   const admin = createKafkaClient({ ...options, brokers }, { quiet: true }).admin();
   try {
     await admin.connect();
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((topic) => !existing.has(topic.name));
     if (missing.length > 0) {
-      // createTopics also tolerates a topic created meanwhile by a concurrent migrate.
+      // Tolerates a topic created meanwhile by a concurrent migrate.
       await admin.createTopics({
         waitForLeaders: true,
         topics: missing.map((topic) => ({
@@ -67,7 +61,7 @@ export async function ensureTopics(
   }
 }
 
-/** The names of `topics` the cluster does not have yet; reads only (for a process waiting on migrate). */
+/** Reads only (for a process waiting on migrate). */
 export async function missingTopics(
   brokers: readonly string[],
   topics: readonly TopicSpec[],
@@ -85,7 +79,6 @@ export async function missingTopics(
   }
 }
 
-/** The topics of the event pipeline (live, historical, dead letters), for the migrate step. */
 export function eventTopicSpecs(partitions: number, replicationFactor: number): TopicSpec[] {
   return [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, DEAD_LETTER_TOPIC].map((name) => ({
     name,

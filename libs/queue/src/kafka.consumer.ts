@@ -25,52 +25,30 @@ import type {
 export interface KafkaConsumerOptions extends KafkaClientOptions {
   groupId: string;
   topics: readonly string[];
-  /** Where a group without committed offsets starts. Default true: nothing published before the first start is skipped. */
+  /** Default true: nothing published before the first start is skipped. */
   fromBeginning?: boolean;
-  /** Most messages per handler call (a larger fetched batch is split, committing after each part). Default 1,000. */
+  /** A larger fetched batch is split, committing after each part. */
   maxBatchSize?: number;
-  /** Partitions processed at the same time by this consumer (each one still in order). Default 1. */
   partitionsConsumedConcurrently?: number;
-  /**
-   * How long the group waits for a member that went silent (a killed process, a cut network)
-   * before its partitions go to the others, and what a consumer restarted after a crash waits
-   * for at most. A member that stops cleanly leaves the group at once. Default 10 s (the
-   * broker's minimum is 6 s).
-   */
+  /** How long a silent member (killed, cut off) keeps its partitions; a clean stop leaves at once. */
   sessionTimeoutMs?: number;
-  /** Heartbeats, also while a batch is processed or waits to be retried. Default 1 s. */
   heartbeatIntervalMs?: number;
-  /**
-   * How long a rebalance waits for the members to rejoin. A member still busy with a batch after
-   * that is dropped from the generation; its uncommitted batch goes to the new owner. Default 20 s.
-   */
+  /** A member still busy after this is dropped; its uncommitted batch goes to the new owner. */
   rebalanceTimeoutMs?: number;
-  /** Bytes fetched per partition per request (kafkajs default 1 MiB). */
   maxBytesPerPartition?: number;
-  /** Bytes fetched per request, all partitions together (kafkajs default 10 MiB). */
   maxBytes?: number;
-  /** How long an empty fetch waits on the broker; also bounds how long stop() waits for it. Default 1 s. */
   maxWaitTimeMs?: number;
-  /**
-   * Back-off before a failed batch's partition is fetched again: doubles from `retryInitialMs` up
-   * to `retryMaxMs` (and is never shorter than the failed attempt took).
-   */
+  /** A failed partition's back-off doubles up to `retryMaxMs`, never shorter than the failed attempt. */
   retryInitialMs?: number;
   retryMaxMs?: number;
-  /** Back-off between attempts to reach Kafka (connect, join, fetch): doubles up to this. Default 5 s. */
   reconnectMaxMs?: number;
-  /**
-   * Attempts of one Kafka operation before kafkajs gives up on it and restarts the consumer (a
-   * restarted consumer rejoins as a new member). Default 30: with `reconnectMaxMs` about 2 min.
-   */
+  /** Attempts of one operation before kafkajs restarts the consumer as a new member. */
   reconnectAttempts?: number;
-  /** Upper bound on stop(), even with a broker that does not answer. Default 8 s. */
   stopTimeoutMs?: number;
 }
 
 export type { KafkaConsumerStatus } from './kafka-consumer-status.util';
 
-/** The namespaces whose kafkajs error lines mean "cannot reach Kafka" (not a broker's answer). */
 const CONNECTION_NAMESPACES = new Set(['Connection', 'BrokerPool', 'Cluster']);
 
 function headerText(value: IHeaders[string]): string | undefined {
@@ -108,7 +86,6 @@ function partitionKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
 
-/** A partition whose batch failed: paused until `timer` resumes it, and how often it failed in a row. */
 interface RetryingPartition {
   topic: string;
   partition: number;
@@ -116,23 +93,7 @@ interface RetryingPartition {
   timer: NodeJS.Timeout | undefined;
 }
 
-/**
- * Consumes with kafkajs `eachBatch`, one partition's batches in order, and commits a batch's
- * offsets only after the handler resolved (at-least-once).
- *
- * TRICKY: a handler that throws is a transient failure (Postgres or ClickHouse down). Nothing of
- * the batch is committed; its partition is paused and fetched again from the same offset after a
- * capped back-off, while the other partitions go on (see retryLater). The retries end on success,
- * on stop() (the messages stay uncommitted and the next start reads them again) or when a
- * rebalance takes the partition away (the new owner reads them again). Messages that can never
- * succeed must be dead-lettered by the handler, which then resolves; a throw is never a way to
- * skip a message.
- *
- * Kafka unreachable: kafkajs retries with capped back-off under the same consumer, so the group
- * membership survives a short broker outage (a restarted consumer would be a new member, waiting
- * up to a session timeout for its old self to expire). Its per-attempt log lines go to debug; this
- * class logs each change of `status` once, and `ready()` reports it.
- */
+/** At-least-once (libs/queue/README.md): a message that can never succeed is dead-lettered, never thrown. */
 export class KafkaEventConsumer implements EventConsumer {
   private readonly kafka: Kafka;
   private readonly logger: QueueLogger;
@@ -146,12 +107,9 @@ export class KafkaEventConsumer implements EventConsumer {
   private consumer: Consumer | undefined;
   private handler: BatchHandler | undefined;
   private stopping: Promise<void> | undefined;
-  /** kafkajs's own stop and disconnect, which may outlive a bounded `stop()`. */
   private kafkajsStopped: Promise<void> = Promise.resolve();
   private starting: { resolve: () => void; reject: (error: unknown) => void } | undefined;
-  /** Set while kafkajs's runner starts (joins the group): see shutdown(). */
   private runnerStarting: { started: Promise<void>; resolve: () => void } | undefined;
-  /** Wakes the back-off sleeps when stop() is called. */
   private readonly stopSignal = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly retrying = new Map<string, RetryingPartition>();
@@ -172,12 +130,10 @@ export class KafkaEventConsumer implements EventConsumer {
     });
   }
 
-  /** What the consumer is doing now (each change is logged once). */
   get status(): KafkaConsumerStatus {
     return this.state.status;
   }
 
-  /** The partitions this member got at its last join, per topic. */
   assignment(): Record<string, number[]> {
     return this.state.assignment;
   }
@@ -189,12 +145,10 @@ export class KafkaEventConsumer implements EventConsumer {
     const started = new Promise<void>((resolve, reject) => {
       this.starting = { resolve, reject };
     });
-    // A bad option (kafkajs refuses a heartbeat not below the session timeout) fails the start.
     this.connectAndRun().catch((error: unknown) => this.fail(error));
     return started;
   }
 
-  /** Decodes in the call: the partitions' calls run side by side, none waits while another decodes. */
   startDecoding<Decoded>(handler: DecodingBatchHandler<Decoded>): Promise<void> {
     return this.start(decodingInCall(handler));
   }
@@ -223,7 +177,6 @@ export class KafkaEventConsumer implements EventConsumer {
     };
   }
 
-  /** Connects (retrying while Kafka is unreachable), subscribes and runs; start() settles from here or from the group join. */
   private async connectAndRun(): Promise<void> {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
@@ -264,11 +217,9 @@ export class KafkaEventConsumer implements EventConsumer {
     }
     if (this.stopSignal.signal.aborted) return;
     try {
-      // Resolves once the first join was attempted; start() resolves on the join itself.
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
-        // commitOffsetsIfNecessary() commits as soon as one offset is resolved (after every handler call).
         autoCommitThreshold: 1,
         partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
         eachBatch: (payload) => this.track(this.onBatch(payload)),
@@ -284,9 +235,8 @@ export class KafkaEventConsumer implements EventConsumer {
       this.forgetRevoked(event.payload.memberAssignment);
       this.state.joinedGroup(event.payload.memberAssignment);
     });
-    // TRICKY: kafkajs emits GROUP_JOIN before its runner counts as running, and a stop() in
-    // between is lost (no LeaveGroup, and the runner goes on fetching as a zombie member). The
-    // first fetch is the sign that the runner runs: only then does start() resolve.
+    // TRICKY: kafkajs emits GROUP_JOIN before its runner counts as running, and a stop() in between is
+    // lost (no LeaveGroup, a zombie member fetching on): start() resolves only at the first fetch.
     consumer.on(events.FETCH_START, () => {
       this.runnerStarted();
       if (this.state.joined) {
@@ -303,7 +253,6 @@ export class KafkaEventConsumer implements EventConsumer {
     consumer.on(events.REQUEST_TIMEOUT, (event) =>
       this.state.kafkaUnavailable(`a request to ${event.payload.broker} timed out`),
     );
-    // Proof that Kafka answers again.
     for (const answered of [events.FETCH, events.HEARTBEAT, events.COMMIT_OFFSETS]) {
       consumer.on(answered, () => this.state.kafkaAnswered());
     }
@@ -341,11 +290,8 @@ export class KafkaEventConsumer implements EventConsumer {
     this.retrying.clear();
     if (consumer) {
       const deadline = Date.now() + this.stopTimeoutMs;
-      // A runner that is joining cannot be stopped (see FETCH_START above): let it finish first.
+      // A runner that is joining cannot be stopped (see FETCH_START): let it finish first.
       if (this.runnerStarting) await settlesWithin(this.runnerStarting.started, this.stopTimeoutMs);
-      // kafkajs stops fetching, waits for the batch in flight (which commits what it processed)
-      // and leaves the group, so that a restarted consumer gets the partitions at once rather
-      // than after the session timeout. The wait on inFlight guards the commit in any case.
       const stopped = (async () => {
         await consumer.stop().catch(() => undefined);
         await Promise.allSettled([...this.inFlight]);
@@ -362,11 +308,7 @@ export class KafkaEventConsumer implements EventConsumer {
     this.state.stopped();
   }
 
-  /**
-   * Resolves once kafkajs itself has stopped and disconnected, which a bounded `stop()` may return
-   * before (a broker that does not answer): a process or test that must not leave kafkajs requests
-   * behind waits on this, within a bound of its own.
-   */
+  /** kafkajs's own stop, which a bounded `stop()` may return before (a broker that does not answer). */
   whenKafkajsStopped(): Promise<void> {
     return this.kafkajsStopped;
   }
@@ -390,13 +332,11 @@ export class KafkaEventConsumer implements EventConsumer {
     }
   }
 
-  /** True once the handler resolved; false when it threw (the partition is then paused for a retry). */
   private async handleOnce(payload: EachBatchPayload, messages: ConsumedMessage[]): Promise<boolean> {
     const { topic, partition, highWatermark } = payload.batch;
     const handler = this.handler;
     if (!handler) return false;
-    // kafkajs heartbeats only between batches; a handler call longer than the session timeout
-    // would get this member dropped from the group.
+    // kafkajs heartbeats only between batches: a long call would get this member dropped.
     const heartbeats = setInterval(() => {
       payload.heartbeat().catch(() => undefined);
     }, this.heartbeatIntervalMs);
@@ -414,13 +354,10 @@ export class KafkaEventConsumer implements EventConsumer {
   }
 
   /**
-   * TRICKY: kafkajs fetches again only once every batch of a fetch is done, so a batch retried in
-   * place would hold back every other partition. A failed partition is paused instead, and the
-   * call returns with its offset unresolved: the fetch loop goes on with the others, and once the
-   * back-off has passed the partition is resumed and fetched again from its first unprocessed
-   * offset (kafkajs fetches from the last resolved offset, else the committed one). The back-off
-   * is at least as long as the failed attempt took, so that a slow failure (a lock wait) holds the
-   * fetch loop for at most about half of the time.
+   * TRICKY: kafkajs fetches again only once every batch of a fetch is done, so a batch retried in place
+   * would hold back every other partition: the partition is paused, its offset left unresolved, and
+   * fetched again after the back-off. The back-off is at least the failed attempt's duration, so a
+   * slow failure (a lock wait) holds the fetch loop at most about half of the time.
    */
   private retryLater(
     topic: string,
@@ -439,7 +376,6 @@ export class KafkaEventConsumer implements EventConsumer {
       { err: error, topic, partition, firstOffset, attempt: retry.attempts, delayMs },
       'batch handler failed; the partition is paused and fetched again after the back-off, nothing committed',
     );
-    // Stopping: the messages stay uncommitted for the next owner.
     if (this.stopSignal.signal.aborted) return;
     this.consumer?.pause([{ topic, partitions: [partition] }]);
     clearTimeout(retry.timer);
@@ -464,13 +400,11 @@ export class KafkaEventConsumer implements EventConsumer {
     }
   }
 
-  /** A new assignment: the partitions this member lost are no longer its to retry. */
   private forgetRevoked(assignment: Record<string, number[]>): void {
     for (const [key, retry] of this.retrying) {
       if (assignment[retry.topic]?.includes(retry.partition)) continue;
       clearTimeout(retry.timer);
       this.retrying.delete(key);
-      // Not paused should it come back to this member later.
       this.resume(retry.topic, retry.partition);
     }
   }

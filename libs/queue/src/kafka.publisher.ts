@@ -9,57 +9,33 @@ import { silentLogger, type QueueLogger } from './queue-logger.util';
 import type { EventPublisher, QueueReadiness } from './queue.types';
 
 export interface KafkaPublisherOptions extends KafkaClientOptions {
-  /**
-   * Upper bound on one publish, from the call to the broker's acknowledgement of every message
-   * (connecting, retries and the ack wait included). Default 5 s.
-   */
+  /** One publish, connecting, retries and the ack wait included. */
   timeoutMs?: number;
-  /**
-   * Largest message (key, value, headers and record overhead). A larger one is refused with
-   * MessageTooLargeError before anything is sent. Keep it at or under the broker's
-   * `message.max.bytes` (1 MiB by default). Also the size of one produce request: a bigger publish
-   * goes out as several requests, one after the other. Default 1,000,000.
-   */
+  /** Largest message, refused before anything is sent; at most the broker's `message.max.bytes`. */
   maxMessageBytes?: number;
-  /** The idempotent producer (sequence numbers per partition). Off by default: see the class note. */
   idempotent?: boolean;
   compression?: 'none' | 'gzip';
-  /**
-   * How long close() waits for the publishes in flight (then up to 2 s more to disconnect), even
-   * when the broker does not answer. Each of them fails at its own deadline anyway. Default 5 s.
-   */
+  /** How long close() waits for the publishes in flight, then up to 2 s more to disconnect. */
   closeTimeoutMs?: number;
-  /**
-   * Produce requests in flight at once (pipelined on the broker connection). Publishes that arrive
-   * while this many are out wait and go together in the next request. Default 5.
-   */
+  /** Publishes arriving while this many produce requests are out go together in the next one. */
   maxInFlightRequests?: number;
-  /**
-   * Publishes waiting for a request slot are gathered up to this many bytes per produce request
-   * (a single publish's chunk is never split). Default 256 KiB, at most maxMessageBytes.
-   */
   maxBatchBytes?: number;
 }
 
-/** Messages of one publish that fit one produce request, with their estimated size. */
 interface Chunk {
   messages: OutgoingMessage[];
   bytes: number;
 }
 
-/** Publishes gathered into one produce request, and the callers waiting for it. */
 interface Batch {
   messages: OutgoingMessage[];
   bytes: number;
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
-/** The bound on disconnecting once the publishes in flight are done (or given up on). */
 const DISCONNECT_TIMEOUT_MS = 2_000;
-/** Back-off of the readiness probe while Kafka is unavailable. */
 const PROBE_INITIAL_MS = 500;
 const PROBE_MAX_MS = 5_000;
-/** The client's own retries of a failed request: they fit inside the publish deadline. */
 const CLIENT_RETRIES = 3;
 const CLIENT_RETRY_DELAY_MS = 250;
 
@@ -70,32 +46,14 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * Kafka's default partitioning (Java-compatible murmur2 of the key): the same partition for a key
- * as every other producer of the topic, kafkajs's included. The client takes it modulo the count.
- */
+/** Kafka's default (Java murmur2): a key lands where every other producer of the topic puts it. */
 function partitionOf(_message: OutgoingMessage, key: Buffer | undefined): number {
   return key ? keyHash(key) : 0;
 }
 
 /**
- * Publishes to Kafka with `acks: -1`: `publish` resolves once every in-sync replica has the
- * messages, so capture may answer 200. Failures become QueueUnavailableError (503) or
- * MessageTooLargeError (413).
- *
- * The client is @platformatic/kafka, for its throughput and CPU per event beside kafkajs
- * (`npm run bench -- batch` measures both). Concurrent publishes are pipelined on the broker
- * connection, up to `maxInFlightRequests` produce requests at once.
- *
- * NOTE: a publish that times out may still be written by the broker later (the request was on its
- * way); the SDK then retries and the duplicate is removed by the events table (dedup by UUID). For
- * the same reason the idempotent producer is off by default: it orders and deduplicates within
- * one producer's session only, which the events table does anyway, across sessions too.
- *
- * Readiness: a failed publish makes the publisher not ready, and from then on a probe asks the
- * broker for its metadata with capped back-off until it answers; the publisher is then ready again
- * even if no publish came meanwhile (a not-ready capture gets no traffic to prove recovery with).
- * Each change of availability is logged once.
+ * A publish that times out may still be written later: the SDK's retry is deduplicated by the events
+ * table (so no idempotent producer, whose dedup spans one session). Readiness recovers by a probe.
  */
 export class KafkaEventPublisher implements EventPublisher {
   private readonly producer: Producer<string, string, string, string>;
@@ -106,7 +64,6 @@ export class KafkaEventPublisher implements EventPublisher {
   private connecting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private readonly closeSignal = new AbortController();
-  /** Publishes whose callers wait, each settling by its deadline. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private availability: Availability = 'unknown';
   private unavailableReason: string | undefined;
@@ -114,7 +71,7 @@ export class KafkaEventPublisher implements EventPublisher {
   private readonly maxInFlightRequests: number;
   private readonly maxBatchBytes: number;
   private requestsInFlight = 0;
-  /** Batches waiting for a free request slot, oldest first; the last one still takes publishes. */
+  /** Oldest first; the last one still takes publishes. */
   private readonly waiting: Batch[] = [];
 
   constructor(options: KafkaPublisherOptions) {
@@ -143,13 +100,11 @@ export class KafkaEventPublisher implements EventPublisher {
     });
   }
 
-  /** Connects now (start-up): asks the cluster for its metadata; publish connects by itself. */
   async connect(): Promise<void> {
     if (this.closing) throw new QueueUnavailableError('the Kafka publisher is closed');
     this.connecting ??= this.producer.metadata({ topics: [] }).then(
       () => this.markAvailable(),
       (error: unknown) => {
-        // Forget the failed attempt so that the next publish tries again.
         this.connecting = undefined;
         const mapped = platformaticQueueError(error, 'cannot connect to Kafka');
         this.markUnavailable(mapped);
@@ -159,7 +114,6 @@ export class KafkaEventPublisher implements EventPublisher {
     return this.connecting;
   }
 
-  /** Ready once connected and while publishes succeed (see the class comment). No I/O of its own. */
   ready(): QueueReadiness {
     if (this.closing) return { ready: false, reason: 'the Kafka publisher is closed' };
     switch (this.availability) {
@@ -168,7 +122,6 @@ export class KafkaEventPublisher implements EventPublisher {
       case 'unavailable':
         return { ready: false, reason: `Kafka is unavailable: ${this.unavailableReason ?? 'unknown error'}` };
       case 'unknown':
-        // Nothing tried yet: find out, so that the next probe knows.
         this.connect().catch(() => undefined);
         return { ready: false, reason: 'connecting to Kafka' };
     }
@@ -190,11 +143,6 @@ export class KafkaEventPublisher implements EventPublisher {
     }
   }
 
-  /**
-   * Stops taking publishes, lets those in flight finish, disconnects; bounded by closeTimeoutMs
-   * plus 2 s. A publish still unacknowledged then has failed or fails at its own deadline: its
-   * caller answers 503, never 200.
-   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closeSignal.abort();
@@ -237,7 +185,6 @@ export class KafkaEventPublisher implements EventPublisher {
     });
   }
 
-  /** Asks the broker for its metadata with capped back-off until it answers (or close()). */
   private async probe(): Promise<void> {
     for (let attempt = 1; this.availability === 'unavailable'; attempt++) {
       if (!(await sleep(backoffMs(attempt, PROBE_INITIAL_MS, PROBE_MAX_MS), this.closeSignal.signal))) return;
@@ -251,10 +198,9 @@ export class KafkaEventPublisher implements EventPublisher {
     }
   }
 
-  /** Settles by the deadline: the send itself may go on (client retries) but nobody waits for it. */
+  /** Settles by the deadline: the send may go on (client retries) but nobody waits for it. */
   private async publishWithinDeadline(topic: string, chunks: Chunk[], count: number): Promise<void> {
     const sending = this.send(topic, chunks);
-    // A send that outlives its deadline must not end as an unhandled rejection.
     sending.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_resolve, reject) => {
@@ -276,7 +222,7 @@ export class KafkaEventPublisher implements EventPublisher {
   }
 
   private async send(topic: string, chunks: Chunk[]): Promise<void> {
-    // One chunk after the other: a key's messages keep their order across chunks.
+    // One chunk after the other: a key's messages keep their order.
     for (const chunk of chunks) {
       try {
         await this.enqueue(chunk);
@@ -286,12 +232,7 @@ export class KafkaEventPublisher implements EventPublisher {
     }
   }
 
-  /**
-   * Sends `messages` in the next produce request: at once while fewer than maxInFlightRequests
-   * are out, else together with every publish that arrives until one comes back. Under load,
-   * concurrent publishes thus share requests (fewer, larger ones) without a fixed linger delay;
-   * alone, a publish goes out immediately.
-   */
+  /** Under load, publishes share requests without a fixed linger; alone, one goes out at once. */
   private enqueue({ messages, bytes }: Chunk): Promise<void> {
     return new Promise((resolve, reject) => {
       let batch = this.waiting.at(-1);
@@ -327,7 +268,6 @@ export class KafkaEventPublisher implements EventPublisher {
     }
   }
 
-  /** Splits the messages into produce requests of at most maxMessageBytes; refuses an oversized one. */
   private chunk(topic: string, messages: QueueMessage[]): Chunk[] {
     const chunks: Chunk[] = [];
     let current: OutgoingMessage[] = [];

@@ -1,13 +1,12 @@
 /**
- * Kafka's default partitioning of keyed messages (Java's `Utils.murmur2`, `toPositive`, modulo the
- * partition count), which kafkajs's DefaultPartitioner also implements: every producer of a topic
+ * Java's `Utils.murmur2` and `toPositive`, as kafkajs's DefaultPartitioner: every producer of a topic
  * must map a key to the same partition, or one person's events lose their order.
  */
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
 const R = 24;
 
-/** Java's `Utils.murmur2` over the key's bytes, as a signed 32-bit integer. */
+/** A signed 32-bit integer. */
 export function murmur2(data: Uint8Array): number {
   const length = data.length;
   let h = SEED ^ length;
@@ -32,7 +31,7 @@ export function murmur2(data: Uint8Array): number {
   return h | 0;
 }
 
-/** The partition number before the modulo: murmur2 with the sign bit cleared (Java's `toPositive`). */
+/** Before the modulo: the sign bit cleared (Java's `toPositive`). */
 export function keyHash(key: Uint8Array): number {
   return murmur2(key) & 0x7fffffff;
 }

@@ -1,12 +1,8 @@
 import { MessageTooLargeError, QueueUnavailableError } from './queue.errors';
 
-/** Broker answers refusing a record or a batch for its size (Kafka protocol error ids). */
 const TOO_LARGE_IDS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
-/**
- * The error and everything it wraps: causes, and the errors an AggregateError collects
- * (@platformatic/kafka reports one failure per broker and retry that way).
- */
+/** Causes, and an AggregateError's errors (@platformatic/kafka's one failure per broker and retry). */
 function errorTree(error: unknown): unknown[] {
   const seen: unknown[] = [];
   const pending = [error];
@@ -27,11 +23,7 @@ function isPlatformaticError(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('PLT_KFK_');
 }
 
-/**
- * Maps a @platformatic/kafka failure to the queue's errors: the broker refusing a message as too
- * large becomes MessageTooLargeError; every other broker or network failure
- * QueueUnavailableError. Anything that is not the client's error (a bug) is returned unchanged.
- */
+/** Anything that is not the client's error (a bug) is returned unchanged. */
 export function platformaticQueueError(error: unknown, what: string): unknown {
   if (error instanceof QueueUnavailableError || error instanceof MessageTooLargeError) return error;
   const tree = errorTree(error);

@@ -1,6 +1,6 @@
 import { logLevel, type logCreator } from 'kafkajs';
 
-/** The slice of a pino logger the queue uses; a pino `Logger` fits as it is. */
+/** A pino `Logger` fits as it is. */
 export interface QueueLogger {
   error(object: object, message?: string): void;
   warn(object: object, message?: string): void;
@@ -15,10 +15,8 @@ export const silentLogger: QueueLogger = {
   debug: () => undefined,
 };
 
-/** One kafkajs log line, as the owner of a client sees it (see KafkaClientTuning.onLog). */
 export interface KafkaLogEntry {
   level: 'error' | 'warn' | 'info' | 'debug';
-  /** kafkajs's component: Connection, BrokerPool, Consumer, Runner, ... */
   namespace: string;
   message: string;
 }
@@ -36,10 +34,6 @@ const LEVELS: Partial<Record<logLevel, KafkaLogEntry['level']>> = {
   [logLevel.DEBUG]: 'debug',
 };
 
-/**
- * Routes kafkajs's own logging into `logger` instead of the console. kafkajs filters by its level
- * first (`INFO`: group joins, starts, stops, errors), then the logger applies its own level.
- */
 export function kafkaLogCreator(logger: QueueLogger, options: KafkaLogOptions = {}): logCreator {
   return () =>
     ({ namespace, level, log }) => {

@@ -1,7 +1,5 @@
 /**
- * The queue could not take the messages now: the broker is down, unreachable or did not
- * acknowledge within the timeout, or the in-process consumer failed. Transient: capture answers
- * 503 so that the SDK retries. Some of the messages may have been stored anyway (at-least-once);
+ * Transient (capture answers 503, the SDK retries). Some messages may have been stored anyway;
  * the events table deduplicates them by UUID.
  */
 export class QueueUnavailableError extends Error {
@@ -11,7 +9,7 @@ export class QueueUnavailableError extends Error {
   }
 }
 
-/** A message is larger than the broker accepts. Permanent for that message: capture answers 413. */
+/** Permanent for that message: capture answers 413. */
 export class MessageTooLargeError extends Error {
   constructor(
     message: string,

@@ -4,7 +4,6 @@ import { Kafka, logLevel } from 'kafkajs';
 import { ensureTopics } from '../kafka-topics.util';
 import type { QueueLogger } from '../queue-logger.util';
 
-/** The brokers `npm test` started (or the ones the environment gave it). */
 export function testBrokers(): string[] {
   const brokers = process.env.KAFKA_BROKERS;
   if (!brokers) {
@@ -61,7 +60,6 @@ export async function messageCount(brokers: string[], topic: string): Promise<nu
   }
 }
 
-/** Resolves once `condition()` holds, polling; rejects with `what` after `timeoutMs`. */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
   what: string,
