@@ -4,9 +4,8 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 type IsolationLevel = Parameters<EntityManager['transaction']>[0];
 
 /**
- * Against the embedded Postgres a query on a second connection inside a transaction deadlocks the
- * instance (it serves only the transaction's connection until it ends); against a real server it
- * reads outside the transaction.
+ * A second connection's query inside a transaction deadlocks the embedded Postgres (it serves only the
+ * transaction's connection); against a real server it reads outside the transaction.
  */
 export class CrossConnectionQueryError extends Error {
   constructor() {
@@ -61,10 +60,7 @@ function pgClientOf(runner: QueryRunner): { end(): Promise<void> } | undefined {
   return (runner as unknown as { databaseConnection?: { end(): Promise<void> } }).databaseConnection;
 }
 
-/**
- * The one remedy that always works: pg discards a closed client, a real server rolls back, and the
- * embedded server drops what it queued for it and frees the connections waiting behind it.
- */
+/** Always works: pg discards the client, a real server rolls back, the embedded one frees the queue. */
 function closeConnection(runner: QueryRunner): void {
   pgClientOf(runner)
     ?.end()
@@ -85,9 +81,8 @@ function guardRunner(runner: QueryRunner, options: ConnectionGuardOptions): void
     refuseOtherConnection(runner);
     stopIdleTimer();
     if (unboundedRunners.has(runner) || runner.isReleased) return query(...args);
-    // TRICKY: the bound starts once the runner holds a connection (the pool bounds that wait with
-    // connectionTimeoutMillis). Were it to fire before, TypeORM would release a runner that has no
-    // connection yet, and the connection arriving later would stay checked out for good.
+    // TRICKY: the bound starts once the runner holds a connection: fired before, TypeORM would release
+    // a runner with no connection yet, and the one arriving later would stay checked out for good.
     await runner.connect();
     const pending = query(...args);
     let deadline: NodeJS.Timeout | undefined;
@@ -124,9 +119,8 @@ function guardRunner(runner: QueryRunner, options: ConnectionGuardOptions): void
 type TransactionWork<T> = (manager: EntityManager) => Promise<T>;
 
 /**
- * Makes a query on another connection inside `dataSource.transaction(work)` throw
- * CrossConnectionQueryError at once instead of hanging, and bounds every query and idle transaction
- * on the client side: the embedded Postgres honours no server-side timeout (README).
+ * A query on another connection inside `dataSource.transaction(work)` throws instead of hanging; every
+ * query and idle transaction is bounded client-side, as the embedded Postgres honours no server timeout.
  */
 export function guardDataSource(dataSource: DataSource, options: ConnectionGuardOptions): void {
   const driver = dataSource.driver;

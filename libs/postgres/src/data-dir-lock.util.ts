@@ -9,7 +9,6 @@ export interface DataDirHolder {
   pid: number;
   /** By what they serve (`management`, `capture`), once it listens. */
   ports: Record<string, number>;
-  /** The admin CLI connects there. */
   postgresSocketDir?: string;
 }
 
@@ -38,10 +37,7 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
-/**
- * SECURITY: the lock's name is made from this owner-only file, so another local user can neither
- * take the lock first nor answer in its name.
- */
+/** SECURITY: the lock's name derives from this owner-only file: no other user can take or fake it. */
 const LOCK_KEY_FILE = 'process-lock.key';
 const QUERY_TIMEOUT_MS = 2_000;
 const ACQUIRE_ATTEMPTS = 3;
@@ -69,8 +65,8 @@ async function lockKey(dataDir: string, create: boolean): Promise<string | undef
 }
 
 /**
- * Linux: an abstract Unix socket, which the kernel frees however its process dies. Named after the
- * directory's device and inode, so a symlink or bind mount names the same lock.
+ * Linux: an abstract socket, freed however its process dies. Named after device and inode, so a
+ * symlink or bind mount names the same lock.
  */
 async function lockAddress(dataDir: string, key: string): Promise<{ address: string; id: string }> {
   const { dev, ino } = await stat(dataDir, { bigint: true });
@@ -123,10 +119,9 @@ export async function dataDirHolder(dataDir: string): Promise<DataDirHolder | un
 }
 
 /**
- * One process per data directory: the embedded engines are single-process. The lock is a listening
- * Unix socket that answers who holds it and dies with the process (README).
- * NOTE: an abstract socket belongs to a network namespace; outside Linux it is a file that a killed
- * process leaves behind, and two starts racing for such a leftover could both win.
+ * One process per data directory (the embedded engines are single-process): a listening socket that
+ * says who holds it. NOTE: outside Linux it is a file a killed process leaves; two racing starts
+ * could then both win.
  */
 export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const resolved = path.resolve(dataDir);
@@ -154,7 +149,6 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
       if (process.platform !== 'linux') await rm(address, { force: true });
     }
   }
-  // The lock never keeps the process alive on its own.
   server.unref();
   let released = false;
   return {

@@ -5,21 +5,12 @@ import { ENTITIES } from './entities';
 import { migratePostgres, MIGRATIONS_TABLE } from './migration-runner.util';
 import { MIGRATIONS } from './migrations';
 
-/**
- * Bounds on every Postgres connection of every app, far above what a legitimate statement takes
- * here, so that nothing can hold a connection (and then a pool) for good. Migrations are exempt.
- */
+/** Far above any legitimate statement, so nothing holds a connection for good; migrations are exempt. */
 export interface PostgresTimeouts {
-  /** statement_timeout */
   statementTimeoutMs: number;
-  /** lock_timeout */
   lockTimeoutMs: number;
-  /** idle_in_transaction_session_timeout */
   idleInTransactionTimeoutMs: number;
-  /**
-   * Client side, connection wait included: longer than the statement timeout so that a real server
-   * cancels first; it is what bounds the embedded Postgres.
-   */
+  /** Client side, connection wait included; above statement_timeout so a real server cancels first. */
   queryTimeoutMs: number;
   /** Client side: opening a connection, or waiting for one from an exhausted pool. */
   connectionTimeoutMs: number;
@@ -34,9 +25,8 @@ export const POSTGRES_TIMEOUTS: Readonly<PostgresTimeouts> = Object.freeze({
 });
 
 /**
- * NOTE: the server-side bounds travel as startup parameters, which PGlite ignores, and that keeps it
- * alive: a `SET idle_in_transaction_session_timeout` hangs PGlite for good. A plain pg.Pool releases
- * a client with its query's error, so a client-side timeout discards the connection.
+ * NOTE: server-side bounds travel as startup parameters, which PGlite ignores (a SET of
+ * idle_in_transaction_session_timeout hangs it). pg.Pool discards a client whose query timed out.
  */
 export function postgresPoolTimeouts(
   timeouts: Readonly<PostgresTimeouts> = POSTGRES_TIMEOUTS,
@@ -66,9 +56,8 @@ export interface PostgresConnectionOptions {
 }
 
 export function postgresDataSourceOptions(options: PostgresConnectionOptions): DataSourceOptions {
-  // TRICKY: pg's own query_timeout is left out here. TypeORM releases a runner without the error,
-  // so the pool would keep a connection whose query is still running and hand it to the next
-  // request; the guard (guardDataSource) bounds queries itself and closes the connection instead.
+  // TRICKY: no pg query_timeout: TypeORM releases a runner without the error, so the pool would reuse a
+  // connection still running its query; guardDataSource bounds queries and closes the connection.
   const { query_timeout: _clientSide, ...pool } = postgresPoolTimeouts(options.timeouts);
   return {
     type: 'postgres',
@@ -77,7 +66,6 @@ export function postgresDataSourceOptions(options: PostgresConnectionOptions): D
     migrations: MIGRATIONS,
     migrationsTableName: MIGRATIONS_TABLE,
     migrationsTransactionMode: 'each',
-    // NOTE: never synchronize; the schema is what the migrations say.
     synchronize: false,
     migrationsRun: false,
     logging: false,

@@ -7,9 +7,8 @@ interface EmscriptenFileSystem {
 }
 
 /**
- * Closes the host file descriptors NODEFS keeps for a failed PGlite, which would otherwise sit beside
- * the next one's and keep a full disk's space. TRICKY: only JavaScript runs here: close() and
- * FS.quit() call into the WASM runtime, which can spin forever after an abort.
+ * Closes the host descriptors NODEFS keeps for a failed PGlite (they would hold a full disk's space).
+ * TRICKY: JavaScript only: close() and FS.quit() call the WASM runtime, which can spin after an abort.
  */
 export function releasePGliteFiles(db: PGlite): void {
   // Undefined when PGlite failed before its runtime was created.
@@ -52,10 +51,7 @@ export interface ReopenAttempt {
   db?: PGlite;
 }
 
-/**
- * Until it opens or `signal` aborts, with capped back-off; Postgres replays its WAL when it opens.
- * Logs each change of state once, not every attempt.
- */
+/** Retries with capped back-off until it opens or `signal` aborts; logs each change of state once. */
 export async function reopenPGlite(
   databaseDir: string,
   reason: string,

@@ -18,18 +18,14 @@ import { EmbeddedWireServer, type SessionLoss } from './embedded-wire.server';
 export type { EmbeddedPostgresLogger } from './embedded-pglite.util';
 
 export interface EmbeddedPostgres {
-  /** Names a Unix socket; `pg` and TypeORM take it unchanged. */
   url: string;
   /** Owner-only (0700). */
   socketDir: string;
-  /** The socket server's connection limit. */
   maxConnections: number;
-  /** For `pg`'s `stream` option: EmbeddedWireServer.connectInProcess. */
   connectInProcess: () => Duplex;
   stop(): Promise<void>;
 }
 
-/** Left by earlier versions; removed at start. */
 const LEGACY_LOCK_FILE = 'postgres.lock.json';
 const SOCKET_DIR = 'postgres-socket';
 const TEMP_SOCKET_DIR_PREFIX = 'hogbase-pg-';
@@ -59,8 +55,7 @@ function isTempSocketDir(dir: string): boolean {
 
 /**
  * SECURITY: owner-only even when it already existed: PGlite takes any user as superuser.
- * TRICKY: only the data directory's lock holder may call this: it removes a socket file there, which
- * is then a killed holder's leftover; removing a live server's would cut it off for good.
+ * TRICKY: only the lock holder may call this: a socket file it removes is then a killed holder's.
  */
 async function prepareSocketDir(lock: DataDirLock): Promise<string> {
   const preferred = path.join(lock.dataDir, SOCKET_DIR);
@@ -71,8 +66,7 @@ async function prepareSocketDir(lock: DataDirLock): Promise<string> {
     await rm(socketPath(preferred), { force: true });
     return preferred;
   }
-  // Named after the lock (which only readers of the data directory can name), so a killed
-  // holder's directory is found and replaced by the next holder instead of left behind.
+  // Named after the lock, so the next holder finds and replaces a killed holder's directory.
   const fallback = path.join(tmpdir(), `${TEMP_SOCKET_DIR_PREFIX}${lock.id.slice(0, 16)}`);
   if (Buffer.byteLength(socketPath(fallback)) > MAX_SOCKET_PATH_BYTES) {
     throw new Error(
@@ -133,10 +127,8 @@ async function reopenAttempt(databaseDir: string): Promise<ReopenAttempt> {
 }
 
 /**
- * PGlite under `<dataDir>/postgres`, served on a Unix socket (README). A PGlite that fails is reopened
- * on the same files with back-off; the data directory's lock is held throughout.
- * SECURITY: whoever reaches the socket is superuser, so it lives in an owner-only directory and
- * never on TCP.
+ * PGlite under `<dataDir>/postgres` on a Unix socket, reopened with back-off after a failure.
+ * SECURITY: whoever reaches the socket is superuser: owner-only directory, never TCP.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -144,7 +136,6 @@ export async function startEmbeddedPostgres(
     maxConnections?: number;
     /** The data directory's lock when the caller holds it already (npm start); taken here otherwise. */
     lock?: DataDirLock;
-    /** Where a failure of PGlite and its reopening are logged; a pino logger of its own otherwise. */
     logger?: EmbeddedPostgresLogger;
   } = {},
 ): Promise<EmbeddedPostgres> {
@@ -178,9 +169,8 @@ export async function startEmbeddedPostgres(
     } catch (error) {
       throw await openFailure(databaseDir, error);
     }
-    // TRICKY: PGlite's file layer applies its own umask (022), not the process's, and its initdb
-    // copies the template files as 0666: the directory's 0700 is what keeps others out, and this
-    // brings the files in line with it.
+    // TRICKY: PGlite applies its own umask (022) and initdb copies templates as 0666; the directory's
+    // 0700 keeps others out, and this brings the files in line.
     await restrictToOwner(databaseDir);
     server = new EmbeddedWireServer(db, maxConnections, (loss) => recovery.lost(loss));
     await server.listen(socketPath(socketDir));
@@ -241,10 +231,7 @@ async function removeSocketDir(socketDir: string): Promise<void> {
   else await rm(socketPath(socketDir), { force: true });
 }
 
-/**
- * Strips group and other permissions from `root` and everything under it: one lstat per entry, a
- * chmod only where a bit is wrong. Symlinks are left alone (chmod would follow them out of the tree).
- */
+/** Strips group and other bits under `root`; symlinks are skipped (chmod would follow them out). */
 export async function restrictToOwner(root: string): Promise<void> {
   const stats = await lstat(root).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined; // Removed while we walked: nothing to protect.

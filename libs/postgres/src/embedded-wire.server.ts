@@ -35,7 +35,6 @@ class Connection {
   started = false;
   closed = false;
   pending: Uint8Array[] = [];
-  /** Named statements it prepared (prefixed), deallocated when it closes. */
   readonly statements = new Set<string>();
   readonly channels = new Set<string>();
 
@@ -50,15 +49,12 @@ interface Unit {
   messages: Uint8Array[];
 }
 
-/** PGlite's session ended under the server (EmbeddedWireServer's `onLost`). */
 export interface SessionLoss {
-  /** PGlite's PANIC, its abort, or the answer that never came. */
   reason: string;
   /** Never call into it again: its WASM runtime may spin forever. */
   db: PGlite;
 }
 
-/** The parts of PGlite's Emscripten module (`PGlite.Module`) the server touches. */
 interface EmscriptenModule {
   /** Called by Emscripten's abort() (a PANIC is one) before it throws; PGlite swallows the throw. */
   onAbort?: (what: unknown) => void;
@@ -79,7 +75,6 @@ function readCString(body: Buffer, offset: number): [string, number] {
   return [body.toString('utf8', offset, end), end + 1];
 }
 
-/** FATAL ErrorResponse, what Postgres answers a connection it refuses. */
 function fatal(code: string, text: string): Buffer {
   return message(
     'E',
@@ -94,9 +89,8 @@ function fatal(code: string, text: string): Buffer {
 }
 
 /**
- * PGlite (Postgres in WASM, one session) for many `pg` connections on a Unix socket, each
- * connection's units and transactions kept whole, its named statements its own, LISTEN shared
- * (README). A PGlite that failed is never called again: after an abort its next call spins forever.
+ * PGlite (one Postgres session) for many `pg` connections: units and transactions kept whole, named
+ * statements per connection, LISTEN shared. A failed PGlite is never called again: it would spin forever.
  */
 export class EmbeddedWireServer {
   private readonly server: Server;
@@ -104,7 +98,6 @@ export class EmbeddedWireServer {
   /** Every socket, refused ones included: stop() must not wait for a client to hang up. */
   private readonly sockets = new Set<Duplex>();
   private readonly queue: Unit[] = [];
-  /** The drain loop running now, if any: stop() waits for the unit it is executing. */
   private running: Promise<void> | null = null;
   private stopped = false;
   /** The connection whose transaction is open: only its units run until it ends. */
@@ -112,9 +105,7 @@ export class EmbeddedWireServer {
   private nextId = 1;
   /** The session served now; null from a failure until `resume`. */
   private db: PGlite | null = null;
-  /** Why there is no session, for the connections refused meanwhile. */
   private lostReason = '';
-  /** What the current PGlite's abort() said, once it called it. */
   private aborted: string | undefined;
 
   constructor(
@@ -147,10 +138,7 @@ export class EmbeddedWireServer {
     });
   }
 
-  /**
-   * Resolves once the unit running now has finished, so that PGlite can be closed; nothing is rolled
-   * back or deallocated: the session ends with PGlite.
-   */
+  /** Resolves once the running unit has finished; nothing is rolled back: the session ends with PGlite. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue.length = 0;
@@ -160,10 +148,7 @@ export class EmbeddedWireServer {
     await this.running;
   }
 
-  /**
-   * For `pg`'s `stream` option: a transaction of a few statements then runs without a turn of the
-   * event loop per round trip.
-   */
+  /** For `pg`'s `stream` option: no event-loop turn per round trip. */
   connectInProcess(): Duplex {
     return inProcessConnection((server) => {
       if (this.stopped)
@@ -244,7 +229,6 @@ export class EmbeddedWireServer {
     }
   }
 
-  /** The message with its statement and portal names made the connection's own. */
   private rewrite(connection: Connection, type: string, raw: Buffer): Uint8Array {
     const body = raw.subarray(5);
     const prefix = namePrefix(connection.id);
@@ -317,7 +301,6 @@ export class EmbeddedWireServer {
     this.kick();
   }
 
-  /** Where the next unit to run is in the queue: the first, or the transaction owner's first. */
   private nextIndex(): number {
     if (this.queue.length === 0) return -1;
     return this.owner ? this.queue.findIndex((unit) => unit.connection === this.owner) : 0;
@@ -382,9 +365,8 @@ export class EmbeddedWireServer {
       return;
     }
     this.owner = db.isInTransaction() ? connection : null;
-    // TRICKY: a connection whose close was handled while this unit awaited PGlite (its file sync
-    // can wait on real I/O) got no ROLLBACK then, not being the owner yet: without one, a
-    // transaction the unit left open would keep every other connection waiting for good.
+    // TRICKY: a connection closed while this unit awaited PGlite got no ROLLBACK (it was not the owner
+    // yet); a transaction the unit left open would otherwise block every other connection for good.
     if (this.owner === connection && connection.closed) {
       this.queue.unshift({ connection, messages: [simpleQuery('ROLLBACK')] });
     }
@@ -438,7 +420,6 @@ class BackendScanner {
   readonly notifications: Buffer[] = [];
   ready = false;
   copying = false;
-  /** `PANIC <code>: <message>`, from the first ErrorResponse whose severity is PANIC. */
   panic: string | undefined;
   private header = Buffer.alloc(0);
   private type = 0;
@@ -447,7 +428,6 @@ class BackendScanner {
 
   constructor(private readonly keepNotifications: boolean) {}
 
-  /** A frontend message goes to PGlite: its answer must bring a ReadyForQuery of its own. */
   expectReady(): void {
     this.ready = false;
   }

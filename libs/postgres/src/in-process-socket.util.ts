@@ -1,9 +1,6 @@
 import { Duplex } from 'node:stream';
 
-/**
- * What one end writes, the other reads on the microtask queue: in order, never re-entrant, never a
- * turn of the event loop later. Ending one end closes the other, as a socket's peer sees it.
- */
+/** One end's writes reach the other on the microtask queue: in order, never re-entrant, no loop turn. */
 class InProcessEnd extends Duplex {
   private peer: InProcessEnd | undefined;
 
@@ -48,10 +45,7 @@ class InProcessEnd extends Duplex {
   }
 }
 
-/**
- * The client end, with the part of net.Socket's interface `pg` calls; events come as a socket's
- * would, and a throwing `accept` is the client's error, as a refused connect.
- */
+/** The client end, with the net.Socket methods `pg` calls; a throwing `accept` is a refused connect. */
 export function inProcessConnection(accept: (server: Duplex) => void): Duplex {
   const [client, server] = InProcessEnd.pair();
   return Object.assign(client, {

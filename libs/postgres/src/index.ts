@@ -1,4 +1,3 @@
-// Opening the database, its bounds, and its schema.
 export {
   openDataSource,
   POSTGRES_TIMEOUTS,
@@ -10,7 +9,6 @@ export { guardDataSource, openTransactionManager, PostgresQueryTimeoutError } fr
 export { migratePostgres, pendingPostgresMigrations } from './migration-runner.util';
 export { MIGRATIONS } from './migrations';
 
-// The entities (TypeORM) the API and the workers read and write.
 export { ActivityLog } from './entities/activity-log.entity';
 export {
   BATCH_EXPORT_RUN_STATUSES,
@@ -53,7 +51,6 @@ export {
 export { Team } from './entities/team.entity';
 export { User } from './entities/user.entity';
 
-// Keys and tokens, as PostHog makes them.
 export {
   generatePersonalApiKey,
   generateProjectApiToken,
@@ -64,7 +61,6 @@ export {
 } from './tokens.util';
 export { refreshBackfillStatus } from './batch-export-backfill-status.util';
 
-// The embedded Postgres of `npm start`, and the data directory it shares with chDB.
 export {
   EmbeddedPostgresOpenError,
   findRunningEmbeddedPostgres,

@@ -3,13 +3,9 @@ import { unboundRunner } from './connection-guard.util';
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 
-// Any constant works; it only has to be the same for every process migrating this database.
 export const MIGRATION_LOCK_KEY = 7_345_021;
 
-/**
- * What start-up and `npm run admin -- migrate` both run. A session advisory lock makes processes
- * starting together migrate one after another, on the lock's connection with the timeouts lifted.
- */
+/** Start-up and `admin migrate`: an advisory lock serialises concurrent migrators; timeouts are lifted. */
 export async function migratePostgres(dataSource: DataSource): Promise<{ applied: string[] }> {
   const lockRunner = dataSource.createQueryRunner();
   unboundRunner(lockRunner);

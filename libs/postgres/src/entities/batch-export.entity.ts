@@ -2,10 +2,7 @@ import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 export type BatchExportModel = 'events' | 'persons';
 
-/**
- * PostHog's run statuses. A run goes Starting → Running → Completed | Failed | FailedRetryable
- * (tried again with back-off) | Cancelled.
- */
+/** PostHog's run statuses: Starting → Running → Completed | Failed | FailedRetryable | Cancelled. */
 export const BATCH_EXPORT_RUN_STATUSES = [
   'Starting',
   'Running',

@@ -9,7 +9,7 @@ import {
 } from 'typeorm';
 import { User } from './user.entity';
 
-/** PostHog's flag `filters`: condition groups, variants, payloads, group aggregation. Validated by the API. */
+/** PostHog's flag `filters` (groups, variants, payloads, aggregation), validated by the API. */
 export type FeatureFlagFilters = Record<string, unknown>;
 
 @Entity('feature_flags')

@@ -1,9 +1,6 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-/**
- * A project's group type (`company`, `organization`, ...) and its `$group_N` column index: at most
- * five per project, numbered 0..4 in order of first use.
- */
+/** A project's group type and its `$group_N` index: at most five, numbered 0..4 in order of first use. */
 @Entity('group_type_mappings')
 export class GroupTypeMapping {
   @PrimaryGeneratedColumn()

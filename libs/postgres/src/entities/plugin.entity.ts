@@ -57,7 +57,7 @@ export class Plugin {
   @Column('boolean', { name: 'is_stateless', default: false })
   isStateless!: boolean;
 
-  /** SECURITY: what inspecting the code found, the only capabilities the runtime reads; never from an API body. */
+  /** SECURITY: what inspecting the code found, all the runtime reads; never from an API body. */
   @Column('jsonb', { default: () => "'{}'" })
   capabilities!: Record<string, unknown>;
 
@@ -86,7 +86,6 @@ export class Plugin {
   updatedAt!: Date;
 }
 
-/** One file of an app's code: its source and, for TypeScript files, what the compiler made of it. */
 @Entity('plugin_source_files')
 export class PluginSourceFile {
   @PrimaryColumn('uuid', { default: () => 'gen_random_uuid()' })
@@ -114,7 +113,6 @@ export class PluginSourceFile {
   updatedAt!: Date;
 }
 
-/** An app enabled (or not) for one project, with its config values. */
 @Entity('plugin_configs')
 export class PluginConfig {
   @PrimaryGeneratedColumn()
@@ -133,8 +131,8 @@ export class PluginConfig {
   order!: number;
 
   /**
-   * The config values. SECURITY: the value of a field whose schema says `secret: true` is stored as
-   * `{ sealed: "…" }` (SecretBox), never in clear; the rest stays readable by capture for site apps.
+   * SECURITY: a `secret: true` field's value is stored as `{ sealed: "…" }` (SecretBox), never in clear;
+   * the rest stays readable by capture for site apps.
    */
   @Column('jsonb', { default: () => "'{}'" })
   config!: Record<string, unknown>;
@@ -206,7 +204,6 @@ export class PluginAttachment {
   contents!: Buffer;
 }
 
-/** A line of a config's log: the app's console, its errors and what the host did for it. */
 @Entity('plugin_log_entries')
 export class PluginLogEntry {
   @PrimaryColumn('uuid', { default: () => 'gen_random_uuid()' })

@@ -1,10 +1,7 @@
 import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { User } from './user.entity';
 
-/**
- * A project secret API key (`phs_…`): bound to one project and to no user, it reads that project's
- * flag definitions for local evaluation and nothing else.
- */
+/** A project secret API key (`phs_…`): user-less, it reads one project's flag definitions, nothing else. */
 @Entity('project_secret_api_keys')
 export class ProjectSecretApiKey {
   @PrimaryColumn('varchar', { length: 50 })

@@ -1,10 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Persons, their distinct ids, group types and groups: what ingestion maintains and the event
- * listing reads. Ingestion writes these tables with raw SQL (libs/ingestion); the entities only
- * describe them.
- */
+/** Persons, distinct ids, group types and groups: ingestion writes them with raw SQL. */
 export class CreatePersonsAndGroups1763800000000 implements MigrationInterface {
   name = 'CreatePersonsAndGroups1763800000000';
 

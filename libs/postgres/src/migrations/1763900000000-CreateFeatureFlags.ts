@@ -1,8 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Feature flags and what hangs off them: roles and their access to flags, the activity log,
- * cohorts (usable in flag filters; static ones list their persons), usage dashboards, and the
+ * Feature flags with roles and flag access, the activity log, cohorts, usage dashboards, and the
  * hash-key overrides that keep a person's variant across identify (experience continuity).
  */
 export class CreateFeatureFlags1763900000000 implements MigrationInterface {
@@ -86,8 +85,6 @@ export class CreateFeatureFlags1763900000000 implements MigrationInterface {
         CONSTRAINT feature_flag_role_access_flag_role_key UNIQUE (feature_flag_id, role_id)
       )`);
 
-    // The organization's default access level per resource (PostHog's OrganizationResourceAccess):
-    // no row means 37, "can always edit".
     await queryRunner.query(`
       CREATE TABLE organization_resource_access (
         id serial PRIMARY KEY,

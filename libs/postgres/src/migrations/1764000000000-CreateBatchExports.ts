@@ -1,15 +1,10 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Batch exports: the export (its destination config sealed with the SecretBox), its runs (one per
- * data interval), the backfills that create runs for past intervals, and the log lines of runs.
- */
+/** Batch exports (destination config sealed), their runs (one per data interval), backfills and run logs. */
 export class CreateBatchExports1764000000000 implements MigrationInterface {
   name = 'CreateBatchExports1764000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    // scheduled_until: the end of the last interval the scheduler created a run for; pause stops
-    // it, unpause moves it to now (or backfills the gap).
     await queryRunner.query(`
       CREATE TABLE batch_exports (
         id uuid PRIMARY KEY,
@@ -82,7 +77,6 @@ export class CreateBatchExports1764000000000 implements MigrationInterface {
          ON batch_export_runs (batch_export_id, data_interval_end) WHERE backfill_id IS NULL`,
     );
     await queryRunner.query('CREATE INDEX batch_export_runs_backfill ON batch_export_runs (backfill_id)');
-    // The workers hand each new run to the job engine once (enqueued_at set after).
     await queryRunner.query(
       'CREATE INDEX batch_export_runs_to_enqueue ON batch_export_runs (created_at) WHERE enqueued_at IS NULL',
     );

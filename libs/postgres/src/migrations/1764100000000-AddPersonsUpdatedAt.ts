@@ -1,11 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * When a person or a distinct id last changed: what a persons batch export selects its rows by.
- *
- * A trigger keeps `updated_at` current on every insert and update, so every writer (ingestion's
- * upserts, merges moving distinct ids, anything later) is covered without knowing about it.
- * Existing rows get the time of the migration: the next run of a persons export sends them all once.
+ * `updated_at`, which persons batch exports select by, kept by a trigger so every writer is covered.
+ * Existing rows get the migration's time: the next persons export sends them all once.
  */
 export class AddPersonsUpdatedAt1764100000000 implements MigrationInterface {
   name = 'AddPersonsUpdatedAt1764100000000';
@@ -17,9 +14,8 @@ export class AddPersonsUpdatedAt1764100000000 implements MigrationInterface {
     );
 
     // TRICKY: clock_timestamp(), not now() (the transaction's start): a run reads an interval
-    // BATCH_EXPORT_LAG_SECONDS after its end, so a change must be visible by then to be exported.
-    // Stamping at the write, close to the commit, leaves only the rest of the transaction as the
-    // window in which a change could be stamped inside an interval and committed after its run read it.
+    // BATCH_EXPORT_LAG_SECONDS after its end; stamping close to the commit leaves only the rest of the
+    // transaction as the window for a change to miss its run.
     await queryRunner.query(`
       CREATE FUNCTION set_updated_at() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -1,11 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Pipeline apps (PostHog's plugins): the app (installed once per organization, or global), its
- * source files with their transpiled form, the per-project configs that enable it (secret config
- * values sealed by the SecretBox, as batch-export destinations are), the configs' attachments, storage and
- * log lines, and per-hour delivery counts of destinations. Teams gain `inject_web_apps`, which lets
- * posthog-js load the project's site apps.
+ * Pipeline apps (PostHog's plugins): the app (per organization, or global), its source files, the
+ * per-project configs (secret values sealed), their attachments, storage and logs, and hourly
+ * delivery counts. Teams gain `inject_web_apps` (posthog-js loads the project's site apps).
  */
 export class CreatePipelineApps1764200000000 implements MigrationInterface {
   name = 'CreatePipelineApps1764200000000';
@@ -13,8 +11,6 @@ export class CreatePipelineApps1764200000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE teams ADD COLUMN inject_web_apps boolean NOT NULL DEFAULT false');
 
-    // url: the install address without its query string (a private token stays out of responses);
-    // url_with_secrets: the address to download from again on upgrade.
     await queryRunner.query(`
       CREATE TABLE plugins (
         id serial PRIMARY KEY,
@@ -42,7 +38,6 @@ export class CreatePipelineApps1764200000000 implements MigrationInterface {
       'CREATE UNIQUE INDEX plugins_organization_url ON plugins (organization_id, url) WHERE url IS NOT NULL',
     );
 
-    // status: null (not transpiled: plugin.json, or index.ts run as is), TRANSPILED or ERROR.
     await queryRunner.query(`
       CREATE TABLE plugin_source_files (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -56,8 +51,6 @@ export class CreatePipelineApps1764200000000 implements MigrationInterface {
         UNIQUE (plugin_id, filename)
       )`);
 
-    // config: the values as JSON; a value of a `secret: true` field is stored as {"sealed": "…"}, sealed
-    // by the SecretBox, so capture can serve a site app's plain config without holding the key.
     // web_token: the unguessable part of a site app's URL.
     await queryRunner.query(`
       CREATE TABLE plugin_configs (

@@ -1,9 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Tables whose rows change what capture caches per project, the project id each row names, and
- * the columns whose update matters (all when absent).
- */
+/** What capture caches per project: table, project column, the columns that matter (all when absent). */
 const NOTIFYING_TABLES: ReadonlyArray<{ table: string; team: string; columns?: string[] }> = [
   { table: 'teams', team: 'id' },
   { table: 'feature_flags', team: 'team_id' },
@@ -16,15 +13,9 @@ const NOTIFYING_TABLES: ReadonlyArray<{ table: string; team: string; columns?: s
 const NOTIFYING_SHARED_TABLES = ['plugins', 'plugin_source_files'];
 
 /**
- * What posthog-js and the mobile SDKs are told at start (remote config), and project secret API keys.
- *
- * - The project settings behind the remote config, with PostHog's names and defaults.
- * - `project_secret_api_keys` (`phs_…`): project-bound, user-less keys that local evaluation accepts;
- *   only a SHA-256 of the key is kept, as for personal keys.
- * - A notification on channel `hogbase_project_changed`, with the project id as payload (`*` for all),
- *   whenever a row that shapes a project's remote config, flags, site apps or keys changes, whoever
- *   wrote it. Capture listens and drops what it cached for that project, instead of waiting for a TTL.
- *   Postgres delivers a notification at commit, once per distinct payload of a transaction.
+ * Remote-config settings (PostHog's names and defaults) and `project_secret_api_keys` (`phs_…`, kept as
+ * SHA-256). A change to any row shaping a project's cached config notifies `hogbase_project_changed`
+ * (payload: the project id, `*` for all), whoever wrote it, so capture drops its cache at commit.
  */
 export class AddRemoteConfigAndSecretKeys1764300000000 implements MigrationInterface {
   name = 'AddRemoteConfigAndSecretKeys1764300000000';

@@ -1,22 +1,13 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Global apps cross organizations only on the operator's word.
- *
- * - Configs of another organization's app keep a copy of what they enabled: the server entry's
- *   transpiled code, `site.ts` transpiled and the config schema (`code_pinned_at` set). They run
- *   that copy until their own admin upgrades them; the app's organization editing its code does
- *   not reach them. Configs that exist now are pinned to the code they run now.
- * - New organizations get INSTALL (6) instead of ROOT (9), and every organization at ROOT goes to
- *   INSTALL: ROOT only ever came from the column's default (the API never wrote it, and no tool
- *   did), the first organization of `npm start` included, so none of them was an operator's choice.
- *   The admin CLI's `set-plugins-access-level` raises one again.
- * - Apps made global by their organization stop being global: the instance operator marks an app
- *   global again with the admin CLI's `set-app-global`. Organizations with a config of such an app
- *   still see it (through the config) and keep running their pinned copy.
- *
- * NOTE: `down` restores the old default and ROOT for organizations at INSTALL, but not which apps
- * were global: that is not kept.
+ * Global apps cross organizations only on the operator's word:
+ * - a config of another organization's app runs a pinned copy (code, site.ts, config schema) until its
+ *   own admin upgrades it; existing configs are pinned to what they run now;
+ * - ROOT (9) only ever came from the column default, so every organization goes to INSTALL (6), the new
+ *   default; the admin CLI's `set-plugins-access-level` and `set-app-global` grant them again;
+ * - apps made global by their organization stop being global; configs keep their pinned copy.
+ * NOTE: `down` cannot restore which apps were global.
  */
 export class RestrictGlobalApps1764400000000 implements MigrationInterface {
   name = 'RestrictGlobalApps1764400000000';

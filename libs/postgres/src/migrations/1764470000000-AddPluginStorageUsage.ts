@@ -1,10 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * `meta.storage` budgets: each config's bytes in `plugin_storage` (key and value as text), kept by a
- * trigger as rows change, so that a write checks its config's budget by reading one row instead of
- * summing the config's rows each time. Existing rows are counted once here.
- */
+/** `meta.storage` budgets: each config's bytes, kept by a trigger so a write reads one row, not a sum. */
 export class AddPluginStorageUsage1764470000000 implements MigrationInterface {
   name = 'AddPluginStorageUsage1764470000000';
 

@@ -1,13 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A pinned config (another organization's app, `code_pinned_at` set) keeps the capabilities of its
- * copy of the code, taken with it: ingestion picks the projects whose apps it calls (`processEvent`,
- * `onEvent`, `composeWebhook`) by the code each config runs, and the app's current version may
- * export other methods than the pinned copy.
- *
- * NOTE: existing pins get the app's capabilities as they are now: the plugin keeps no history. A pin
- * whose code has changed since shows `code_update_available`, and its upgrade takes both again.
+ * A pinned config keeps its copy's capabilities: ingestion picks the apps it calls by the code each
+ * config runs. NOTE: existing pins take the app's current ones (no history is kept).
  */
 export class AddPinnedCapabilities1764480000000 implements MigrationInterface {
   name = 'AddPinnedCapabilities1764480000000';

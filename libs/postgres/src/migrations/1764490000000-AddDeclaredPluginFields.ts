@@ -1,14 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * What an app's API body says about it, kept apart from what its code was found to do:
- * `declared_capabilities` and `declared_metrics` are shown (and decide the collections the app is
- * listed in) until the app's code is inspected again, while `capabilities` and `metrics` stay the
- * inspection's, the only ones the apps runtime reads. `created_through` is the collection an app
- * was created through, which keeps showing it whatever its capabilities become.
- *
- * NOTE: existing rows keep their columns as they are; a body value written into `capabilities`
- * before this migration stays there until the app's next install, source edit or upgrade.
+ * What an app's API body declares (`declared_*`, shown until its code is inspected again) kept apart
+ * from what inspection found (`capabilities`, `metrics`: all the runtime reads); `created_through`
+ * keeps an app in its collection. NOTE: existing body values in `capabilities` stay until the next upgrade.
  */
 export class AddDeclaredPluginFields1764490000000 implements MigrationInterface {
   name = 'AddDeclaredPluginFields1764490000000';

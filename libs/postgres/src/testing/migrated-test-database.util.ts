@@ -5,9 +5,7 @@ import { openDataSource } from '../data-source.util';
 export interface MigratedTestDatabase {
   url: string;
   name: string;
-  /** A pool on the database, for the rows a test writes and the code under test. */
   pool: Pool;
-  /** Ends the pool and drops the database. */
   close(): Promise<void>;
 }
 

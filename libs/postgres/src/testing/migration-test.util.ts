@@ -15,16 +15,11 @@ export type PostgresEngine = (typeof POSTGRES_ENGINES)[number][1];
 
 export interface MigrationTestDatabase {
   url: string;
-  /** A plain client on the database, for the rows a test writes and reads around a migration. */
   client: Client;
-  /** Ends the client and removes the database. */
   stop: () => Promise<void>;
 }
 
-/**
- * A new database on `engine` with the schema as it was before `migration` (every migration when
- * none is named), and a client on it. An embedded one lives in `<tmpdir>/<tempPrefix>…`.
- */
+/** A new database on `engine` migrated up to before `migration` (all when none is named), with a client. */
 export async function startMigrationTestDatabase(
   engine: PostgresEngine,
   tempPrefix: string,

@@ -4,12 +4,11 @@ import path from 'node:path';
 import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../data-source.util';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded-postgres';
 
-/** The default bounds with `overrides`. */
 export function timeouts(overrides: Partial<PostgresTimeouts>): PostgresTimeouts {
   return { ...POSTGRES_TIMEOUTS, ...overrides };
 }
 
-/** Starts an embedded Postgres on a new data directory `<tmpdir>/<tempPrefix>…`; `stop()` also removes it. */
+/** An embedded Postgres on a new `<tmpdir>/<tempPrefix>…` data directory; `stop()` also removes it. */
 export async function startTemporaryEmbeddedPostgres(tempPrefix: string): Promise<EmbeddedPostgres> {
   const dataDir = await mkdtemp(path.join(tmpdir(), tempPrefix));
   const removeDataDir = () => rm(dataDir, { recursive: true, force: true });
