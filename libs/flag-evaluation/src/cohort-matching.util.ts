@@ -51,10 +51,7 @@ export class CohortMatcher {
     return cohort;
   }
 
-  /**
-   * PostHog builds the whole dependency graph before evaluating anything, so a missing or cyclic
-   * dependency fails the flag even where an OR would have been decided without it.
-   */
+  /** As PostHog: the whole graph first, so a missing or cyclic dependency fails even a decided OR. */
   private validateGraph(cohortId: number, path: Set<number>): void {
     if (this.validated.has(cohortId)) return;
     if (path.has(cohortId)) throw FlagEvaluationError.cohortCycle();

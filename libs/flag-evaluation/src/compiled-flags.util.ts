@@ -5,9 +5,8 @@ type Metadata = FlagEvaluationResult['metadata'];
 type Reason = FlagEvaluationResult['reason'];
 
 /**
- * A project's flags prepared once for many evaluations (capture keeps one per definitions version).
- * NOTE: the metadata and reason objects are shared by every answer, so they are frozen; that also
- * lets a serializer cache their JSON by identity.
+ * A project's flags prepared once for many evaluations. NOTE: metadata and reasons are shared by every
+ * answer, hence frozen, which also lets a serializer cache their JSON by identity.
  */
 export class CompiledFlags {
   /** Every non-deleted flag, in the given order. */

@@ -1,9 +1,6 @@
 import { parseRustFloat } from './json-repr.util';
 
-/**
- * `is_date_*` as PostHog's flags service reads dates (README). Instants are epoch nanoseconds, the
- * service's precision.
- */
+/** `is_date_*` as PostHog's flags service reads dates; instants are epoch nanoseconds, its precision. */
 
 const NANOS_PER_MILLI = 1_000_000n;
 const NANOS_PER_SECOND = 1_000_000_000n;
@@ -38,9 +35,8 @@ export function parsePropertyDate(value: unknown, options: DateMatchingOptions):
 }
 
 /**
- * A filter or person date string: relative (`-3d`, `3h`, `2m`, `1y`, under 10000 units), RFC 3339
- * with an offset, `YYYY-MM-DD` or `YYYY-MM-DD[T ]hh:mm[:ss[.f]]` in the project's timezone, and as
- * a last resort any other date text JavaScript can read (naive ones as UTC).
+ * Relative (under 10000 units), RFC 3339 with an offset, `YYYY-MM-DD[[T ]hh:mm[:ss[.f]]]` in the
+ * project's timezone, else any date text JavaScript can read (naive ones as UTC).
  */
 export function parseDateString(text: string, options: DateMatchingOptions): bigint | undefined {
   const relative = parseRelativeDate(text, options);
@@ -78,9 +74,8 @@ export function parseDateString(text: string, options: DateMatchingOptions): big
 }
 
 /**
- * `-7d`, `3h`, `2w`, `1m`, `1y` (a sign is optional and ignored: always back in time), counted on
- * the project's wall clock. Months and years clamp the day one step at a time, like Python's
- * relativedelta as PostHog applies it.
+ * `-7d`, `3h`, `2w`, `1m`, `1y` (any sign: always back in time) on the project's wall clock; months
+ * and years clamp the day one step at a time, like relativedelta as PostHog applies it.
  */
 export function parseRelativeDate(text: string, options: DateMatchingOptions): bigint | undefined {
   const match = RELATIVE_DATE.exec(text);
@@ -149,9 +144,8 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /**
- * A Unix timestamp in seconds as the flags service reads it: whole seconds floored, the fraction
- * rounded to nanoseconds (a negative fraction saturates to 0, NaN reads as the epoch, as Rust's
- * float-to-int casts do), out of chrono's range is no date.
+ * Unix seconds as the flags service reads them: floored, the fraction rounded to nanoseconds (Rust's
+ * casts: a negative fraction saturates to 0, NaN is the epoch); out of chrono's range is no date.
  */
 export function fromFloatTimestamp(seconds: number): bigint | undefined {
   if (Number.isNaN(seconds)) return 0n;
@@ -188,10 +182,7 @@ function toNanos(millis: number, fraction: string | undefined): bigint {
   return BigInt(millis) * NANOS_PER_MILLI + fractionNanos(fraction);
 }
 
-/**
- * The instant of a wall-clock time in a timezone. On a fall-back overlap the earlier instant wins;
- * a spring-forward gap has none (both as chrono's `from_local_datetime` is used by PostHog).
- */
+/** As chrono's `from_local_datetime` in PostHog: an overlap takes the earlier instant, a gap has none. */
 export function zonedToInstant(
   wallClockMillis: number,
   subMilliNanos: bigint,

@@ -4,10 +4,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 
 export type Properties = Readonly<Record<string, unknown>>;
 
-/**
- * `OperatorType` of `rust/feature-flags/src/properties/property_models.rs` (and
- * `FEATURE_FLAG_SUPPORTED_OPERATORS` of `posthog/api/feature_flag.py`).
- */
+/** `OperatorType` of PostHog's `rust/feature-flags/src/properties/property_models.rs`. */
 export const FLAG_PROPERTY_OPERATORS = [
   'exact',
   'is_not',
@@ -68,10 +65,7 @@ export interface FlagConditionGroup {
   /** Missing or null means 100. */
   rollout_percentage?: number | null;
   variant?: string | null;
-  /**
-   * Per-condition aggregation (mixed targeting). Absent means the flag's; an explicit null means
-   * person aggregation even on a group flag.
-   */
+  /** Absent means the flag's aggregation; an explicit null means persons, even on a group flag. */
   aggregation_group_type_index?: number | null;
 }
 
@@ -131,10 +125,7 @@ export interface CohortDefinition {
 
 export interface EvaluationContext {
   distinctId: string;
-  /**
-   * The person's stored properties merged with any the request sent (request wins). The evaluator
-   * adds `distinct_id` and the missing `$initial_*` copies itself, as PostHog's flags service does.
-   */
+  /** Stored merged with the request's (request wins); the evaluator adds `distinct_id` and `$initial_*`. */
   personProperties?: Properties;
   /** Group type name → group key. */
   groups?: Readonly<Record<string, string | number>>;

@@ -16,7 +16,7 @@ import { CompiledFlags, ownValue, sharedReason } from './compiled-flags.util';
 import { disabledResult, failedResult, missingDependencyResult, type MatchReason } from './flag-result.util';
 import { withInitialProperties } from './person-properties.util';
 
-// `get_match` of `rust/feature-flags/src/flags/flag_matching.rs`, step by step (the README's order).
+// `get_match` of `rust/feature-flags/src/flags/flag_matching.rs`, step by step.
 
 /** `FeatureFlagMatchReason::score`: the higher reason wins among non-matches. */
 const REASON_SCORE: Record<MatchReason, number> = {
@@ -87,7 +87,6 @@ export function evaluateFlags(
     visit(flag);
   }
   if (!wanted) return results;
-  // Dependencies evaluated along the way are not part of the answer.
   return Object.fromEntries(Object.entries(results).filter(([key]) => wanted.has(key)));
 }
 
@@ -200,7 +199,6 @@ class EvaluationRequest {
       if (matches) {
         const override = condition.variant;
         const variants = filters.multivariate?.variants ?? [];
-        // Without variants there is nothing to place, so no variant hash to compute.
         const variant =
           override && variants.some((candidate) => candidate.key === override)
             ? override

@@ -3,10 +3,9 @@ import { hash } from 'node:crypto';
 import type { FlagVariant } from './flag-definition.types';
 
 /**
- * `calculate_hash` of `rust/feature-flags/src/flags/flag_matching_utils.rs`: SHA-1, the first 15
- * hex digits over 0xFFFFFFFFFFFFFFF. TRICKY: 60 bits do not fit a double; every PostHog SDK rounds
- * to one first and the divisor rounds to 2^60, as `parseInt` (exact for radix 16) and this do.
- * NOTE: one-shot `hash()` to hex, far cheaper than `createHash()` and a BigInt on the `/flags` path.
+ * `calculate_hash` of `rust/feature-flags/src/flags/flag_matching_utils.rs`: SHA-1's first 15 hex
+ * digits over 0xFFFFFFFFFFFFFFF. TRICKY: SDKs round the 60 bits to a double and the divisor to 2^60,
+ * as `parseInt` and this do. One-shot `hash()` spares `createHash()` and a BigInt on `/flags`.
  */
 export function calculateHash(prefix: string, identifier: string, salt = ''): number {
   const digest = hash('sha1', `${prefix}${identifier}${salt}`);

@@ -1,16 +1,14 @@
 /**
- * How PostHog's flags service turns a JSON value into the string it compares: a string as is,
- * anything else as compact JSON (`serde_json::to_string`). Numbers, arrays and objects therefore
- * compare by their JSON text: `5` matches `"5"`, `[1,2]` is `"[1,2]"`.
+ * The string PostHog's flags service compares: a string as is, anything else as compact JSON
+ * (`serde_json::to_string`), so `5` matches `"5"` and `[1,2]` is `"[1,2]"`.
  */
 export function stringRepresentation(value: unknown): string {
   return typeof value === 'string' ? value : serializeJson(value);
 }
 
 /**
- * Compact JSON as serde_json writes it: no spaces, object keys in code point order (its map is a
- * BTreeMap), integers as integers and other numbers in Rust's shortest float form (`1.5`,
- * `1e-7`, `1.0` for an integral float is unknowable here: a parsed `5.0` is the number 5).
+ * As serde_json writes it: no spaces, keys in code point order (a BTreeMap), integers as integers,
+ * other numbers in Rust's float form (a parsed `5.0` is the number 5 here, so never `5.0`).
  */
 export function serializeJson(value: unknown): string {
   if (value === null || value === undefined) return 'null';
@@ -39,16 +37,14 @@ export function formatJsonNumber(value: number): string {
 }
 
 /**
- * Rust's `ryu` layout of a float's shortest digits: plain notation while the decimal point sits
- * between 4 places left of the first digit and 16 right of it, scientific (`1.5e-7`, `1e30`)
- * outside. JavaScript's own cut-offs differ (`1e-7` vs `0.0000015`), so only its digits are used.
+ * Rust's `ryu` layout: plain while the point sits from 4 left of the first digit to 16 right of it,
+ * else scientific (`1.5e-7`); JavaScript's cut-offs differ, so only its digits are used.
  */
 export function formatRustFloat(value: number): string {
   const sign = value < 0 ? '-' : '';
   const [mantissa, exponentText] = Math.abs(value).toExponential().split('e');
   const digits = mantissa.replace('.', '');
   const exponent = Number(exponentText);
-  // Position of the decimal point relative to the start of the digits.
   const point = exponent + 1;
   if (point > 0 && point <= 16) {
     if (digits.length <= point) return `${sign}${digits}${'0'.repeat(point - digits.length)}.0`;
@@ -70,10 +66,7 @@ function compareCodePoints(left: string, right: string): number {
   return leftPoints.length - rightPoints.length;
 }
 
-/**
- * Rust's `str::parse::<f64>`: optional sign, digits with an optional point and exponent, or
- * `inf`/`infinity`/`nan` in any case; no surrounding whitespace. Undefined when it is not one.
- */
+/** Rust's `str::parse::<f64>` (`inf`/`nan` in any case, no whitespace); undefined when not a float. */
 export function parseRustFloat(text: string): number | undefined {
   const match = /^([+-]?)(?:(inf|infinity|nan)|(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))$/i.exec(
     text,

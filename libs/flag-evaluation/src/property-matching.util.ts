@@ -14,8 +14,8 @@ import {
 } from './semver-matching.util';
 
 /**
- * `match_property` of `rust/feature-flags/src/properties/property_matching.rs`, on complete
- * properties: a missing one matches only the negative operators (README).
+ * `match_property` of `rust/feature-flags/src/properties/property_matching.rs`: a missing property
+ * matches only the negative operators.
  */
 export function matchProperty(
   filter: FlagProperty,

@@ -1,10 +1,9 @@
 import { RE2JSException, RE2JSSyntaxException, RE2Set } from 're2js';
 
 /**
- * SECURITY: flag regexes run on RE2 (re2js), linear in the text whatever the pattern: the text is
- * what an SDK sends with the public token, and a backtracking engine would let anyone hold the
- * process. Linear is still `text length × program size`, so both are bounded (README); the DFA
- * budget keeps each cached pattern's lazily built DFA small (a one-pattern RE2Set sets it).
+ * SECURITY: the text comes from anyone with the public token, so regexes run on RE2 (linear, no
+ * backtracking) and both factors of `text length × program size` are bounded; the DFA budget keeps
+ * each cached pattern's lazy DFA small (only an RE2Set takes one).
  */
 export const MAX_REGEX_SUBJECT_LENGTH = 4_096;
 export const MAX_REGEX_PROGRAM_SIZE = 5_000;
@@ -62,9 +61,8 @@ export function flagRegexProblem(pattern: string): string | undefined {
 }
 
 /**
- * An unanchored search, as Rust's `Regex::find`: whether the pattern matches anywhere in the text.
- * Undefined when it cannot say: the pattern does not compile or is too large, or the text is longer
- * than MAX_REGEX_SUBJECT_LENGTH.
+ * An unanchored search, as Rust's `Regex::find`; undefined when the pattern does not compile or is
+ * too large, or the text is longer than MAX_REGEX_SUBJECT_LENGTH.
  */
 export function regexFind(pattern: string, haystack: string): boolean | undefined {
   if (haystack.length > MAX_REGEX_SUBJECT_LENGTH) return undefined;

@@ -120,10 +120,7 @@ function compareIdentifiers(left: string, right: string): number {
   return left < right ? -1 : left > right ? 1 : 0;
 }
 
-/**
- * A `semver::VersionReq`: comma-separated comparators (`~1.2.3`, `^1.2`, `1.2.x`, `>=1.0`), with
- * a bare version meaning caret. Undefined when the text is not a requirement.
- */
+/** A `semver::VersionReq` (comma-separated, a bare version means caret); undefined when not one. */
 export function parseVersionRequirement(text: string): Comparator[] | undefined {
   const trimmed = text.trim();
   if (trimmed === '*' || trimmed === 'x' || trimmed === 'X') return [];

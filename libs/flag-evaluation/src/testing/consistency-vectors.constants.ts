@@ -1,9 +1,7 @@
 /**
- * Expected results for `distinct_id_0` … `distinct_id_999`, transcribed from the consistency tests
- * every PostHog SDK shares ("These tests are common between all libraries doing local evaluation of
- * feature flags"): PostHog/posthog-python posthog/test/test_feature_flags.py
- * `test_simple_flag_consistency` and `test_multivariate_flag_consistency` (the same lists are in
- * PostHog/posthog posthog/models/feature_flag/test/test_flag_matching.py).
+ * Expected results for `distinct_id_0` … `distinct_id_999`, from the consistency tests every PostHog
+ * SDK shares: `test_simple_flag_consistency` and `test_multivariate_flag_consistency` of
+ * PostHog/posthog-python `posthog/test/test_feature_flags.py`.
  */
 
 /** `simple-flag`, one condition, rollout 45%: 1 = enabled. */
@@ -20,10 +18,7 @@ export const SIMPLE_FLAG_RESULTS = [
   '1110000111101101010100001111001011000000101011001111001011001110100110001001000111101010101001001011',
 ].join('');
 
-/**
- * `multivariate-flag`, rollout 55%, variants first 50 / second 20 / third 20 / fourth 5 / fifth 5:
- * 0 = disabled, n = the n-th variant.
- */
+/** `multivariate-flag`, rollout 55%, variants 50/20/20/5/5: 0 = disabled, n = the n-th variant. */
 export const MULTIVARIATE_FLAG_RESULTS = [
   '2210021000130121004103000111111303210300120112010011121022321012401110120300000015021203300003001103',
   '3032300210010000111000110110000000001111211120212102201000310010000100000001131100100520201315300400',

@@ -16,11 +16,8 @@ parentPort.postMessage(workerData.cases.map((c) => matchProperty(c.filter, c.pro
 `;
 
 /**
- * `matchProperty` over the cases in a worker thread, stopped at the deadline. A regex that
- * backtracks blocks its thread: run in the test's own thread it would hang Jest, whose timeout
- * cannot interrupt synchronous code; here it becomes a failure naming the deadline.
- *
- * `module` is the property-matching source to load (this tree's by default).
+ * `matchProperty` in a worker stopped at the deadline: a backtracking regex would hang Jest, whose
+ * timeout cannot interrupt synchronous code. `module`: the property-matching source (this tree's).
  */
 export function matchWithDeadline(
   cases: MatchCase[],

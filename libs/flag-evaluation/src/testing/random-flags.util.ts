@@ -9,11 +9,9 @@ import type {
 } from '../flag-definition.types';
 
 /**
- * Random flags, cohorts and persons for the parity test against posthog-node. Values stay inside
- * the domain where PostHog's flags service and posthog-node's local evaluation agree by design:
- * no integers compared as text (the SDK cannot tell 5 from 5.0 and gives up), numeric strings in
- * canonical form for gt/lt, ISO dates with an offset, versions without pre-release or leading
- * zeros, ASCII regexes. Where the two differ on purpose, the fixed tests pin PostHog's server.
+ * Random flags, cohorts and persons for the parity test against posthog-node, kept where it and
+ * PostHog's flags service agree by design: no integers compared as text, canonical numeric strings,
+ * ISO dates with an offset, plain versions, ASCII regexes. The fixed tests pin where they differ.
  */
 
 /** mulberry32: small, fast, and reproducible from a printed seed. */
