@@ -1,14 +1,10 @@
-/**
- * Timestamps travel as ISO 8601 (capture, Kafka) but ClickHouse's DateTime64 text format is
- * `YYYY-MM-DD hh:mm:ss.ffffff`. JavaScript's Date keeps milliseconds only, so the fraction is
- * carried over digit by digit instead of going through Date, and microseconds survive.
- */
+// Date keeps milliseconds only: the fraction is carried over digit by digit, so microseconds survive.
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 const CLICKHOUSE_DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
 
-// DateTime64's range; ClickHouse clamps values outside it silently, so we refuse them instead.
+// DateTime64's range; ClickHouse clamps values outside it silently, so they are refused instead.
 const MIN_YEAR = 1900;
 const MAX_YEAR = 2299;
 
@@ -22,12 +18,7 @@ function pad(value: number, width: number): string {
   return String(value).padStart(width, '0');
 }
 
-/**
- * Converts an ISO 8601 timestamp (any offset, any fraction length) or a Date to the UTC text that
- * a `DateTime64(6, 'UTC')` column accepts: `YYYY-MM-DD hh:mm:ss.ffffff`. A value without an offset
- * is read as UTC. Digits past the sixth fractional one are truncated, as ClickHouse does.
- * Throws a RangeError for anything else, or a year outside DateTime64's range (1900–2299).
- */
+/** No offset reads as UTC; past six digits the fraction is truncated. RangeError outside 1900–2299. */
 export function toClickHouseDateTime64(value: string | Date): string {
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new RangeError('Invalid Date');
@@ -50,8 +41,8 @@ export function toClickHouseDateTime64(value: string | Date): string {
   if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
     throw new RangeError(`Not a valid date and time: ${JSON.stringify(value)}`);
   }
-  // TRICKY: Date.UTC maps years 0-99 to 1900-1999, so a local year far out of range is refused
-  // before it gets there; the UTC year is checked exactly below (an offset may cross New Year).
+  // TRICKY: Date.UTC maps years 0-99 to 1900-1999, so a far-out local year is refused before it;
+  // the UTC year is checked below (an offset may cross New Year).
   if (y < MIN_YEAR - 1 || y > MAX_YEAR + 1) throw outOfRange(value);
   const offsetMinutes = parseOffsetMinutes(offset, value);
   const utcMillis = Date.UTC(y, mo - 1, d, h, mi, s) - offsetMinutes * 60_000;
@@ -65,10 +56,6 @@ export function toClickHouseDateTime64(value: string | Date): string {
   );
 }
 
-/**
- * The reverse: a UTC DateTime/DateTime64 text value as ClickHouse prints it, to ISO 8601 with the
- * same fraction (`2024-01-02T03:04:05.123456Z`, or without a fraction for a plain DateTime).
- */
 export function fromClickHouseDateTime64(value: string): string {
   const match = CLICKHOUSE_DATETIME.exec(value);
   if (!match) throw new RangeError(`Not a ClickHouse DateTime value: ${JSON.stringify(value)}`);
@@ -84,24 +71,17 @@ function daysInMonth(year: number, month: number): number {
 
 const ZERO = 48;
 const NINE = 57;
-/** `YYYY-MM-DDThh:mm:ss.f…` with a 0 for each digit: what fromPlainUtc reads before the final Z. */
 const PLAIN_UTC_SHAPE = '0000-00-00T00:00:00.000000000';
 
-/** The number the digits of `value` from `start` to `end` (exclusive) spell. */
 function digitsAt(value: string, start: number, end: number): number {
   let number = 0;
   for (let index = start; index < end; index += 1) number = number * 10 + value.charCodeAt(index) - ZERO;
   return number;
 }
 
-/**
- * UTC as capture and `Date#toISOString` write it (`YYYY-MM-DDThh:mm:ss[.f{1,9}]Z`), nearly every
- * timestamp ingestion sees: converted by its characters, without a regex or a Date. Undefined for
- * anything else, or a date and time DateTime64 does not store; the general path says what is wrong.
- */
+/** The shape `Date#toISOString` writes, nearly every timestamp, without a regex or a Date; else undefined. */
 function fromPlainUtc(value: string): string | undefined {
   const { length } = value;
-  // 20: no fraction; 22 to 30: a dot and 1 to 9 digits.
   const plainLength = length === 20 || (length >= 22 && length <= 30);
   if (!plainLength || value.charCodeAt(length - 1) !== 90 /* Z */) return undefined;
   for (let index = 0; index < length - 1; index += 1) {

@@ -21,32 +21,16 @@ import { assertDatabaseName } from './sql-identifier.util';
 export type { ClickHouseClient } from '@clickhouse/client';
 
 export interface ClickHouseConnectionConfig {
-  /** HTTP(S) URL of a ClickHouse server. When absent, the embedded chDB engine is used. */
   url?: string;
   username?: string;
   password?: string;
-  /**
-   * The database this client works in. The HTTP connection uses it for unqualified names; the chDB
-   * connection has no per-client default database, so every query in this lib names
-   * `<database>.<table>` explicitly and works the same on both.
-   */
+  /** chDB has no per-client default database, so every query here names `<database>.<table>`. */
   database: string;
-  /** chDB data directory. Required for the first embedded client of the process, optional after. */
   dataPath?: string;
 }
 
-/**
- * Applied to every query on both engines, so that results have one shape whatever the connection.
- *
- * - `output_format_json_quote_64bit_integers`: a ClickHouse server quotes (U)Int64 in JSON formats
- *   by default and chDB does not. We quote on both: `count()`, `team_id` and offsets come back as
- *   decimal strings, never as numbers that silently lose precision past 2^53. Callers convert
- *   (`Number(row.count)`) where the value is known to be small.
- * - `async_insert`: chDB enables it by default. Ingestion commits Kafka offsets only after the
- *   insert, so an insert must be written when it returns, not buffered.
- * - `date_time_output_format`: DateTime64 come back as `YYYY-MM-DD hh:mm:ss.ffffff` (UTC columns),
- *   the same format we insert.
- */
+// One result shape on both engines: 64-bit integers as strings (chDB does not quote them), inserts
+// written when they return (chDB enables `async_insert`), DateTime64 in the format rows are written in.
 export const CLICKHOUSE_DEFAULT_SETTINGS: ClickHouseSettings = {
   output_format_json_quote_64bit_integers: 1,
   async_insert: 0,
@@ -58,16 +42,7 @@ interface EmbeddedEngine {
   openClients: number;
 }
 
-/**
- * TRICKY: libchdb binds ONE data directory per process. Every embedded client therefore opens its
- * own native connection on the same path (connections on one path coexist and run in parallel),
- * and this registry refuses a second path instead of letting the native layer fail later with a
- * less helpful message. Closing one client closes only its connection; the path is released when
- * the last embedded client is closed.
- *
- * NOTE: under Jest each test file gets a fresh module registry while the native engine stays
- * per worker process, so tests use one data path per worker and isolate by database name.
- */
+/** TRICKY: libchdb binds one data directory per process: a second one is refused here, not deep inside. */
 let embeddedEngine: EmbeddedEngine | undefined;
 
 interface ChdbModules {
@@ -75,10 +50,7 @@ interface ChdbModules {
   createChdbConnection: typeof import('chdb/connection').createChdbConnection;
 }
 
-/**
- * chDB is loaded on first use, not with this module: loading it maps a ~500 MB native engine, which
- * a process talking to a ClickHouse server never needs, and the container image may leave it out.
- */
+/** Loaded on first use: a ~500 MB native engine a process talking to a server never needs. */
 function loadChdb(): ChdbModules {
   try {
     /* eslint-disable @typescript-eslint/no-require-imports -- a synchronous, deferred load */
@@ -93,11 +65,9 @@ function loadChdb(): ChdbModules {
     );
   }
 }
-/** The embedded clients open, so that closing the last one releases the engine's data path. */
 const embeddedClients = new WeakSet<ClickHouseClient>();
 
 export class ClickHouseEngineError extends Error {
-  /** `CHDB_CONNECTION` when chDB could not open its data path (as chDB's own error says). */
   readonly code: string | undefined;
 
   constructor(message: string, options?: { cause: unknown; code?: string }) {
@@ -109,10 +79,7 @@ export class ClickHouseEngineError extends Error {
 
 const MIN_FREE_BYTES = 64 * 1024 * 1024;
 
-/**
- * Why chDB most likely could not open `dataPath`: its own error says only `Failed to create
- * connection` (the cause goes to stderr), so the directory is examined.
- */
+/** chDB's own error says only `Failed to create connection`, so the directory is examined. */
 function openFailureCause(dataPath: string): string {
   try {
     const { bavail, bsize } = statfsSync(dataPath);
@@ -131,7 +98,6 @@ function openFailureCause(dataPath: string): string {
   return 'another process may have it open (chDB admits one process per data path), or its files may be damaged';
 }
 
-/** The data path the embedded engine of this process is bound to, if an embedded client is open. */
 export function embeddedClickHouseDataPath(): string | undefined {
   return embeddedEngine?.dataPath;
 }
@@ -140,7 +106,6 @@ export function isEmbeddedClickHouse(client: ClickHouseClient): boolean {
   return embeddedClients.has(client);
 }
 
-/** chDB's raw insert on `connection`, failing with ClickHouse's errors (parseError) as the client does. */
 function rawInsertOn(connection: ChdbConnection): EmbeddedRawInsert {
   return async (params) => {
     try {
@@ -154,17 +119,11 @@ function rawInsertOn(connection: ChdbConnection): EmbeddedRawInsert {
   };
 }
 
-/** A client, and the way event rows reach its engine: chosen here, where the engine is known. */
 export interface OpenedClickHouse {
   client: ClickHouseClient;
-  /** The events table of the config's database, written as this engine takes rows best. */
   events: EventsWriter;
 }
 
-/**
- * createClickHouse, with the events writer of the engine it opened: the client's insert on a
- * server, chDB's raw insert on the embedded engine.
- */
 export function openClickHouse(config: ClickHouseConnectionConfig): OpenedClickHouse {
   assertDatabaseName(config.database);
   if (config.url) {
@@ -182,10 +141,6 @@ export function openClickHouse(config: ClickHouseConnectionConfig): OpenedClickH
   return { client, events: embeddedEventsWriter(rawInsertOn(connection), config.database) };
 }
 
-/**
- * A `@clickhouse/client` client: HTTP to the server at `url`, or the in-process chDB engine under
- * `dataPath`. The SQL is the same for both; close it with `closeClickHouse`.
- */
 export function createClickHouse(config: ClickHouseConnectionConfig): ClickHouseClient {
   return openClickHouse(config).client;
 }
@@ -207,7 +162,7 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): {
         `(and isolate by database name), or close every embedded client first.`,
     );
   }
-  // Owner only: the events are there. (Files chDB creates inside follow the process umask.)
+  // Owner only: the events are there.
   mkdirSync(requested, { recursive: true, mode: 0o700 });
   const chdb = loadChdb();
   let connection: ChdbConnection;
@@ -222,9 +177,8 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): {
     );
   }
   const client = createClient({
-    // NOTE: chdb/connection implements the Connection of @clickhouse/client-common 1.23.0, which the
-    // client now vendors as its own copy: the same contract, but the settings types have drifted
-    // by a few keys, so the compiler sees two unrelated types.
+    // NOTE: chdb/connection implements @clickhouse/client-common 1.23.0's Connection, which the client
+    // vendors as its own copy with a few drifted settings keys: the same contract, unrelated types.
     connection: connection as unknown as ClickHouseClientConfigOptions['connection'],
     database: config.database,
     application: 'hogbase',
@@ -236,10 +190,6 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): {
   return { client, connection };
 }
 
-/**
- * Closes one client. For chDB this closes that client's own connection only: other clients on the
- * shared engine keep working. Safe to call twice.
- */
 export async function closeClickHouse(client: ClickHouseClient): Promise<void> {
   if (!embeddedClients.delete(client)) {
     await client.close();
@@ -249,8 +199,7 @@ export async function closeClickHouse(client: ClickHouseClient): Promise<void> {
   if (!embeddedEngine) return;
   embeddedEngine.openClients -= 1;
   if (embeddedEngine.openClients > 0) return;
-  // close() defers the native teardown while an aborted query is still running; the engine only
-  // lets go of its data path (so another one may be opened) once that has finished.
+  // close() defers the native teardown while an aborted query runs; the data path is free only after.
   await loadChdb().drainPending();
   if (embeddedEngine?.openClients === 0) embeddedEngine = undefined;
 }

@@ -2,7 +2,7 @@ import { EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
 
 export type EventColumn = (typeof EVENTS_TABLE_COLUMNS)[number];
 
-/** The columns every row carries; each of the others a row may leave out, for its default. */
+/** Each of the others a row may leave out, for its default. */
 const REQUIRED_COLUMNS: ReadonlySet<string> = new Set([
   'uuid',
   'event',
@@ -18,11 +18,8 @@ const OPTIONAL_COLUMNS = EVENTS_TABLE_COLUMNS.filter((column) => !REQUIRED_COLUM
 
 const OPTIONAL_BIT = new Map<string, number>(OPTIONAL_COLUMNS.map((column, index) => [column, 1 << index]));
 
-/** Rows that carry the same columns, as one TabSeparated body. */
 export interface EventsTsv {
-  /** The body's columns in table order. */
   columns: EventColumn[];
-  /** One line per row, each ending with a newline. */
   body: string;
   rows: number;
 }
@@ -31,19 +28,12 @@ const SPECIAL = /[\\\t\n\r]/;
 const SPECIAL_ALL = /[\\\t\n\r]/g;
 const ESCAPED: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/**
- * A string as a TabSeparated field: a backslash, tab, newline or carriage return is written as its
- * escape sequence, everything else as is. (Written raw, a backslash would start an escape, a tab
- * or newline end the field.)
- */
+/** Written raw, a backslash would start an escape, a tab or newline end the field. */
 export function escapeTsvField(value: string): string {
   return SPECIAL.test(value) ? value.replace(SPECIAL_ALL, (char) => ESCAPED[char]) : value;
 }
 
-/**
- * Which optional columns the row carries, one bit each, in one pass over its fields. A field the
- * table does not have is an error (a misspelt column must not be dropped silently).
- */
+/** One bit per optional column. A misspelt column is an error, never dropped silently. */
 function shapeOf(row: EventRow): number {
   let shape = 0;
   for (const key in row) {
@@ -61,15 +51,8 @@ function fieldOf(value: EventRow[EventColumn]): string {
   return typeof value === 'string' ? escapeTsvField(value) : String(value);
 }
 
-/**
- * Event rows as ClickHouse TabSeparated input, one body per set of columns the rows carry (in
- * first-seen order), so that a column a row leaves out still takes its default. Ingestion's rows
- * all carry the same columns: one body.
- *
- * Why not JSONEachRow: the JSON columns (`properties`, `person_properties`) are strings holding
- * JSON, and a JSON row would escape every quote in them, which ClickHouse then unescapes; here
- * they go as written.
- */
+// One body per set of columns, so a left-out column takes its default. Not JSONEachRow: it would
+// escape every quote of the JSON-in-string columns, which ClickHouse then unescapes.
 export function eventRowsAsTsv(rows: readonly EventRow[]): EventsTsv[] {
   const byShape = new Map<number, { columns: EventColumn[]; lines: string[] }>();
   for (const row of rows) {

@@ -4,42 +4,29 @@ import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { assertClusterName, assertDatabaseName } from './sql-identifier.util';
 
-/**
- * ClickHouse schema changes are numbered SQL files, `NNN-verb-object.sql`, shipped beside this
- * module in `migrations/single-node/` and `migrations/cluster/` (the same versions in both). The
- * runner records what it applied, with a checksum, in `<database>.schema_migrations`.
- *
- * ClickHouse has no transactions and no locks, so safety against a second process running the
- * same migrations at the same moment lives in the statements: every statement is idempotent
- * (`CREATE ... IF NOT EXISTS`, `ADD COLUMN IF NOT EXISTS`, ...), the bookkeeping table collapses
- * duplicate records, and the runner re-reads what is recorded before each migration and after
- * the last. A test checks that every shipped statement is of the idempotent kind.
- */
+// No transactions or locks in ClickHouse: concurrent migrations are safe because every statement is
+// idempotent (a test checks), duplicate records collapse, and records are re-read before each and after.
 export const CLICKHOUSE_MIGRATIONS_DIR = path.join(__dirname, '../migrations');
 
 export type ClickHouseMigrationVariant = 'single-node' | 'cluster';
 
 export interface ClickHouseMigration {
   version: number;
-  /** The file name, e.g. `001-create-events.sql`. */
   name: string;
-  /** sha256 of the file as written (before placeholders are filled in), hex. */
+  /** sha256 (hex) of the file as written, before placeholders are filled in. */
   checksum: string;
   sql: string;
 }
 
 export interface MigrateClickHouseOptions {
   database: string;
-  /** A cluster name from the servers' `remote_servers`: the cluster variant runs `ON CLUSTER` it. */
+  /** The cluster variant runs `ON CLUSTER` it. */
   cluster?: string;
-  /** Folder holding `single-node/` and `cluster/`; the shipped migrations by default. */
   migrationsDir?: string;
 }
 
 export interface MigrateClickHouseResult {
-  /** Names of the migrations this call applied, in order. */
   applied: string[];
-  /** Names of the migrations that were already recorded (by an earlier run or another process). */
   alreadyApplied: string[];
 }
 
@@ -53,7 +40,6 @@ export class ClickHouseMigrationError extends Error {
 const MIGRATION_FILE = /^(\d{3,})-[a-z0-9]+(?:-[a-z0-9]+)*\.sql$/;
 const MIGRATIONS_TABLE = 'schema_migrations';
 
-/** Reads one variant's migration files, sorted by version. */
 export async function loadClickHouseMigrations(
   variant: ClickHouseMigrationVariant,
   migrationsDir: string = CLICKHOUSE_MIGRATIONS_DIR,
@@ -81,12 +67,8 @@ export async function loadClickHouseMigrations(
   return migrations.sort((left, right) => left.version - right.version);
 }
 
-/**
- * Fills in the placeholders and splits a migration into statements. Statements end with `;` at
- * the end of a line; whole-line `--` comments are dropped. Placeholders:
- * `{database}`, `{on_cluster}` (`ON CLUSTER '<name>'`, or nothing on a single node) and
- * `{cluster_name}`. Server macros such as `{shard}` and `{replica}` are left for ClickHouse.
- */
+// Statements end with `;` at the end of a line; whole-line `--` comments are dropped. Server macros
+// such as `{shard}` and `{replica}` are left for ClickHouse.
 export function renderClickHouseMigration(
   sql: string,
   target: { database: string; cluster?: string },
@@ -118,8 +100,7 @@ function migrationsTableSql(database: string, cluster: string | undefined): stri
     checksum String,
     applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
   )`;
-  // NOTE: on a cluster the record must be visible from every node, whichever node ran the
-  // migration, so it is one replicated table across all shards (no {shard} in the path).
+  // One replicated table across all shards (no {shard}): the record is visible from every node.
   const engine = cluster
     ? `ReplicatedReplacingMergeTree('/clickhouse/tables/${database}/${MIGRATIONS_TABLE}', '{replica}', applied_at)`
     : 'ReplacingMergeTree(applied_at)';
@@ -130,7 +111,7 @@ function migrationsTableSql(database: string, cluster: string | undefined): stri
 interface AppliedMigration {
   version: number;
   name: string;
-  /** Every checksum recorded for the version; more than one means two different files ran. */
+  /** More than one means two different files ran. */
   checksums: string[];
 }
 
@@ -138,7 +119,6 @@ async function readApplied(
   client: ClickHouseClient,
   database: string,
 ): Promise<Map<number, AppliedMigration>> {
-  // Not FINAL: grouping sees every record, including duplicates a merge has not collapsed yet.
   const result = await client.query({
     query: `SELECT version, any(name) AS name, groupUniqArray(checksum) AS checksums
             FROM ${database}.${MIGRATIONS_TABLE} GROUP BY version`,
@@ -157,11 +137,7 @@ function assertUnchanged(migration: ClickHouseMigration, applied: AppliedMigrati
   );
 }
 
-/**
- * Creates the database and applies the pending migrations in order: the single-node variant, or
- * the cluster variant `ON CLUSTER` when a cluster is given. Refuses to run when a file that was
- * applied has changed since. Safe to run again and from several processes at once.
- */
+/** Refuses to run when an applied file has changed. Safe to run again, from several processes at once. */
 export async function migrateClickHouse(
   client: ClickHouseClient,
   options: MigrateClickHouseOptions,
@@ -178,7 +154,6 @@ export async function migrateClickHouse(
   });
   await client.command({ query: migrationsTableSql(database, cluster) });
 
-  // Refuse before changing anything when an applied file was edited.
   let applied = await readApplied(client, database);
   for (const migration of migrations) {
     const record = applied.get(migration.version);
@@ -188,7 +163,6 @@ export async function migrateClickHouse(
   const result: MigrateClickHouseResult = { applied: [], alreadyApplied: [] };
   for (const migration of migrations) {
     if (!applied.has(migration.version)) {
-      // Another process may have applied it since we last looked.
       applied = await readApplied(client, database);
     }
     const record = applied.get(migration.version);
@@ -217,7 +191,6 @@ export async function migrateClickHouse(
     result.applied.push(migration.name);
   }
 
-  // A process running different files at the same moment would have recorded another checksum.
   applied = await readApplied(client, database);
   for (const migration of migrations) {
     const record = applied.get(migration.version);
@@ -231,10 +204,7 @@ export async function migrateClickHouse(
   return result;
 }
 
-/**
- * Names of the migrations not yet recorded in `<database>.schema_migrations`, in order: all of
- * them before the first run. Reads only, so a process may wait on it while another one migrates.
- */
+/** Reads only, so a process may wait on it while another one migrates. */
 export async function pendingClickHouseMigrations(
   client: ClickHouseClient,
   options: MigrateClickHouseOptions,

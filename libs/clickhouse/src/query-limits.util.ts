@@ -1,34 +1,15 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
 
-/**
- * Bounds on one query the product runs on a user's behalf (an events listing, a batch-export run
- * with the member's `hogql_query`): whatever the user wrote, it ends as an error the caller can
- * explain, not as a server that ran out of memory or a query that never ends.
- */
+/** Bounds on a query run on a user's behalf: it ends as an error the caller can explain. */
 export interface QueryLimits {
-  /** Seconds the query may run (`max_execution_time`). */
   maxExecutionSeconds: number;
-  /**
-   * Bytes of memory it may use (`max_memory_usage`). Sorts and aggregations spill to disk past
-   * half of it instead of failing. NOTE: on chDB the whole result is built in memory before the
-   * client reads it, so it counts against this too.
-   */
+  /** Sorts and aggregations spill past half of it; on chDB the whole result counts against it too. */
   maxMemoryBytes: number;
-  /** Uncompressed bytes of its result (`max_result_bytes`); ClickHouse stops at the block past it. */
   maxResultBytes: number;
 }
 
-/**
- * The ClickHouse settings of `limits`, for `clickhouse_settings`.
- *
- * The overflow modes are spelled out: with `break`, which a server's profile may set, ClickHouse
- * would end a query over its bound early *without an error*, and an export would silently miss
- * rows. `throw` makes every overflow an error.
- *
- * TRICKY: chDB applies `clickhouse_settings` as `SET` statements of the client's session, so they
- * stay for the client's next queries. Give one client's user queries the same limits each time
- * (or a client of their own).
- */
+// `throw` spelled out: `break`, which a server's profile may set, ends a query early without an error.
+// TRICKY: chDB applies these as session `SET`s that stay: give one client's queries the same limits.
 export function queryLimitSettings(limits: QueryLimits): ClickHouseSettings {
   const spillBytes = String(Math.floor(limits.maxMemoryBytes / 2));
   return {
@@ -44,7 +25,6 @@ export function queryLimitSettings(limits: QueryLimits): ClickHouseSettings {
 
 export type ExceededQueryLimit = 'time' | 'memory' | 'result';
 
-/** ClickHouse's exception names (and codes, as a fallback) for each limit. */
 const LIMIT_ERRORS: ReadonlyMap<string, ExceededQueryLimit> = new Map([
   ['TIMEOUT_EXCEEDED', 'time'],
   ['159', 'time'],
@@ -54,10 +34,6 @@ const LIMIT_ERRORS: ReadonlyMap<string, ExceededQueryLimit> = new Map([
   ['396', 'result'],
 ]);
 
-/**
- * Which limit a ClickHouse error (of `@clickhouse/client`, on a server or chDB) says the query
- * went past, or undefined for any other error.
- */
 export function exceededQueryLimit(error: unknown): ExceededQueryLimit | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { type, code } = error as { type?: unknown; code?: unknown };

@@ -1,8 +1,5 @@
-/**
- * Database and cluster names cannot be bound as query parameters (DDL and table references take
- * identifiers, not values), so they are the only names we splice into SQL. They come from config
- * or test helpers, never from a request, and are checked here before they get anywhere near SQL.
- */
+// The only names spliced into SQL (identifiers cannot be bound): they come from config or test
+// helpers, never from a request, and are checked here first.
 const DATABASE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const CLUSTER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 

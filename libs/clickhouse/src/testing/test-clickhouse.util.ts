@@ -8,22 +8,18 @@ import { migrateClickHouse } from '../migration-runner';
 
 export interface TestClickHouse {
   client: ClickHouseClient;
-  /** A database of its own, named `test_clickhouse_<pid>_<random>`. */
   database: string;
-  /** Its events table, written as ingestion writes it on this engine (OpenedClickHouse.events). */
   events: EventsWriter;
-  /** Drops the database and closes the client. Safe to call twice. */
   drop(): Promise<void>;
 }
 
 export interface CreateTestClickHouseOptions {
-  /** Apply the migrations to the new database (the default); false leaves it empty. */
   migrate?: boolean;
 }
 
 const DATA_PATH_PREFIX = 'hogbase-chdb-';
 
-/** Throws unless `name` contains `test`: helpers that create or drop databases touch nothing else. */
+/** Helpers that create or drop databases touch nothing whose name lacks `test`. */
 export function assertTestClickHouseDatabase(name: string): void {
   if (!name.includes('test')) {
     throw new Error(
@@ -32,10 +28,7 @@ export function assertTestClickHouseDatabase(name: string): void {
   }
 }
 
-/**
- * The chDB data path of this test process. chDB is one engine per process, so every test file a
- * Jest worker runs shares it and isolates by database name instead.
- */
+/** One per Jest worker: chDB is one engine per process, so test files isolate by database name. */
 export function testClickHouseDataPath(): string {
   return path.join(tmpdir(), `${DATA_PATH_PREFIX}${process.pid}`);
 }
@@ -51,10 +44,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/**
- * Nothing runs when a Jest worker exits, so its data path stays behind; the next run removes those
- * of processes that are gone. Best effort: a recycled pid only delays the clean-up.
- */
+/** A Jest worker's data path stays behind when it exits; the next run removes those of dead pids. */
 function removeStaleDataPaths(): void {
   if (staleDataPathsRemoved) return;
   staleDataPathsRemoved = true;
