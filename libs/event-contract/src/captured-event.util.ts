@@ -1,15 +1,11 @@
-/**
- * What capture puts on the queue and ingestion reads: PostHog's CapturedEvent
- * (`rust/common/types/src/event.rs`) plus the project id capture resolved from the token.
- */
+/** PostHog's CapturedEvent (`rust/common/types/src/event.rs`) plus the project id capture resolved. */
 export interface CapturedEvent {
-  /** UUID of the event: the SDK's `uuid` when valid, else a UUIDv7 assigned by capture. */
+  /** The SDK's `uuid` when valid, else a UUIDv7 assigned by capture. */
   uuid: string;
   /** Stringified, at most 200 characters. */
   distinct_id: string;
-  /** As capture saw it (X-Forwarded-For aware). */
   ip: string | null;
-  /** The event exactly as received, JSON-encoded (before timestamp normalisation). */
+  /** The event as received, JSON-encoded (before timestamp normalisation). */
   data: string;
   /** Server receive time, ISO 8601 UTC. */
   now: string;
@@ -17,12 +13,11 @@ export interface CapturedEvent {
   token: string;
   team_id: number;
   event: string;
-  /** The normalised timestamp (clock-skew corrected), ISO 8601 UTC with microseconds when known. */
+  /** Clock-skew corrected, ISO 8601 UTC, with microseconds when known. */
   timestamp: string;
   historical_migration?: boolean;
 }
 
-/** The event inside `CapturedEvent.data`, as SDKs send it. */
 export interface RawEvent {
   event?: unknown;
   distinct_id?: unknown;
@@ -66,14 +61,10 @@ export function toQueueMessage(event: CapturedEvent): QueueMessage {
   };
 }
 
-/** Kafka's framing per record and per header. */
 const RECORD_OVERHEAD_BYTES = 64;
 const HEADER_OVERHEAD_BYTES = 8;
 
-/**
- * The bytes a message takes as a Kafka producer bounds it (`message.max.bytes`). Capture applies
- * the same bound whatever the queue, so that no run mode takes an event another one refuses.
- */
+/** As a Kafka producer bounds it; capture bounds every run mode by it, so none takes what another refuses. */
 export function queueMessageBytes(message: QueueMessage): number {
   let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
   for (const name in message.headers) {
