@@ -11,17 +11,11 @@ import type { Pool, QueryResultRow } from 'pg';
 /** What both `pg.Pool` and a TypeORM DataSource adapter offer: a parameterised query. */
 export interface SqlClient {
   query<T>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
-  /**
-   * A named statement (pg's `{name, text, values}`), planned once per connection: for the
-   * per-request read, planning costs more than running. Absent: the text runs as a plain query.
-   */
+  /** Optional: a named statement, planned once per connection (planning costs more than the read). */
   queryNamed?<T>(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }>;
 }
 
-/**
- * NOTE: a named statement lives on its server connection; behind PgBouncer in transaction mode
- * that needs PgBouncer 1.21+ with `max_prepared_statements` set, else use a plain SqlClient.
- */
+/** NOTE: behind PgBouncer in transaction mode, needs 1.21+ with `max_prepared_statements` (README). */
 export function pgSqlClient(pg: Pick<Pool, 'query'>): SqlClient {
   return {
     query: <T>(text: string, values?: unknown[]) => pg.query<T & QueryResultRow>(text, values),
@@ -30,7 +24,6 @@ export function pgSqlClient(pg: Pick<Pool, 'query'>): SqlClient {
   };
 }
 
-/** A project's flag definitions and what evaluating them needs besides a person. */
 export interface TeamFlags {
   teamId: number;
   /** Every non-deleted flag, active or not. */
@@ -68,7 +61,7 @@ interface FlagRow {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A legacy row's filters (no `groups`) as one condition, as `get_filters()` in `posthog/models/feature_flag/feature_flag.py`. */
+/** A legacy row (no `groups`) as one condition, as `get_filters()` of `posthog/models/feature_flag/feature_flag.py`. */
 export function flagFiltersOf(
   filters: FlagFilters & { properties?: unknown },
   legacyRollout: number | null,
@@ -92,10 +85,7 @@ interface ContextRow {
   groups: [number, string, Record<string, unknown>][] | null;
 }
 
-/**
- * $1 team, $2 distinct id, $3 whether the project has static cohorts, $4 whether it has continuity
- * flags (else those reads are skipped), $5/$6 the wanted groups' type indexes and keys.
- */
+/** $3/$4 say whether the project has static cohorts and continuity flags: else those reads are skipped. */
 const CONTEXT_QUERY = `
   SELECT person.properties,
          CASE WHEN $3::boolean THEN ARRAY(SELECT cohort_id FROM cohort_people WHERE person_id = person.id) END
@@ -162,10 +152,7 @@ export class FlagStore {
     };
   }
 
-  /**
-   * The person's stored properties (overridden by what the request sent), static cohorts,
-   * hash-key overrides and groups' properties, in one query: `/flags` pays this on every SDK call.
-   */
+  /** One query for all the person's context (`/flags` pays it on every SDK call); the request's values win. */
   async contextFor(team: TeamFlags, subject: EvaluationSubject): Promise<EvaluationContext> {
     const groups = subject.groups ?? {};
     const indexByType = groupIndexByType(team);
@@ -209,10 +196,7 @@ export class FlagStore {
     };
   }
 
-  /**
-   * Experience continuity: continuity flags hash on the anonymous id from now on. The first
-   * anonymous id wins, as in `posthog/models/feature_flag/flag_matching.py`.
-   */
+  /** Continuity flags hash on the first anonymous id, as `posthog/models/feature_flag/flag_matching.py`. */
   async recordHashKeyOverrides(team: TeamFlags, distinctId: string, hashKey: string): Promise<void> {
     const keys = team.flags
       .filter((flag) => flag.ensure_experience_continuity && flag.active)

@@ -14,13 +14,8 @@ export interface MetricsRefusal {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
- * METRICS_TOKEN: when set, `/metrics` on every port (management, capture, ingestion, workers, npm
- * start) answers only `Authorization: Bearer <token>`. Unset, it answers anyone, as `/_health` and
- * `/_ready` do, for a Prometheus on a private network. Returns null when the request may read the
- * metrics, else the refusal.
- *
- * NOTE: both sides are hashed before the constant-time comparison, so that neither the time taken
- * nor a length check says anything about the token.
+ * Null when the request may read `/metrics`: METRICS_TOKEN unset (a Prometheus on a private network) or
+ * sent as `Bearer`. Both sides are hashed before the constant-time compare: no time or length leaks.
  */
 export function refuseMetricsRequest(
   authorization: string | readonly string[] | undefined,

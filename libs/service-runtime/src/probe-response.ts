@@ -1,7 +1,6 @@
 import type { ProbedService, Readiness } from './service.types';
 import { failingChecks } from './readiness.util';
 
-/** `/_ready` when ready. */
 export interface ReadyBody {
   status: 'ok';
   checks: Readiness['checks'];
@@ -34,7 +33,6 @@ export function readinessResponse(
   };
 }
 
-/** What a probe path answers; undefined for any other path. */
 export interface ProbeResponse {
   status: number;
   contentType: string;
@@ -47,11 +45,7 @@ export const METRICS_PATH = '/metrics';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/**
- * The three probes every process serves, whatever its HTTP stack: `/_health` (the process serves
- * HTTP: 200), `/_ready` (readinessResponse) and `/metrics` (Prometheus text). A failing readiness
- * (a check that throws) is a 503, never a 500.
- */
+/** `/_health`, `/_ready` and `/metrics` for any HTTP stack; undefined for another path; never a 500. */
 export async function probeResponse(
   path: string,
   service: ProbedService,

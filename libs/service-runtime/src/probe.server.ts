@@ -5,7 +5,6 @@ import { refuseMetricsRequest } from './metrics-access.util';
 import { failingChecks } from './readiness.util';
 import type { ProbedService, Readiness } from './service.types';
 
-/** The part of a pino logger the probe server uses. */
 export interface ProbeLogger {
   info(object: object, message: string): void;
   warn(object: object, message: string): void;
@@ -13,17 +12,14 @@ export interface ProbeLogger {
 
 export interface ProbeServerOptions {
   host: string;
-  /** 0: any free port (tests). */
   port: number;
   /** Told when readiness changes (ready → not ready and back), once per change, not per probe. */
   logger?: ProbeLogger;
-  /** METRICS_TOKEN: when set, `/metrics` needs `Authorization: Bearer <token>` (refuseMetricsRequest). */
   metricsToken?: string;
 }
 
 export interface ProbeServer {
   readonly port: number;
-  /** `http://host:port`. */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -37,11 +33,7 @@ const NOT_FOUND = JSON.stringify({
   attr: null,
 });
 
-/**
- * `/_health`, `/_ready` and `/metrics` of a service that has no HTTP app of its own (ingestion,
- * workers), on a port of its own. Plain node:http: nothing else is served, so nothing else can
- * slow a probe down.
- */
+/** Probes of a service with no HTTP app; plain node:http serving nothing else, so nothing slows a probe. */
 export async function startProbeServer(
   service: ProbedService,
   options: ProbeServerOptions,

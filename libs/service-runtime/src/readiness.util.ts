@@ -11,10 +11,7 @@ export interface ReadinessChecks {
   advisory?: Record<string, Check>;
 }
 
-/**
- * How long one check may take. A dependency that hangs is as good as down, and a probe must answer
- * well within Kubernetes' default 1 s… so a little more than that, as a slow answer is still one.
- */
+/** A hanging dependency is as good as down; a little over Kubernetes' 1 s probe timeout. */
 export const CHECK_TIMEOUT_MS = 2_000;
 
 const MAX_REASON_LENGTH = 300;
@@ -62,7 +59,6 @@ export async function checkReadiness(
   };
 }
 
-/** The failing checks of an answer, by name. */
 export function failingChecks(readiness: Readiness): string[] {
   return Object.entries(readiness.checks)
     .filter(([, result]) => result !== true)
@@ -81,11 +77,8 @@ export function combineReadiness(parts: Record<string, Readiness>): Readiness {
 }
 
 /**
- * Services of one process as one (npm start): readiness and metrics of all of them; `stop()` stops
- * them one after the other in the order given, so list the intake (capture) first.
- *
- * NOTE: the metrics are merged once, here: every service registers its metrics when it starts,
- * and metric names are prefixed by service, so they never collide.
+ * Services of one process (npm start) as one; `stop()` goes in the order given, so list the intake
+ * (capture) first. Metric names are prefixed by service, so the merge never collides.
  */
 export function combineServices(services: Record<string, RunningService>): RunningService {
   const entries = Object.entries(services);

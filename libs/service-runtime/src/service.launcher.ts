@@ -4,30 +4,23 @@ import { startProbeServer } from './probe.server';
 import type { RunningService } from './service.types';
 
 /**
- * How long a stop may take once a signal arrived before the process exits 1 saying so. A stop
- * while Kafka is down waits on the producer's retries for longer than the orchestrators' grace, so
- * this only bounds a stop nothing else would end (a shell, `npm start`).
+ * Bounds a stop nothing else would end (a shell, `npm start`): with Kafka down, a stop waits on the
+ * producer's retries for longer than orchestrators' grace.
  */
 export const STOP_DEADLINE_MS = 120_000;
 
-/** Where stopOnSignal reports a failed or overdue stop (pino's `error(object, message)`). */
 export interface StopLogger {
   error(object: object, message: string): void;
 }
 
 export interface StopOnSignalOptions {
   logger: StopLogger;
-  /** STOP_DEADLINE_MS unless a test needs a shorter one. */
   deadlineMs?: number;
 }
 
 /**
- * Runs `stop` once on the first SIGINT or SIGTERM, then exits 0; 1 when stopping failed or did not
- * finish within the deadline. Every app's shutdown goes through here: stop intake, drain, flush,
- * commit, exit.
- *
- * TRICKY: each listener is `once`: while stopping, the other signal is ignored, but the same one
- * again (a second Ctrl-C) ends the process at once, as Node does with no listener.
+ * Runs `stop` once on the first SIGINT or SIGTERM, then exits 0 (1 if it fails or overruns). TRICKY:
+ * listeners are `once`, so a second Ctrl-C ends the process at once, as Node does with no listener.
  */
 export function stopOnSignal(
   stop: (signal: NodeJS.Signals) => Promise<void>,
@@ -53,7 +46,6 @@ export function stopOnSignal(
   process.once('SIGTERM', handle);
 }
 
-/** What a started process leaves to the launcher: how to stop it, and the line that says so. */
 export interface LaunchedProcess {
   /** Logged with `{ signal }` when a signal starts the stop. */
   stopping: string;
@@ -61,7 +53,6 @@ export interface LaunchedProcess {
 }
 
 export interface ServiceLaunch<Config> {
-  /** Every log line carries `{ app }` when set. */
   app?: string;
   /** Reads the app's configuration, once; a ConfigError ends the process with its one line. */
   loadConfig(): Config;
@@ -70,11 +61,7 @@ export interface ServiceLaunch<Config> {
   start(config: Config, logger: Logger): Promise<LaunchedProcess>;
 }
 
-/**
- * Runs one app as its process: config, logger, start, then on SIGINT or SIGTERM the stop, bounded
- * by STOP_DEADLINE_MS. Exit codes: 1 when the start fails (a ConfigError as its one line), 0 after
- * a clean stop, 1 when the stop fails or overruns.
- */
+/** One app as its process: config, logger, start, then the bounded stop on SIGINT or SIGTERM. */
 export function launchService<Config>(launch: ServiceLaunch<Config>): void {
   runMain(async () => {
     const config = launch.loadConfig();
@@ -91,7 +78,6 @@ export function launchService<Config>(launch: ServiceLaunch<Config>): void {
   });
 }
 
-/** The settings of a service that answers its probes on a port of its own. */
 export interface ProbedServiceConfig {
   host: string;
   port: number;
@@ -104,14 +90,12 @@ export interface ProbedServiceLaunch<Config extends ProbedServiceConfig, Engines
   loadConfig(): Config;
   openEngines(config: Config, logger: Logger): Engines | Promise<Engines>;
   startService(config: Config, engines: NoInfer<Engines>): Promise<RunningService>;
-  /** Logged with `{ signal }` when the stop starts. */
   stopping: string;
 }
 
 /**
- * A service with no HTTP app of its own (ingestion, workers): its engines, the service over them
- * and a probe server. The stop is in that order too: the service drains first, then the engines it
- * used close, and the probes answer until the end.
+ * A service with no HTTP app (ingestion, workers) and a probe server; it stops the service first,
+ * then its engines, and the probes answer until the end.
  */
 export function launchProbedService<
   Config extends ProbedServiceConfig,
