@@ -1,18 +1,8 @@
 /**
- * Throughput of the capture core alone (decode + parse + normalise + queue messages, no HTTP, no
- * Kafka) on a posthog-node-shaped 50-event /batch/ body, plain and gzipped.
- *
- *   node -r @swc-node/register libs/capture-core/bench/capture-core.bench.ts
- *
- * Before/after a change: copy the older `src/` somewhere under the repository (its imports must
- * resolve), then
- *
+ * The capture core alone (decode, parse, normalise, queue messages) on a posthog-node /batch/ body:
  *   node -r @swc-node/register libs/capture-core/bench/capture-core.bench.ts \
- *     --baseline libs/capture-core/bench/.baseline [--rounds 21] [--batches 500]
- *
- * runs both in alternating rounds in one process and reports each one's median and the ratio
- * current / baseline: on a shared machine, absolute figures move by tens of percent from one
- * minute to the next, the ratio of rounds run side by side much less.
+ *     [--baseline <a copy of an older src/ in the repository>] [--rounds 21] [--batches 500]
+ * With a baseline, both run in alternating rounds: their ratio is steadier than absolute figures.
  */
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -24,7 +14,6 @@ import type { RawCaptureRequest } from '../src/payload-decoder.util';
 
 const EVENTS_PER_BATCH = 50;
 
-/** What the bench calls of a capture core: the current one, or an older copy. */
 interface Core {
   decodePayload: typeof current.decodePayload;
   parseBatch: typeof current.parseBatch;
@@ -54,10 +43,7 @@ function posthogNodeBody(): string {
   return JSON.stringify({ api_key: 'phc_bench_project_token', batch, sent_at: sentAt.toISOString() });
 }
 
-/**
- * CPU microseconds (user + system) per batch of one round of `runOnce`: CPU rather than wall time,
- * which the other processes of a shared machine stretch far more.
- */
+/** CPU microseconds per batch: CPU, not wall time, which other processes stretch far more. */
 function round(runOnce: () => number, batches: number): number {
   const start = process.cpuUsage();
   let events = 0;

@@ -1,7 +1,6 @@
 /**
- * Errors that reject a whole request, with the status and body capture answers. Codes follow
- * `posthog/api/capture.py` so that clients parsing them keep working. A bad single event is no
- * error: it is dropped with a reason (event-normalizer.util.ts).
+ * Errors that reject a whole request, with codes from `posthog/api/capture.py` so clients parsing them
+ * keep working; a bad single event is dropped with a reason instead.
  */
 export type CaptureErrorType = 'validation_error' | 'authentication_error';
 

@@ -7,10 +7,7 @@ import { MAX_JSON_NESTING, nestsAtLeast } from './json-nesting.util';
 import { isJsonObject, type JsonObject } from './json-value.util';
 import { computeEventTimestamp, formatInstant, type PreciseInstant } from './timestamp.util';
 
-/**
- * Why an event was not ingested: the request still answers 200 and the rest of its batch is
- * ingested; capture counts these in a metric. Too large or too deep refuses the whole request.
- */
+/** Why one event was dropped: the request still answers 200 and the rest of the batch is ingested. */
 export type DropReason =
   | 'not_an_object'
   | 'missing_event_name'
@@ -133,8 +130,7 @@ export function normalizeEvent(input: unknown, context: EventContext): EventOutc
   if (distinctId === null)
     return { dropped: 'missing_distinct_id', detail: 'event submitted without a distinct_id' };
 
-  // UTF-8 takes at least a byte per UTF-16 code unit: longer text is larger for sure. The exact
-  // bound is on the queue message (toQueueMessages).
+  // UTF-8 takes at least a byte per UTF-16 code unit; the exact bound is in toQueueMessages.
   if (data.length > context.maxEventBytes) throw new EventTooLargeError(context.maxEventBytes);
 
   const captured: CapturedEvent = {

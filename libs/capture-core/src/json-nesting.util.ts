@@ -1,7 +1,6 @@
 /**
- * serde_json's default recursion limit, which rust/capture parses bodies with: 128 nested arrays and
- * objects are refused, 127 taken. It also keeps every event far from where a recursive walk
- * downstream (JSON.stringify, Postgres jsonb, the apps' sandbox) runs out of stack.
+ * serde_json's recursion limit in rust/capture (128 refused, 127 taken); it also keeps recursive walks
+ * downstream (JSON.stringify, jsonb, the apps' sandbox) far from running out of stack.
  */
 export const MAX_JSON_NESTING = 128;
 
@@ -13,9 +12,8 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /**
- * Whether valid JSON text nests `limit` or more arrays/objects (its own outer `{` counted).
- * NOTE: nesting `limit` deep takes `limit` opening brackets, which a native `indexOf` scan counts
- * cheaply; only text with that many is walked exactly.
+ * Whether valid JSON nests `limit` or more arrays/objects (the outer `{` counted). NOTE: only text with
+ * `limit` opening brackets (a cheap native scan) is walked exactly.
  */
 export function nestsAtLeast(json: string, limit: number): boolean {
   if (limit <= 0) return true;

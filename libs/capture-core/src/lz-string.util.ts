@@ -1,7 +1,7 @@
 /**
  * `LZString.decompressFromBase64` (lz-string 1.5, old posthog-js's `compression=lz64`), ported.
- * TRICKY: every code can expand to the whole output so far, so a few MB can ask for terabytes and
- * the package cannot stop early. This port (checked against the package) stops past `maxLength`.
+ * TRICKY: a few MB can expand to terabytes and the package cannot stop early; this stops past
+ * `maxLength`.
  */
 
 const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=';

@@ -4,10 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { PayloadInvalidError, PayloadTooLargeError } from './capture.errors';
 import { decompressLzStringBase64, LzStringOutputTooLongError } from './lz-string.util';
 
-/**
- * A request body to its JSON value, whatever the SDK did to it, as `rust/capture/src/v0_request.rs`
- * decodes it, more lenient where being strict would only lose events (README).
- */
+/** Bodies decoded as `rust/capture/src/v0_request.rs` does, more lenient where strict would lose events. */
 
 /** Query parameters as an HTTP framework hands them over (repeated keys: the first counts). */
 export type QueryParams = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -66,7 +63,6 @@ export function decodePayloadText(request: RawCaptureRequest, options: DecodePay
   return decodeBytes(body, queryCompression ?? headerCompression, limit);
 }
 
-/** lz-string, base64 (of JSON or gzip), or JSON. */
 function decodeDataField(data: string, compression: Compression | undefined, limit: number): string {
   const first = firstNonSpaceCode(data);
   if (first === 0x7b || first === 0x5b) {
@@ -133,10 +129,7 @@ function decompressLz(text: string, limit: number): string {
   return result;
 }
 
-/**
- * rust/capture's "strict" test, on a prefix only (O(1) on a 20 MB body); form data such as
- * `data=…` is valid base64 text too and is excluded.
- */
+/** rust/capture's "strict" test, on a prefix only; form data (`data=…`) is valid base64 too, excluded. */
 function looksLikeStrictBase64(payload: Buffer | string): boolean {
   const length = payload.length;
   if (length === 0 || length % 4 !== 0) return false;

@@ -10,10 +10,7 @@ import { DEFAULT_MAX_EVENT_BYTES } from './event-normalizer.util';
 /** The key (at most ~210 characters) and header names; header values repeat fields of the value. */
 const KEY_AND_HEADER_NAMES_CHARACTERS = 512;
 
-/**
- * EventTooLargeError (413) for the whole request when one message is over `maxEventBytes`: the same
- * bound in every run mode, so a Kafka deployment and npm start refuse the same events.
- */
+/** EventTooLargeError (413) for the whole request when a message passes `maxEventBytes`, in any run mode. */
 export function toQueueMessages(
   events: readonly CapturedEvent[],
   maxEventBytes: number = DEFAULT_MAX_EVENT_BYTES,

@@ -55,7 +55,6 @@ export function parseTimestamp(value: unknown): PreciseInstant | null {
   const text = value.trim();
   const first = text.charCodeAt(0);
   if (first >= 48 && first <= 57) {
-    // Digit-led: ISO (2024-...), slash dates or epoch numbers.
     const iso = ISO_8601.exec(text);
     if (iso) return fromIsoMatch(iso);
     if (EPOCH_NUMBER.test(text)) return fromEpochText(text);
@@ -131,7 +130,7 @@ export function computeEventTimestamp(input: EventTimestampInput): string {
 
 /** `.sssZ`, or `.ssssssZ` when precise or with microseconds. Years 0–9999 only. */
 export function formatInstant(instant: PreciseInstant): string {
-  // Hand-rolled: Date#toISOString costs several times this on the capture hot path.
+  // Hand-rolled: Date#toISOString is slower, and this is the capture hot path.
   const epochMs = instant.epochMs;
   const days = Math.floor(epochMs / DAY_MS);
   let msOfDay = epochMs - days * DAY_MS;
@@ -218,7 +217,6 @@ export function parseSentAtQueryParam(value: string | undefined): PreciseInstant
   return { epochMs, microsOfMs: 0, precise: false };
 }
 
-/** 2021-01-01T00:00:00Z. */
 const EARLIEST_QUERY_SENT_AT_MS = 1_609_459_200_000;
 
 function fromIsoMatch(match: RegExpExecArray): PreciseInstant | null {
