@@ -19,7 +19,6 @@ export interface CaptureConfig {
   logLevel: LogLevel;
   /** node:cluster processes when capture runs alone; 1: this process only. */
   workers: number;
-  /** `brokers` undefined in npm start: the in-process bus. */
   kafka: KafkaConfig;
   metricsToken: string | undefined;
 }

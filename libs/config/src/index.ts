@@ -1,4 +1,3 @@
-// Each app's config, read once at start-up.
 export {
   describeDatabase,
   loadManagementConfig,
@@ -18,10 +17,8 @@ export { describeClickHouse, loadClickHouseConfig, type ClickHouseConfig } from 
 export { loadKafkaConfig, type KafkaConfig } from './kafka.config';
 export { loadAppsRuntimeConfig, type AppsRuntimeConfig } from './apps.config';
 
-// Reading settings, and what a bad one throws.
 export { ConfigError, readInteger, readString, readUrl, type Environment } from './env.util';
 export { runMain } from './process-lifecycle.util';
 
-// Secrets: sealing them in Postgres, keeping them out of logs.
 export { openSecretBox, SecretBox } from './secret-box.util';
 export { redactHeaders, redactQuery, redactUrl } from './log-redaction.util';

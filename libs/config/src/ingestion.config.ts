@@ -12,7 +12,6 @@ export interface IngestionConfig {
   /** Required in split mode (npm start passes the embedded one's). */
   database: DatabaseConfig;
   logLevel: LogLevel;
-  /** `brokers` undefined stops the split app; npm start uses the in-process bus. */
   kafka: KafkaConfig;
   clickhouse: ClickHouseConfig;
   apps: AppsRuntimeConfig;

@@ -5,17 +5,11 @@ export interface KafkaConfig {
   brokers: string[] | undefined;
   clientId: string;
   consumerGroupId: string;
-  /**
-   * Partitions processed at once, each in order: their round trips overlap and their batches share
-   * one ClickHouse insert. The default is the topics' partition count.
-   */
+  /** Partitions processed at once, each in order, sharing one ClickHouse insert; default: all of them. */
   consumerConcurrency: number;
   /** Per handler call: one Postgres transaction and one share of a ClickHouse insert. */
   consumerMaxBatchSize: number;
-  /**
-   * Large enough that a partition with a backlog fills a whole call; lower it to bound memory, since
-   * a fetch (at most this times consumerConcurrency) is held whole.
-   */
+  /** Lets a backlog fill a whole call; lower it to bound memory (a fetch of up to this × concurrency). */
   consumerFetchBytesPerPartition: number;
   /** Of the topics migrate creates: the ceiling on ingestion consumers. */
   topicPartitions: number;

@@ -1,6 +1,5 @@
 import { ConfigError } from './env.util';
 
-/** pino's `error(object, message)`. */
 export interface ProcessErrorLogger {
   error(object: Record<string, unknown>, message: string): void;
 }
@@ -28,8 +27,8 @@ function serializeError(error: unknown): Record<string, unknown> {
 }
 
 /**
- * A ConfigError prints its one line and exits 1. Any other unhandled exception or rejection is
- * logged and the process keeps serving: one bad event cannot take every tenant's service down.
+ * A ConfigError prints its one line and exits 1; any other unhandled error is logged and the process
+ * keeps serving: one bad event cannot take every tenant's service down.
  */
 export function runMain(main: () => Promise<void>, logger: ProcessErrorLogger = stderrLogger): void {
   const fatal = (error: ConfigError) => {

@@ -20,7 +20,6 @@ export interface StandaloneConfig {
   /** The management app's Postgres, keys and data directory. */
   workers: WorkersConfig;
   clickhouse: ClickHouseConfig;
-  /** `brokers` undefined: the in-process bus. */
   kafka: KafkaConfig;
   /** The admin the first start creates. */
   initialAdminEmail: string;

@@ -46,9 +46,8 @@ export interface BatchExportQueryLimits {
 }
 
 /**
- * Queries stream, so the result bound is per query and generous (a whole interval for Parquet
- * without max_file_size_mb); sorts spill to disk past half the memory; a slow destination holds
- * the query while it takes the rows.
+ * Queries stream, so the result bound is per query and generous (a whole interval for Parquet); sorts
+ * spill past half the memory; a slow destination holds the query while it takes the rows.
  */
 export const DEFAULT_BATCH_EXPORT_QUERY_LIMITS: BatchExportQueryLimits = {
   maxExecutionSeconds: 1_800,

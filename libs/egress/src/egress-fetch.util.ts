@@ -46,8 +46,8 @@ export function egressDispatcher(policy: EgressPolicy, tls: { ca?: string | Buff
 }
 
 /**
- * Follows redirects itself so that each hop is checked, with fetch's rules for a redirected request.
- * A refused connection rejects with the {@link EgressRefusedError}, not `TypeError: fetch failed`.
+ * Follows redirects itself (with fetch's rules) so each hop is checked; a refusal rejects with the
+ * {@link EgressRefusedError}, not `TypeError: fetch failed`.
  */
 export function createEgressFetch(policy: EgressPolicy, options: EgressFetchOptions = {}): EgressFetch {
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;

@@ -53,7 +53,6 @@ export class EgressPolicy {
     this.resolver = options.resolve ?? systemResolver;
   }
 
-  /** What a library uses when its caller passed no policy. */
   static strict(): EgressPolicy {
     return new EgressPolicy();
   }
@@ -64,10 +63,7 @@ export class EgressPolicy {
     return this.networks.some((network) => inNetwork(address, network)) ? undefined : 'private';
   }
 
-  /**
-   * An IP literal in any spelling is checked as it is; a name is resolved and its first allowed
-   * address taken. EgressRefusedError when none may be reached, and for a socket path.
-   */
+  /** A name's first allowed address; EgressRefusedError when none may be reached, or for a socket path. */
   async resolve(host: string, port: number): Promise<ResolvedAddress> {
     const shown = host;
     if (host.trim() === '' || /[/\\]/.test(host) || host.startsWith('@')) {

@@ -1,7 +1,4 @@
-/**
- * Nothing was sent to the target, so the message is the same whether or not anything listens
- * there: it tells nothing about the server's network.
- */
+/** Nothing was sent, so the message is the same whether or not anything listens: no network leaks. */
 export class EgressRefusedError extends Error {
   readonly code = 'EGRESS_REFUSED';
 
@@ -11,10 +8,7 @@ export class EgressRefusedError extends Error {
   }
 }
 
-/**
- * The refusal in an error or its causes (fetch wraps it in `TypeError: fetch failed`). Duck-typed
- * by code: the error may come from another realm.
- */
+/** The refusal in an error or its causes (fetch wraps it); by code, as it may come from another realm. */
 export function egressRefusalOf(error: unknown): EgressRefusedError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth += 1) {

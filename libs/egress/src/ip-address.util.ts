@@ -42,7 +42,7 @@ export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   return undefined;
 }
 
-/** Public: outside every IANA special-purpose range; an IPv6 form of an IPv4 address judged by that address. */
+/** Outside every IANA special-purpose range; an IPv6 form of an IPv4 address is judged by that address. */
 export function classifyAddress(address: IpAddress): AddressClass {
   if (address.kind() === 'ipv4') {
     const range = address.range();
@@ -94,10 +94,7 @@ export function isLocalAddress(address: IpAddress): boolean {
   return false;
 }
 
-/**
- * A CIDR or one address, as `EGRESS_ALLOWED_PRIVATE_NETWORKS` writes it. IPv4 must be four decimal
- * parts: `10/8` would read as 0.0.0.10/8.
- */
+/** A CIDR or one address; IPv4 must be four decimal parts (`10/8` would read as 0.0.0.10/8). */
 export function parseNetwork(text: string): [IpAddress, number] | undefined {
   const [address, bits, ...rest] = text.trim().split('/');
   if (address === undefined || rest.length > 0) return undefined;

@@ -1,6 +1,6 @@
 /**
- * The ports this process listens on, reported once bound (a configured port 0 is only known then).
- * Process-wide on purpose: every policy refuses them. A worker thread has its own copy.
+ * Ports this process listens on, reported once bound (port 0 is only known then); process-wide so
+ * every policy refuses them. A worker thread has its own copy.
  */
 const listening = new Map<number, number>();
 
