@@ -1,11 +1,7 @@
-// Person processing time for one 1,000-event batch over 100 persons, against a real PostgreSQL.
-//
+// Person processing of one 1,000-event batch over 100 persons, cold (all new) and warm, on PostgreSQL:
 //   node -r @swc-node/register libs/ingestion/bench/person-processor.bench.ts \
 //     postgres://hogbase_test:hogbase_test@127.0.0.1:5432/postgres
-//
-// The URL is a server where the role may create databases; a scratch database is created and
-// dropped. Reports the median and spread of several runs for a cold batch (every person new,
-// 100 identify merges) and a warm batch (the same persons, property updates only).
+// The role must be able to create databases: a scratch one is created and dropped.
 import { randomUUID } from 'node:crypto';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { openDataSource } from '@hogbase/postgres';
@@ -39,10 +35,7 @@ function event(
   };
 }
 
-/**
- * Per person, 10 events: 2 anonymous pageviews, an identify merging them, 5 pageviews, an event
- * with `$groups`, a group identify (10 companies shared by the 100 persons).
- */
+/** Per person: pageviews, an identify merging them, `$groups`, a group identify (10 companies shared). */
 function batch(teamId: number, round: number): CapturedEvent[] {
   const events: CapturedEvent[] = [];
   let at = Date.UTC(2024, 0, 1) + round * 3_600_000;

@@ -9,7 +9,6 @@ import type {
 import { scalarText } from '../shared/postgres-text.util';
 import { addInitialPersonProperties, isPlainObject } from './person-initial-properties.util';
 
-/** An event ready for person processing: validated, normalised, in its batch position. */
 export interface ParsedEvent {
   uuid: string;
   teamId: number;
@@ -18,7 +17,7 @@ export interface ParsedEvent {
   timestamp: string;
   timestampMs: number;
   properties: Properties;
-  /** False when the event asked for no person profile (`$process_person_profile: false`). */
+  /** False for `$process_person_profile: false`. */
   processPerson: boolean;
   warnings: IngestionWarning[];
 }
@@ -26,7 +25,7 @@ export interface ParsedEvent {
 export const MAX_EVENT_NAME_LENGTH = 200;
 export const MAX_GROUP_KEY_LENGTH = 400;
 
-/** Events that only make sense with a person: sent personless, they are dropped. */
+/** Sent personless, these are dropped. */
 const PERSON_REQUIRED_EVENTS = new Set([
   '$identify',
   '$create_alias',
@@ -56,7 +55,7 @@ function reject(
   };
 }
 
-/** Milliseconds of a usable timestamp (years 1970..9999, which Postgres and ClickHouse take). */
+/** Years 1970..9999, which Postgres and ClickHouse take. */
 function parseTimestamp(value: unknown): number | null {
   if (typeof value !== 'string') return null;
   const ms = Date.parse(value);
@@ -94,13 +93,9 @@ function parseData(data: unknown): Properties | string {
 }
 
 /**
- * Turns a queue message into an event for person processing, or says why it is not ingested.
- * Never throws: a bad message is one rejected event, not a failed batch.
- *
- * Follows PostHog's parse and normalize steps: capture's top-level fields win over `data`'s;
- * top-level `$set`/`$set_once` are folded into the properties; `$process_person_profile` must be
- * exactly `false` to disable person processing, and then `$set`, `$set_once`, `$unset` and
- * `$group_N` are removed; otherwise automatic person properties are added.
+ * Never throws: a bad message is one rejected event, not a failed batch. PostHog's parse and
+ * normalize steps: capture's top-level fields win over `data`'s; only an exact `false` in
+ * `$process_person_profile` disables person processing, removing `$set*`, `$unset` and `$group_N`.
  */
 export function parseCapturedEvent(input: CapturedEvent): ParsedEvent | RejectedEvent {
   const captured: Partial<CapturedEvent> = isPlainObject(input) ? input : {};

@@ -61,10 +61,7 @@ const INITIAL_KEY_BY_PROPERTY = new Map(
 /** Events PostHog never derives person properties from. */
 const EVENTS_WITHOUT_INITIAL_PROPERTIES = new Set(['$snapshot', '$performance_event']);
 
-/**
- * Properties that change on nearly every event: a change to them alone does not make a
- * non-person event write the person (their new value is written with the next real change).
- */
+/** Changing alone, these do not make a non-person event write the person (they go with the next change). */
 const FILTERED_PERSON_UPDATE_PROPERTIES = new Set([
   '$current_url',
   '$pathname',
@@ -108,10 +105,8 @@ export function isPlainObject(value: unknown): value is Properties {
 }
 
 /**
- * Adds the automatic person properties of an event to its `$set` and `$set_once` (PostHog's
- * `personInitialAndUTMProperties`): an explicit `$set`/`$set_once` value always wins, a null is
- * never written as an `$initial_` value (it would block the real first touch forever), and a
- * server SDK's `$os` (the host's, not the user's) is not copied. Mutates `properties`.
+ * PostHog's `personInitialAndUTMProperties`: an explicit `$set`/`$set_once` wins, a null is never an
+ * `$initial_` value (it would block the real first touch), a server SDK's `$os` is not copied. Mutates.
  */
 export function addInitialPersonProperties(eventName: string, properties: Properties): void {
   if (EVENTS_WITHOUT_INITIAL_PROPERTIES.has(eventName)) return;
@@ -119,7 +114,6 @@ export function addInitialPersonProperties(eventName: string, properties: Proper
   let set: Properties | undefined;
   let setOnce: Properties | undefined;
 
-  // An event carries a dozen properties, the table lists 44: walk the event's.
   for (const key in properties) {
     const initialKey = INITIAL_KEY_BY_PROPERTY.get(key);
     if (initialKey === undefined) continue;
@@ -134,8 +128,7 @@ export function addInitialPersonProperties(eventName: string, properties: Proper
   }
   if (set === undefined || setOnce === undefined) return;
 
-  // `$os_name` is an alias of `$os` some SDKs send: it only fills `$initial_os`, it is never a
-  // person property of its own.
+  // `$os_name`, an alias of `$os` some SDKs send, only fills `$initial_os`.
   const osName = properties.$os_name;
   if (osName !== undefined && !skipServerHostOs) {
     if (osName !== null && !('$initial_os' in setOnce)) {

@@ -11,11 +11,8 @@ import {
 } from './group-types.util';
 
 /**
- * The group side of one event with person processing (PostHog's addGroupProperties and
- * upsertGroup): `$groups` entries become `$group_N` properties and columns, without creating any
- * group; a `$groupidentify` records its `$group_set` for the group upsert. A type beyond the
- * project's five is ignored with a warning. The event is left as it is: `properties` is its own
- * object when no `$group_N` is added, a copy with them otherwise.
+ * PostHog's addGroupProperties: `$groups` become `$group_N` without creating a group; a type past the
+ * project's five is ignored with a warning. `properties` is copied only when `$group_N` are added.
  */
 export function applyEventGroups(
   event: ParsedEvent,

@@ -4,7 +4,7 @@ import { sanitizeText, scalarText } from '../shared/postgres-text.util';
 
 /** PostHog's limit: group type indexes 0..4, the `$group_0` .. `$group_4` columns. */
 export const MAX_GROUP_TYPES_PER_TEAM = 5;
-/** `group_type_mappings.group_type` and `groups.group_key` are varchar(400). */
+/** varchar(400). */
 export const MAX_GROUP_TYPE_LENGTH = 400;
 
 export interface GroupTypeMappingRow {
@@ -13,7 +13,6 @@ export interface GroupTypeMappingRow {
   groupTypeIndex: number;
 }
 
-/** A group type name as stored, or null when it cannot be one (empty, too long). */
 export function normalizeGroupType(value: unknown): string | null {
   const text = scalarText(value);
   if (text === null) return null;
@@ -21,7 +20,7 @@ export function normalizeGroupType(value: unknown): string | null {
   return groupType === '' || groupType.length > MAX_GROUP_TYPE_LENGTH ? null : groupType;
 }
 
-/** The `$group_type` and `$group_key` of a `$groupidentify`, when both are set (PostHog skips it otherwise). */
+/** Undefined unless both are set (PostHog skips it otherwise). */
 export function groupIdentifyTarget(
   event: ParsedEvent,
 ): { groupType: string | null; groupKey: string } | null {
@@ -32,10 +31,7 @@ export function groupIdentifyTarget(
   return { groupType: normalizeGroupType(groupType), groupKey: sanitizeText(groupKey) };
 }
 
-/**
- * The group types each project's events use, in order of first use: new types get indexes in
- * that order. Only events with person processing count, as in PostHog.
- */
+/** In order of first use, which orders new indexes; only events with person processing count (PostHog). */
 export function collectGroupTypes(events: readonly ParsedEvent[]): Map<number, string[]> {
   const byTeam = new Map<number, Set<string>>();
   const add = (teamId: number, groupType: string | null): void => {
@@ -55,10 +51,7 @@ export function collectGroupTypes(events: readonly ParsedEvent[]): Map<number, s
   return new Map([...byTeam].map(([teamId, types]) => [teamId, [...types]]));
 }
 
-/**
- * Indexes for the types a project does not have yet: the lowest free index for each, in order;
- * none once all five are taken (PostHog ignores the sixth type).
- */
+/** The lowest free index for each, in order; none once all five are taken (PostHog ignores the sixth). */
 export function assignGroupTypeIndexes(
   teamId: number,
   existing: readonly GroupTypeMappingRow[],
@@ -79,7 +72,6 @@ export function assignGroupTypeIndexes(
   return assigned;
 }
 
-/** The group type mappings of a batch's projects. */
 export class GroupTypeIndexes {
   private readonly indexes = new Map<string, number>();
 
@@ -89,7 +81,6 @@ export class GroupTypeIndexes {
     }
   }
 
-  /** The column index of a type, or null when the project has no room for it. */
   indexOf(teamId: number, groupType: string): number | null {
     return this.indexes.get(`${teamId}:${groupType}`) ?? null;
   }

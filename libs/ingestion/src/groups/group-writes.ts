@@ -1,21 +1,16 @@
 import type { Properties } from '../persons/person-processing.types';
 import { assignOwn } from '../shared/own-property.util';
 
-/** One group's accumulated `$group_set` for the batch: written with one upsert. */
 export interface GroupWrite {
   teamId: number;
   groupTypeIndex: number;
   groupKey: string;
   properties: Properties;
-  /** The first `$groupidentify` of the batch for the group: created_at if the group is new. */
+  /** The batch's first `$groupidentify` for the group: created_at if the group is new. */
   createdAt: string;
 }
 
-/**
- * Collects the `$groupidentify` updates of a batch. Group properties have plain "last write wins"
- * semantics (no `$set_once`), so applying the batch's updates in order and writing
- * `existing || accumulated` gives the same result as one write per event.
- */
+/** Group properties are last-write-wins: `existing || accumulated` equals one write per event. */
 export class GroupWrites {
   private readonly writes = new Map<string, GroupWrite>();
 

@@ -25,11 +25,8 @@ async function readGroupTypeMappings(
 }
 
 /**
- * The group type indexes of the batch's projects, creating the types seen for the first time.
- *
- * One read in the common case. Only when a project has new types: lock that project's type
- * allocation (a transaction advisory lock, so two ingestion processes never hand out one index
- * twice), re-read, assign the lowest free indexes in order of first use, insert.
+ * One read in the common case. New types lock their project's allocation (a transaction advisory lock,
+ * so two processes never hand out one index twice), re-read, then take the lowest free indexes.
  */
 export async function resolveGroupTypes(
   client: Queryable,
@@ -84,11 +81,7 @@ export async function resolveGroupTypes(
   ]);
 }
 
-/**
- * One upsert for every group the batch identified. New groups are inserted; existing ones get
- * `properties || accumulated` and a version bump, only when that changes them, so redelivering
- * a batch leaves groups as they were.
- */
+/** Existing groups get `properties || accumulated` only when that changes them: a redelivery is a no-op. */
 export async function upsertGroups(client: Queryable, writes: readonly GroupWrite[]): Promise<void> {
   if (writes.length === 0) return;
   await client.query(

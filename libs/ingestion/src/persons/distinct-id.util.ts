@@ -3,9 +3,8 @@ import { sanitizeText } from '../shared/postgres-text.util';
 /** `person_distinct_ids.distinct_id` is varchar(400). */
 export const MAX_DISTINCT_ID_LENGTH = 400;
 
-// PostHog refuses to merge on these ids: they come from bugs (an unset variable stringified), not
-// from users (nodejs/src/worker/ingestion/persons/person-merge-service.ts). Some are illegal in any
-// case, others only as written: `NaN` is refused, `nan` is not; `undefined` in any case is.
+// PostHog refuses to merge on these ids, which come from bugs (nodejs/src/worker/ingestion/persons/
+// person-merge-service.ts): some in any case, others only as written (`NaN` is refused, `nan` is not).
 const BARE_CASE_INSENSITIVE_ILLEGAL_IDS = [
   'anonymous',
   'guest',
@@ -27,7 +26,6 @@ const withQuotedForms = (ids: readonly string[]): Set<string> =>
 const CASE_INSENSITIVE_ILLEGAL_IDS = withQuotedForms(BARE_CASE_INSENSITIVE_ILLEGAL_IDS);
 const CASE_SENSITIVE_ILLEGAL_IDS = withQuotedForms(BARE_CASE_SENSITIVE_ILLEGAL_IDS);
 
-/** True for the ids PostHog never merges on (blank, `anonymous`, `null`, `0`, ...). */
 export function isDistinctIdIllegal(distinctId: string): boolean {
   return (
     distinctId.trim() === '' ||
@@ -47,10 +45,7 @@ export function exceedsDistinctIdLength(distinctId: string): boolean {
   return false;
 }
 
-/**
- * A distinct id as it will be stored: stringified the way PostHog does (`String(value)`), with
- * what Postgres text cannot hold replaced, so that the id read back equals the id looked up.
- */
+/** Stringified as PostHog does, with what Postgres text cannot hold replaced: read back, it matches. */
 export function normalizeDistinctId(value: unknown): string {
   return sanitizeText(String(value));
 }

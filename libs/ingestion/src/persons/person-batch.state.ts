@@ -4,7 +4,6 @@ import type { Properties } from './person-processing.types';
 import { jsonEquals, PropertyOperation, PropertyUpdate } from './person-properties.util';
 import { personUuid } from './person-uuid.util';
 
-/** A person as read from Postgres at the start of a batch. */
 export interface LoadedPerson {
   id: string;
   uuid: string;
@@ -17,16 +16,14 @@ export interface LoadedPerson {
   version: number;
 }
 
-/** A distinct id as read from Postgres at the start of a batch. */
 export interface LoadedDistinctId {
   teamId: number;
   distinctId: string;
   personId: string;
 }
 
-/** A person while a batch is applied in memory. */
 export interface PersonRecord {
-  /** Postgres id; null for a person created by this batch until it is inserted. */
+  /** Null for a person created by this batch until it is inserted. */
   id: string | null;
   uuid: string;
   teamId: number;
@@ -36,18 +33,15 @@ export interface PersonRecord {
   isIdentified: boolean;
   createdAtMs: number;
   version: number;
-  /** Created by this batch: inserted at the end (unless merged away before). */
+  /** Inserted at the end, unless merged away before. */
   isNew: boolean;
-  /** An existing person changed in a way worth writing. */
   needsWrite: boolean;
   versionBumped: boolean;
-  /** Set when this person was merged into another one by this batch: it will be deleted. */
+  /** Merged into another person by this batch: it will be deleted. */
   mergedInto: PersonRecord | null;
-  /** Another person was merged into this one by this batch. */
   absorbedPerson: boolean;
-  /** What Postgres held at load (null for a new person): a change undone in the batch is no write. */
+  /** Null for a new person; a change undone in the batch is no write. */
   loaded: { properties: Properties; isIdentified: boolean; createdAtMs: number } | null;
-  /** The in-memory distinct ids (keys) that point at this person. */
   distinctIdKeys: Set<string>;
 }
 
@@ -57,19 +51,14 @@ export interface NewDistinctId {
   person: PersonRecord;
 }
 
-/** What the batch changed, for the set-based writes. */
 export interface PersonWritePlan {
   inserts: PersonRecord[];
   updates: PersonRecord[];
-  /** Existing persons merged away, each with the person that finally holds its distinct ids. */
   merges: { from: PersonRecord; into: PersonRecord }[];
   newDistinctIds: NewDistinctId[];
 }
 
-/**
- * False when the batch's changes cancelled out (a key set then unset, a redelivered batch): then
- * nothing is written and the version stays, so processing a batch twice leaves persons as they were.
- */
+/** False when the changes cancelled out (a redelivered batch): nothing written, the version stays. */
 function changedSinceLoad(person: PersonRecord): boolean {
   const { loaded } = person;
   return (
@@ -85,16 +74,11 @@ export function distinctIdKey(teamId: number, distinctId: string): string {
   return `${teamId}:${distinctId}`;
 }
 
-/**
- * The persons and distinct ids one batch touches, read once, changed in memory event by event,
- * and turned into a write plan at the end. No I/O here.
- */
 export class PersonBatchState {
   private readonly personsByDistinctId = new Map<string, PersonRecord>();
   private readonly addedDistinctIds = new Map<string, { teamId: number; distinctId: string }>();
   private readonly persons: PersonRecord[] = [];
 
-  /** @param unavailableUuids person UUIDs another person already holds (see PersonUuidTakenError). */
   constructor(private readonly unavailableUuids: ReadonlySet<string> = new Set()) {}
 
   load(persons: readonly LoadedPerson[], distinctIds: readonly LoadedDistinctId[]): void {
@@ -140,7 +124,7 @@ export class PersonBatchState {
     return this.personsByDistinctId.get(distinctIdKey(teamId, distinctId));
   }
 
-  /** A new person; its UUID derives from the first distinct id, as PostHog's does. */
+  /** Its UUID derives from the first distinct id, as PostHog's does. */
   create(
     teamId: number,
     distinctIds: readonly string[],
@@ -187,7 +171,6 @@ export class PersonBatchState {
     person.distinctIdKeys.add(key);
   }
 
-  /** Records a change worth writing; an existing person's version goes up once per batch. */
   markWrite(person: PersonRecord): void {
     person.needsWrite = true;
     if (!person.versionBumped) {
@@ -210,9 +193,8 @@ export class PersonBatchState {
   }
 
   /**
-   * Merges `other` into `into` (PostHog's mergePeople): `into` keeps its UUID and takes the given
-   * properties, the older created_at, is identified, and gets a version above both; every
-   * distinct id of `other` now points at `into`, and `other` will be deleted.
+   * PostHog's mergePeople (nodejs/src/worker/ingestion/persons/person-merge-service.ts): `into` keeps
+   * its UUID, takes the older created_at and a version above both; `other` will be deleted.
    */
   merge(into: PersonRecord, other: PersonRecord, properties: Properties): void {
     into.properties = properties;

@@ -9,23 +9,19 @@ import type { IngestionWarning, ProcessedEvent, Properties } from './person-proc
 import { computePropertyUpdate, hasPropertyChanges, initialPersonProperties } from './person-properties.util';
 import { personUuid } from './person-uuid.util';
 
-/** created_at of the stand-in person of a personless event (PostHog's marker: 5 s after the epoch). */
+/** PostHog's marker for a personless event's stand-in person: 5 s after the epoch. */
 export const PERSONLESS_PERSON_CREATED_AT = '1970-01-01T00:00:05.000Z';
-/** A personless event this long after its distinct id's person was created is `force_upgrade`. */
 const FORCE_UPGRADE_AFTER_MS = 60_000;
 
-/** An identity event's request to merge `other`'s person into `into`'s, which survives. */
 export interface MergeRequest {
   otherDistinctId: string;
   intoDistinctId: string;
 }
 
 /**
- * PostHog's triggers (nodejs/src/worker/ingestion/persons/person-merge-service.ts):
- * `$create_alias` / `$merge_dangerously` with a truthy `alias`, and `$identify` with an
- * `$anon_distinct_id` property (even a null one, which stringifies to the illegal "null"). PostHog
- * merges into the event's distinct id in every case; we do too except for `$create_alias`, whose
- * sender's id is merged into the alias, which becomes the main id.
+ * PostHog's triggers (nodejs/src/worker/ingestion/persons/person-merge-service.ts), merging into the
+ * event's distinct id, except `$create_alias`: its sender's id is merged into the alias, the main id.
+ * `$identify`'s `$anon_distinct_id` counts even when null (it stringifies to the illegal "null").
  */
 export function mergeRequestOf(event: ParsedEvent): MergeRequest | null {
   const { properties } = event;
@@ -43,11 +39,7 @@ export function mergeRequestOf(event: ParsedEvent): MergeRequest | null {
   return { otherDistinctId: normalizeDistinctId(other), intoDistinctId: event.distinctId };
 }
 
-/**
- * The id that makes a merge refused, or null when the merge may go ahead. The into side is
- * reported first, as PostHog does. Either side may come from a property, so either may be too
- * long to store as a distinct id.
- */
+/** The into side is reported first, as PostHog does; either side may come from a property. */
 function illegalMergeId({ otherDistinctId, intoDistinctId }: MergeRequest): string | null {
   for (const distinctId of [intoDistinctId, otherDistinctId]) {
     if (isDistinctIdIllegal(distinctId) || exceedsDistinctIdLength(distinctId)) return distinctId;
@@ -55,7 +47,6 @@ function illegalMergeId({ otherDistinctId, intoDistinctId }: MergeRequest): stri
   return null;
 }
 
-/** Every distinct id whose person the batch needs: each event's own and both sides of its merges. */
 export function distinctIdsToLoad(events: readonly ParsedEvent[]): DistinctIdRef[] {
   const refs = new Map<string, DistinctIdRef>();
   const add = (teamId: number, distinctId: string): void => {
@@ -74,11 +65,7 @@ export function distinctIdsToLoad(events: readonly ParsedEvent[]): DistinctIdRef
 
 const noGroups = (): ProcessedEvent['groups'] => [null, null, null, null, null];
 
-/**
- * Applies one event at a time to the batch state, in batch order: identify/alias/merge, then
- * `$set`/`$set_once`/`$unset`, then groups; and says what the event's row carries. Pure: the
- * writes happen once for the whole batch afterwards.
- */
+/** Pure: applies events in batch order to the state; the writes happen once for the batch afterwards. */
 export class PersonEventApplier {
   constructor(
     private readonly state: PersonBatchState,
@@ -87,8 +74,7 @@ export class PersonEventApplier {
   ) {}
 
   apply(event: ParsedEvent): ProcessedEvent {
-    // The parsed event must not change: a batch may be applied more than once (retries). Its
-    // properties are shared with the result unless groups add to them (applyEventGroups copies).
+    // The parsed event must not change: a retried batch is applied again.
     const warnings = [...event.warnings];
     const row = {
       outcome: 'ok' as const,
@@ -151,12 +137,7 @@ export class PersonEventApplier {
     return this.createPerson(event, [event.distinctId], false);
   }
 
-  /**
-   * PostHog's merge rules (person-merge-service.ts), in the direction of `mergeRequestOf`: the into id's
-   * person survives and the other id joins it. Refused: same id, an illegal id on either side, or
-   * an identified other person (except `$merge_dangerously`). Returns null when no merge applies,
-   * so the event is processed as a plain property update of its own distinct id.
-   */
+  /** PostHog's refusals: an illegal id, or an identified other person unless `$merge_dangerously`. */
   private handleIdentifyOrAlias(
     event: ParsedEvent,
     warnings: IngestionWarning[],
@@ -209,8 +190,7 @@ export class PersonEventApplier {
       this.state.applyPropertyUpdate(intoPerson, update, event.timestamp);
       return { person: intoPerson, needsUpdate: true };
     }
-    // Neither id has a person: one identified person with both, UUID from the into id (the
-    // event's, or the alias, the main id from now on).
+    // Neither id has a person: the UUID comes from the into id, the main id from now on.
     return { person: this.createPerson(event, [intoDistinctId, otherDistinctId], true), needsUpdate: false };
   }
 

@@ -19,9 +19,9 @@ import {
 import { inPoolTransaction } from './pool-transaction.util';
 
 export interface PersonProcessorOptions {
-  /** Runs of one batch when transactions collide (deadlock, concurrent creation). Default 5. */
+  /** Runs of one batch when transactions collide (deadlock, concurrent creation). */
   maxAttempts?: number;
-  /** How long a statement waits for another process's locks before the batch fails. Default 10 s. */
+  /** How long a statement waits for another process's locks before the batch fails. */
   lockTimeoutMs?: number;
 }
 
@@ -46,20 +46,9 @@ const rejectionFor = (
 });
 
 /**
- * Person and group processing for one consumed batch, before its events are written.
- *
- * One transaction per batch, across its projects: lock the batch's distinct ids, read their
- * persons in two queries, apply the events in order in memory, write what changed with one
- * set-based statement per kind of change, commit. Per batch rather than per project: a
- * redelivered batch is redone as a whole anyway, and one transaction is fewer round trips.
- *
- * Returns one outcome per input event, in input order. A bad event becomes a rejected outcome,
- * never an exception; an exception means a transient failure (Postgres unreachable, locks not
- * granted in time): nothing was committed and the caller retries the batch.
- *
- * Processing a batch twice gives the same persons: merges and distinct ids already in place are
- * no-ops, `$set`/`$unset` are idempotent, `$set_once` never overwrites, and persons or groups
- * that do not change are not written (their version does not move).
+ * One transaction per batch, across its projects: a redelivered batch is redone whole anyway, and
+ * it is fewer round trips. One outcome per event, in input order; a bad event is a rejected outcome,
+ * and a throw is transient (nothing committed, the caller retries).
  */
 export class PersonProcessor {
   private readonly maxAttempts: number;
@@ -77,7 +66,7 @@ export class PersonProcessor {
     return this.processParsed(events.map((event) => parseCapturedEvent(event)));
   }
 
-  /** processBatch of events already through parseCapturedEvent (the ingestion handler decodes ahead). */
+  /** For events already through parseCapturedEvent (the handler decodes ahead). */
   async processParsed(events: readonly (ParsedEvent | RejectedEvent)[]): Promise<EventOutcome[]> {
     const outcomes = new Array<EventOutcome | undefined>(events.length);
     const parsed: PositionedEvent[] = [];
@@ -92,8 +81,8 @@ export class PersonProcessor {
         results = await this.runWithRetries(parsed);
       } catch (error) {
         if (!isDataRejection(error)) throw error;
-        // TRICKY: some event's data made Postgres fail the batch's statements. Redo the batch one
-        // event per transaction, in order, and dead-letter only the events Postgres refuses.
+        // TRICKY: some event's data made Postgres fail the batch: redo it one event per transaction, in
+        // order, and dead-letter only the events Postgres refuses.
         results = await this.runOneByOne(parsed);
       }
       for (const [position, outcome] of results) outcomes[position] = outcome;
@@ -138,8 +127,6 @@ export class PersonProcessor {
     parsed: readonly PositionedEvent[],
     unavailableUuids: ReadonlySet<string>,
   ): Promise<PositionedOutcome[]> {
-    // A lost connection (Postgres restarted, the session terminated) throws here like any other
-    // transient failure: nothing was committed and the consumer retries the batch.
     return inPoolTransaction(this.pool, `BEGIN; SET LOCAL lock_timeout = ${this.lockTimeoutMs}`, (client) =>
       this.processInTransaction(client, parsed, unavailableUuids),
     );

@@ -9,7 +9,7 @@ export interface PropertyUpdate {
   toSet: Properties;
   operations: Record<string, PropertyOperation>;
   toUnset: string[];
-  /** Some change is worth a Postgres write on its own (not only volatile `$current_url`-like ones). */
+  /** Not only volatile `$current_url`-like changes. */
   triggersWrite: boolean;
 }
 
@@ -46,11 +46,7 @@ function unsetKeys(value: unknown): string[] {
   return isPlainObject(value) ? Object.keys(value) : [];
 }
 
-/**
- * `$set_once` fills keys the person does not have; `$set` overwrites keys whose value differs
- * (`$set` wins when both name a key); `$unset` (array of keys, or an object whose keys count)
- * removes keys the person had before the event, applied after the sets as PostHog does.
- */
+/** `$set` wins over `$set_once` on a key; `$unset` applies after the sets, as PostHog does. */
 export function computePropertyUpdate(
   eventName: string,
   eventProperties: Properties,
@@ -90,7 +86,6 @@ export function hasPropertyChanges(update: PropertyUpdate): boolean {
   return update.toUnset.length > 0 || Object.keys(update.toSet).length > 0;
 }
 
-/** The properties of a person created by an event: `$set_once`, then `$set` over it. */
 export function initialPersonProperties(
   eventProperties: Properties,
   creatorEventUuid: string,

@@ -3,11 +3,7 @@ import { v5 as uuidv5 } from 'uuid';
 /** PostHog's namespace for person UUIDs (nodejs/src/worker/ingestion/person-uuid.ts). */
 export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
 
-/**
- * The deterministic person UUID of a distinct id: UUIDv5 of `"<team_id>:<distinct_id>"`. A person
- * created for a distinct id gets it, and a personless event of that distinct id carries it, so
- * both agree without a lookup.
- */
+/** A person and the personless events of its distinct id agree on it without a lookup. */
 export function personUuid(teamId: number, distinctId: string): string {
   return uuidv5(`${teamId}:${distinctId}`, PERSON_UUID_NAMESPACE);
 }

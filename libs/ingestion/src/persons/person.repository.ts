@@ -9,11 +9,7 @@ export interface DistinctIdRef {
   distinctId: string;
 }
 
-/**
- * A person insert collided on (team_id, uuid): another person already holds the UUID derived
- * from this distinct id (possible only after unusual histories, e.g. a person deleted while an
- * id of it lived on elsewhere). The batch is re-run with these UUIDs replaced by random ones.
- */
+/** Another person holds the UUID derived from this distinct id: the batch is re-run with random ones. */
 export class PersonUuidTakenError extends Error {
   constructor(readonly uuids: readonly string[]) {
     super(`person UUID already taken: ${uuids.join(', ')}`);
@@ -21,11 +17,7 @@ export class PersonUuidTakenError extends Error {
   }
 }
 
-/**
- * What we read no longer holds: a distinct id we were about to insert exists, or a person our
- * locked distinct ids point at is gone (a writer that bypassed our locks). The batch is re-run
- * from a fresh read.
- */
+/** What we read no longer holds (a writer bypassed our locks): the batch is re-run from a fresh read. */
 export class DistinctIdConflictError extends Error {
   constructor(message: string) {
     super(message);
@@ -33,7 +25,7 @@ export class DistinctIdConflictError extends Error {
   }
 }
 
-/** The projects of the batch that exist, locked against deletion until the batch commits. */
+/** Locked against deletion until the batch commits. */
 export async function lockTeams(client: Queryable, teamIds: readonly number[]): Promise<Set<number>> {
   const { rows } = await client.query<{ id: number }>(
     `SELECT id FROM teams WHERE id = ANY($1::int[]) ORDER BY id FOR KEY SHARE`,
@@ -43,10 +35,8 @@ export async function lockTeams(client: Queryable, teamIds: readonly number[]): 
 }
 
 /**
- * Transaction advisory locks on every (team, distinct id) of the batch, in one sorted order so
- * two batches cannot deadlock on them. TRICKY: these are what make "no person yet, create one"
- * safe: row locks cannot lock a row that does not exist, but every writer of a distinct id holds
- * its advisory lock first.
+ * In one sorted order, so two batches cannot deadlock. TRICKY: these make "no person yet, create one"
+ * safe: a row lock cannot lock a missing row, but every writer of a distinct id takes this lock first.
  */
 export async function lockDistinctIds(client: Queryable, refs: readonly DistinctIdRef[]): Promise<void> {
   if (refs.length === 0) return;
@@ -78,10 +68,8 @@ interface PersonRow {
 }
 
 /**
- * The persons of the batch's distinct ids, in two locking reads: the distinct id rows first (a
- * concurrent merge must update them to move them, so it waits for us, and we see where they
- * point once it committed), then their persons (FOR UPDATE, in id order). A person whose
- * distinct id we hold cannot be merged away before we commit.
+ * The distinct id rows first (a concurrent merge must update them, so it waits for us), then their
+ * persons FOR UPDATE in id order: a person whose distinct id we hold cannot be merged away meanwhile.
  */
 export async function loadPersons(
   client: Queryable,
@@ -145,12 +133,7 @@ function personColumns(persons: readonly PersonRecord[]) {
   };
 }
 
-/**
- * Writes a batch's person changes with one statement per kind of change: insert new persons,
- * update changed ones, move the distinct ids of merged-away persons, insert new distinct ids,
- * delete merged-away persons (in that order: the moves must precede the deletes, whose cascade
- * would otherwise take the distinct ids along).
- */
+/** The distinct ids move before the merged-away persons go, whose cascade would take them along. */
 export async function writePersons(client: Queryable, plan: PersonWritePlan): Promise<void> {
   await insertPersons(client, plan.inserts);
 

@@ -1,18 +1,10 @@
 import type { Pool, PoolClient } from 'pg';
 
 /**
- * Runs `work` inside one transaction on a client checked out of `pool`: `begin` (which must open
- * the transaction), then `work`, then COMMIT; ROLLBACK when anything throws, and the error is
- * rethrown.
- *
- * TRICKY: pg-pool takes its own 'error' listener off a client while the client is checked out. A
- * connection that dies meanwhile (pg_terminate_backend, a Postgres restart or crash, a network cut)
- * makes the client emit 'error', and an 'error' event nobody listens to is an uncaught exception
- * that ends the process. So the client has our listener for as long as it is out; the query in
- * flight fails on its own and the caller sees that error.
- *
- * A client whose connection failed, or that could not roll back, is released with the error: the
- * pool closes it instead of handing a broken connection to the next batch.
+ * ROLLBACK when anything throws. TRICKY: pg-pool takes its own 'error' listener off a checked-out
+ * client, and a connection dying meanwhile would then be an uncaught exception ending the process:
+ * ours listens while the client is out. A broken client is released with the error, so the pool
+ * closes it instead of handing it to the next batch.
  */
 export async function inPoolTransaction<T>(
   pool: Pool,
@@ -39,8 +31,7 @@ export async function inPoolTransaction<T>(
     }
     throw error;
   } finally {
-    // release() puts the pool's idle listener back before ours comes off: the client is never
-    // without one.
+    // release() puts the pool's idle listener back before ours comes off: never without one.
     client.release(connectionError ?? discard);
     client.removeListener('error', onError);
   }

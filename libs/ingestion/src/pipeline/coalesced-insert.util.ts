@@ -7,19 +7,9 @@ interface WaitingWrite<Row> {
 }
 
 /**
- * Shares one INSERT between the handler calls that write at the same time (the partitions consumed
- * concurrently), so ClickHouse gets fewer, larger parts: each insert (a part, and its share of
- * the merges) has a fixed cost beside the cost of its rows (bench/README.md has the figures).
- *
- * One insert runs at a time. A write that arrives while it runs waits and goes with every other
- * waiting write in the next one (up to `maxRows`); a write that finds nothing running leaves at
- * once, so a lone batch never lingers. `write` resolves once its own rows are written, so a caller
- * commits its offsets only after its rows are stored.
- *
- * When a shared insert is refused for a row's content (rowContentErrorName), the rows are not
- * attributed: every write in it is tried again alone, so only the write that holds the refused
- * row fails with that error (its caller isolates the row). Any other failure fails every write in
- * the insert, and each caller retries its own batch.
+ * Shares one INSERT between the handler calls writing at the same time: each part has a fixed cost.
+ * A lone write leaves at once; `write` resolves once its own rows are stored. A shared insert refused
+ * for a row's content is retried write by write, so only the write holding the row fails with it.
  */
 export class CoalescedInsert<Row> {
   private readonly waiting: WaitingWrite<Row>[] = [];
@@ -47,7 +37,7 @@ export class CoalescedInsert<Row> {
     }
   }
 
-  /** The oldest waiting writes, as many as fit in maxRows (always at least one). */
+  /** As many as fit in maxRows, always at least one. */
   private takeGroup(): WaitingWrite<Row>[] {
     let count = 1;
     let rows = this.waiting[0].rows.length;

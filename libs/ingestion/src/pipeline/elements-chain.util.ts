@@ -1,8 +1,6 @@
 /**
- * Autocapture's elements, in the one text column the events table keeps them: PostHog's
- * `elements_chain` (`tag.class:key="value"…;parent…`). posthog-js sends either that string as
- * `$elements_chain` or, in older versions and other SDKs, a `$elements` array; either way the
- * property leaves `properties` for the column, as PostHog's ingestion does.
+ * PostHog's `elements_chain` column: posthog-js sends the string as `$elements_chain` or, older SDKs,
+ * a `$elements` array; either way the property leaves `properties`, as PostHog's ingestion does.
  */
 export interface SplitElements {
   properties: Record<string, unknown>;
@@ -13,7 +11,6 @@ const MAX_TEXT = 400;
 const MAX_HREF = 2048;
 
 export function splitElements(properties: Record<string, unknown>): SplitElements {
-  // Most events have neither: their properties go on as they are, not copied.
   if (!('$elements' in properties) && !('$elements_chain' in properties)) {
     return { properties, elementsChain: '' };
   }

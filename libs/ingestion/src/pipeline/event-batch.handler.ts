@@ -25,33 +25,25 @@ import type { TeamTokenCache } from './team-token.cache';
 
 export interface EventBatchHandlerOptions {
   persons: PersonProcessor;
-  /** The events table (OpenedClickHouse.events of the engine ingestion writes to). */
   events: EventsWriter;
-  /** Where messages that cannot be processed go, with the reason in a header. */
   deadLetters: EventPublisher;
-  /** Whether a message's token is its project's (a message whose token is not is dead-lettered). */
   tokens: TeamTokenCache;
-  /** Sets `teams.ingested_event` at a project's first stored event. */
   ingestedEvents: IngestedEventMarker;
   logger: Logger;
-  /** Where the handler's metrics (IngestionMetrics) are registered. */
   registry: Registry;
-  /** The pipeline apps' transformations (processEvent), run before persons are processed. */
+  /** Run before persons are processed. */
   transformations?: {
     transformationTeams(): Promise<ReadonlySet<number>>;
     transform(event: CapturedEvent): Promise<CapturedEvent | null>;
   };
-  /**
-   * The pipeline apps' destinations: given the events of each batch once stored, before the batch
-   * is committed (a throw retries the batch, so a stored event never misses its destinations).
-   */
+  /** Given the stored events before the batch is committed: a throw retries it, none misses them. */
   destinations?: {
     destinationTeams(): Promise<ReadonlySet<number>>;
     handOff(events: DestinationEvent[]): Promise<void>;
   };
 }
 
-/** What a dead letter is bounded to when the dead-letter topic refused its first copy as too large. */
+/** Once the dead-letter topic refused a first copy as too large. */
 const SMALL_DEAD_LETTER_BYTES = 8 * 1024;
 const NONE_REFUSED: ReadonlySet<number> = new Set();
 
@@ -61,13 +53,9 @@ interface RowOfMessage {
   event: ProcessedEvent;
 }
 
-/**
- * What a message's event is before persons: the captured event and what person processing makes
- * of it; undefined for a message that is not a JSON object.
- */
+/** Undefined for a message that is not a JSON object. */
 export type DecodedEvent = { event: CapturedEvent; parsed: ParsedEvent | RejectedEvent } | undefined;
 
-/** A message whose event is being processed; `parsed` is cleared when an app changed the event. */
 interface CapturedMessage {
   message: ConsumedMessage;
   event: CapturedEvent;
@@ -85,17 +73,10 @@ function parseMessage(message: ConsumedMessage): CapturedEvent | undefined {
   }
 }
 
-/**
- * One consumed batch, in order: persons and groups in Postgres (one transaction), then every row
- * in one ClickHouse insert, then the dead letters. Each message ends as written, dead-lettered or
- * dropped (counted). Any throw is transient (Postgres, ClickHouse or the queue unavailable): the
- * consumer retries the whole batch without committing, which is safe because person processing
- * is idempotent and the events table deduplicates by UUID.
- */
+/** One consumed batch, as libs/ingestion/README.md lays out; any throw is transient and redelivers it. */
 export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
   private readonly metrics: IngestionMetrics;
   private readonly outcomes: IngestionMetrics['events'];
-  /** The concurrent handler calls' rows, in shared inserts. */
   private readonly inserts: CoalescedInsert<EventRow>;
 
   constructor(private readonly options: EventBatchHandlerOptions) {
@@ -108,11 +89,8 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
   }
 
   /**
-   * One insert for the whole batch (shared with the other handler calls writing at the same time:
-   * CoalescedInsert). When ClickHouse refuses a value of some row, the same insert
-   * would fail on every retry and hold the partition forever: the rows are split in halves until
-   * the refused ones stand alone, and those are dead-lettered with ClickHouse's reason. Any other
-   * failure is thrown, and the consumer retries the batch. Resolves with the rows written.
+   * A row ClickHouse refuses for its content would fail every retry and hold the partition: the rows
+   * are halved until the refused ones stand alone, then dead-lettered. Resolves with the rows written.
    */
   private async insertRows(
     rows: RowOfMessage[],
@@ -135,10 +113,7 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     }
   }
 
-  /**
-   * Runs the transformations of the projects that have some, in place: an event an app dropped
-   * leaves `captured` for `dropped`. Sequential, so one person's events keep their order.
-   */
+  /** Sequential, so one person's events keep their order. */
   private async transform(
     captured: CapturedMessage[],
     dropped: { uuid: string | null; teamId: number | null; reason: string }[],
@@ -153,7 +128,6 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
         kept.push(entry);
         continue;
       }
-      // An app may change the event in place: what was parsed of it before is stale.
       const transformed = await transformations.transform(entry.event);
       if (transformed) kept.push({ message: entry.message, event: transformed, parsed: undefined });
       else dropped.push({ uuid: entry.event.uuid, teamId: entry.event.team_id, reason: 'dropped_by_app' });
@@ -161,11 +135,7 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     captured.splice(0, captured.length, ...kept);
   }
 
-  /**
-   * Leaves in `captured` only the messages whose token is their project's; the others are
-   * dead-lettered. Capture resolved the project from the token, but anyone who can write to the
-   * topic could name a project with a token of their own.
-   */
+  /** Capture resolved the project from the token, but anyone who can write to the topic can name any. */
   private async keepOwnTokens(
     captured: CapturedMessage[],
     deadLetters: { message: ConsumedMessage; reason: string }[],
@@ -187,12 +157,8 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
   }
 
   /**
-   * Publishes the batch's dead letters, each bounded to what the publisher takes (toDeadLetter),
-   * and resolves with the positions of those that could not be dead-lettered at all. Should the
-   * broker still refuse one as too large (a dead-letter topic with a smaller `max.message.bytes`),
-   * each goes alone, a refused one as a copy of 8 KiB, and one refused even so is dropped with an
-   * error line: a message that cannot be dead-lettered must still leave its partition, or it holds
-   * it for good. Any other failure throws (the batch is retried).
+   * A copy the broker still refuses as too large goes alone, then as 8 KiB, then is dropped with an
+   * error line: a message must leave its partition. Resolves with the positions dropped.
    */
   private async publishDeadLetters(
     batch: ConsumedBatch,
@@ -240,7 +206,6 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     return refused;
   }
 
-  /** False when the publisher or the broker refused a message as too large; throws on anything else. */
   private async publishUnlessTooLarge(messages: QueueMessage[]): Promise<boolean> {
     try {
       await this.options.deadLetters.publish(DEAD_LETTER_TOPIC, messages);
@@ -251,7 +216,6 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     }
   }
 
-  /** The message's JSON and its event's parse: they depend on the message alone. */
   readonly decode = (message: ConsumedMessage): DecodedEvent => {
     const event = parseMessage(message);
     return event && { event, parsed: parseCapturedEvent(event) };
@@ -263,7 +227,6 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     this.recordLag(batch);
   };
 
-  /** The partition's lag once this batch is written, when the queue says where the partition ends. */
   private recordLag(batch: ConsumedBatch): void {
     const last = batch.messages.at(-1);
     const end = batch.highWatermark;
@@ -276,10 +239,7 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
     );
   }
 
-  /**
-   * NOTE: outcomes are counted once the whole batch succeeded: a batch that throws comes again,
-   * and its events must not be counted twice.
-   */
+  // Outcomes are counted once the whole batch succeeded: a batch that throws comes again.
   private async handleBatch(batch: DecodedBatch<DecodedEvent>): Promise<void> {
     const dropped: { uuid: string | null; teamId: number | null; reason: string }[] = [];
     const deadLetters: { message: ConsumedMessage; reason: string }[] = [];
@@ -353,17 +313,12 @@ export class EventBatchHandler implements DecodingBatchHandler<DecodedEvent> {
   }
 }
 
-/**
- * The event's `created_at`: when capture received it (the message's `now`), so that a redelivered
- * message writes the same row, and batch exports can tell an event that arrived late (see
- * libs/workers/README.md). Processing time only for a message without a usable `now`.
- */
+/** When capture received it: a redelivery writes the same row, and batch exports can tell a late arrival. */
 function receivedAt(event: CapturedEvent, processedAt: Date): Date {
   const received = new Date(event.now);
   return Number.isNaN(received.getTime()) ? processedAt : received;
 }
 
-/** A stored event as destinations see it: the row's values, the person as of this event. */
 function toDestinationEvent({ row, event }: RowOfMessage): DestinationEvent {
   return {
     uuid: event.uuid,

@@ -3,17 +3,13 @@ import type { ProcessedEvent } from '../persons/person-processing.types';
 import { sanitizeText } from '../shared/postgres-text.util';
 import { splitElements } from './elements-chain.util';
 
-/**
- * The ClickHouse row of a processed event. Throws a RangeError for a timestamp outside what
- * DateTime64 stores (years 1900–2299); the caller dead-letters that event rather than lose it.
- */
+/** A RangeError for a timestamp DateTime64 cannot store: the caller dead-letters that event. */
 export function toEventRow(event: ProcessedEvent, createdAt: Date, offset: string): EventRow {
   const [group0, group1, group2, group3, group4] = event.groups;
   const { properties, elementsChain } = splitElements(event.properties);
   return {
     uuid: event.uuid,
-    // Capture replaces lone surrogates already; a message from before that (or another producer)
-    // would otherwise be refused by ClickHouse.
+    // Capture replaces lone surrogates already; an older message or another producer's may still have them.
     event: sanitizeText(event.event),
     properties: JSON.stringify(properties),
     timestamp: toClickHouseDateTime64(event.timestamp),

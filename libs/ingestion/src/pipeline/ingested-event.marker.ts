@@ -2,20 +2,14 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 
 export interface IngestedEventMarkerOptions {
-  /** Projects remembered at most; past it the memory starts again (a repeated UPDATE is a no-op). */
+  /** Past it the memory starts again (a repeated UPDATE is a no-op). */
   maxEntries?: number;
 }
 
 /**
- * Sets `teams.ingested_event` once a project's first event is stored, as PostHog's ingestion does
- * (onboarding and data connectors read it). Each process remembers the projects it knows are set,
- * so the hot path costs a Set lookup; a project it has not seen yet costs one UPDATE per batch,
- * for all such projects together, guarded by `NOT ingested_event`.
- *
- * NOTE: the teams table's trigger tells capture that the project changed (hogbase_project_changed,
- * migration AddRemoteConfigAndSecretKeys), and capture then reloads what it cached for it. The
- * guard makes that happen once per project, at its first event: an UPDATE that matches no row
- * fires no row trigger, whichever process (or restart) runs it again.
+ * Sets `teams.ingested_event` at a project's first stored event, as PostHog's ingestion does. The
+ * `NOT ingested_event` guard matters: the teams trigger (hogbase_project_changed) makes capture
+ * reload the project, and an UPDATE that matches no row fires no row trigger.
  */
 export class IngestedEventMarker {
   private readonly known = new Set<number>();
@@ -30,10 +24,7 @@ export class IngestedEventMarker {
     this.maxEntries = options.maxEntries ?? 100_000;
   }
 
-  /**
-   * Marks the projects of events just stored. Never throws: the events are stored whatever happens
-   * to the flag, and a project left unmarked by a failure is tried again with its next batch.
-   */
+  /** Never throws: a project left unmarked by a failure is tried again with its next batch. */
   async stored(teamIds: Iterable<number>): Promise<void> {
     const unknown = new Set<number>();
     for (const teamId of teamIds) if (!this.known.has(teamId)) unknown.add(teamId);

@@ -1,14 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-/** Seconds: a batch (up to KAFKA_CONSUMER_MAX_BATCH_SIZE events) is one Postgres transaction and its share of an insert. */
+/** Seconds: a batch is one Postgres transaction and its share of an insert. */
 const WRITE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/**
- * What ingestion exports, on the registry of its service. Every consumed message ends in exactly
- * one `ingestion_events_total` outcome (written, dead_letter or dropped, with the reason) once its
- * batch succeeded; a batch that throws is retried by the consumer and counted again on
- * `ingestion_messages_consumed_total` and as a failed batch.
- */
+/** Each consumed message ends in one `ingestion_events_total` outcome, once its batch succeeded. */
 export class IngestionMetrics {
   readonly events: Counter<'outcome' | 'reason'>;
   readonly consumed: Counter<'topic'>;
@@ -76,7 +71,6 @@ export class IngestionMetrics {
   }
 }
 
-/** Runs `work`, observing its duration on `histogram` with outcome ok or error. */
 export async function timed<T>(histogram: Histogram<'outcome'>, work: () => Promise<T>): Promise<T> {
   const stop = histogram.startTimer();
   try {

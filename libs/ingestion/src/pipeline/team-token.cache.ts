@@ -1,32 +1,22 @@
 import type { Pool } from 'pg';
 
 export interface TeamTokenCacheOptions {
-  /** How long a project's token is trusted before it is read again. Default 60 s. */
   ttlMs?: number;
-  /**
-   * How long a project id that no project has is remembered as such (a message naming one is left
-   * to person processing, which drops it). Short: the project may be created meanwhile. Default 5 s.
-   */
+  /** Short: the project may be created meanwhile. An unknown project's messages are dropped by persons. */
   unknownTtlMs?: number;
-  /**
-   * How long the token a project had before a reset is still taken, once this cache has seen it
-   * replaced: capture accepts the old token for as long as its own cache holds it (60 s), and
-   * those events may still be on the queue. Default 10 min.
-   */
+  /** Capture takes the old token while its own cache holds it (60 s), and those events may still be queued. */
   replacedTokenGraceMs?: number;
-  /** Projects remembered at most (the oldest go first). Default 100,000. */
   maxEntries?: number;
   now?: () => number;
 }
 
 interface TeamToken {
-  /** The project's API token; null: no such project. */
+  /** Null: no such project. */
   token: string | null;
   checkedAt: number;
   replaced?: { token: string; until: number };
 }
 
-/** What a message claims: `team_id` and `token` as they came, not yet validated. */
 export interface ClaimedProject {
   team_id: unknown;
   token: unknown;
@@ -37,21 +27,9 @@ function isTeamId(value: unknown): value is number {
 }
 
 /**
- * Whether a message's token is the API token of the project it names (`teams.api_token`), read
- * from Postgres and cached per project. Capture resolves the project from the token, but the
- * events topic is a trust boundary in a shared Kafka: a message naming a real project with a
- * token that is not its own must not be stored there. Project secret keys (`phs_`) and personal
- * keys (`phx_`) are not project tokens and never match.
- *
- * Cheap on the hot path: `load` asks Postgres once per batch at most, only for the projects it
- * has not seen, has not checked for `ttlMs` (`unknownTtlMs` for an id no project has), or whose
- * cached token a message of the batch does not match (it may be the project's new token, reset
- * since): a flood of bad tokens costs a query per batch, not per message. `belongs` is then a Map
- * lookup.
- *
- * NOTE: a project whose token was reset: events still on the queue with the old token are taken
- * for `replacedTokenGraceMs` once this cache has seen the new one; a process that never saw the
- * old token (started after the reset) dead-letters them, with the reason.
+ * The events topic is a trust boundary in a shared Kafka: a real project named with a token not its
+ * own is refused (`phs_`, `phx_` keys never match). `load` queries once per batch at most, so bad
+ * tokens cost a query per batch. After a reset the old token is taken for `replacedTokenGraceMs`.
  */
 export class TeamTokenCache {
   private readonly teams = new Map<number, TeamToken>();
@@ -72,7 +50,7 @@ export class TeamTokenCache {
     this.now = options.now ?? Date.now;
   }
 
-  /** Reads what `belongs` needs to answer for these messages: one query, or none. Throws when Postgres does. */
+  /** Throws when Postgres does. */
   async load(claims: readonly ClaimedProject[]): Promise<void> {
     const now = this.now();
     const wanted = new Set<number>();
@@ -91,11 +69,7 @@ export class TeamTokenCache {
     for (const teamId of ids) this.remember(teamId, tokens.get(teamId) ?? null, now);
   }
 
-  /**
-   * False when the message names a project that exists and its token is not that project's.
-   * True for a project that does not exist (person processing drops those as `unknown_team`) and
-   * for a `team_id` that is not a project id (parsing dead-letters those): neither is stored.
-   */
+  /** True for an unknown project or a non-id `team_id`: persons drop and parsing dead-letters those. */
   belongs({ team_id: teamId, token }: ClaimedProject): boolean {
     if (!isTeamId(teamId)) return true;
     const cached = this.teams.get(teamId);
@@ -103,12 +77,10 @@ export class TeamTokenCache {
     return this.isReplaced(cached, token, this.now());
   }
 
-  /** The token the project had before its last reset, still within its grace. */
   private isReplaced(cached: TeamToken, token: unknown, now: number): boolean {
     return cached.replaced !== undefined && cached.replaced.token === token && now < cached.replaced.until;
   }
 
-  /** Whether the cached entry can answer for this token without asking Postgres again. */
   private answers(cached: TeamToken, token: unknown, now: number): boolean {
     const age = now - cached.checkedAt;
     if (cached.token === null) return age < this.unknownTtlMs;

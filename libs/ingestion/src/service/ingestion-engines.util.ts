@@ -8,14 +8,11 @@ import { postgresPoolTimeouts } from '@hogbase/postgres';
 import { KafkaEventConsumer, KafkaEventPublisher, type KafkaConsumerOptions } from '@hogbase/queue';
 import type { IngestionEngines } from './ingestion.service';
 
-/** The topics ingestion consumes. */
 export const INGESTION_TOPICS = [EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC] as const;
 
 /**
- * Ingestion's Postgres pool (persons and groups): every connection bounded by the Postgres
- * timeouts. pg emits 'error' on the pool when an idle connection dies (Postgres restarted or
- * terminated it); unheard, that event would end the process. `connect`, when given, opens each
- * connection instead of a socket to `url` (npm start's embedded Postgres, in the same process).
+ * pg emits 'error' on the pool when an idle connection dies; unheard, it would end the process.
+ * `connect`, when given, opens each connection instead of a socket (npm start's embedded Postgres).
  */
 export function createIngestionPool(
   database: DatabaseConfig & { url: string },
@@ -33,7 +30,7 @@ export function createIngestionPool(
   return pool;
 }
 
-/** Options of a consumer of the event topics in ingestion's group; a benchmark overrides group and topics. */
+/** A benchmark overrides group and topics. */
 export function ingestionConsumerOptions(
   kafka: KafkaConfig & { brokers: string[] },
   logger: Logger,
@@ -61,7 +58,6 @@ export function createIngestionConsumer(
   return new KafkaEventConsumer(ingestionConsumerOptions(kafka, logger));
 }
 
-/** Where ingestion puts the messages it cannot process (the dead-letter topic). */
 export function createDeadLetterPublisher(
   kafka: KafkaConfig & { brokers: string[] },
   logger: Logger,
@@ -70,15 +66,11 @@ export function createDeadLetterPublisher(
 }
 
 export interface OpenedIngestionEngines extends IngestionEngines {
-  /** After the service stopped: the consumer (idempotent), dead letters, ClickHouse, then Postgres. */
+  /** After the service stopped. */
   close(): Promise<void>;
 }
 
-/**
- * What ingestion runs on alone (split mode): the Postgres of DATABASE_URL, Kafka, and a ClickHouse
- * server or chDB. Opening connects nothing yet: a dependency that is down at start-up makes the
- * service not ready, never the process exit.
- */
+/** Split mode. Connects nothing yet: a dependency down at start-up makes it not ready, never exit. */
 export function openIngestionEngines(config: IngestionConfig, logger: Logger): OpenedIngestionEngines {
   const { url } = config.database;
   const { brokers } = config.kafka;

@@ -12,42 +12,28 @@ import { IngestedEventMarker } from '../pipeline/ingested-event.marker';
 import { TeamTokenCache } from '../pipeline/team-token.cache';
 import { prepareEventStores } from './event-stores';
 
-/** What ingestion runs on; the caller opened them and closes them after `stop()`. */
+/** The caller opened them and closes them after `stop()`. */
 export interface IngestionEngines {
-  /** Persons and groups (createIngestionPool). */
   pool: Pool;
-  /** Migrations and readiness. */
   clickhouse: ClickHouseClient;
-  /** Where the events go: the writer openClickHouse made for the engine behind `clickhouse`. */
   events: EventsWriter;
-  /** The event topics' consumer: Kafka (createIngestionConsumer) or the in-process bus. */
   consumer: EventConsumer;
-  /** Where messages that cannot be processed go: a Kafka publisher, or the in-process bus. */
   deadLetters: EventPublisher;
   logger: Logger;
-  /**
-   * The Postgres of the pipeline apps' job engine (pg-boss; the same database as `pool`). Omitted:
-   * ingestion runs no destinations (a benchmark of bare ingestion).
-   */
+  /** The pipeline apps' job engine (pg-boss); omitted: no destinations (bare ingestion for a bench). */
   databaseUrl?: string;
 }
 
-/** Back-off between start-up attempts while a dependency is down: doubles up to the cap. */
 const START_RETRY_INITIAL_MS = 500;
 const START_RETRY_MAX_MS = 15_000;
-/** How long stop() waits for a start-up attempt in progress (a group join) to give up. */
+/** How long stop() waits for a start-up attempt in progress to give up. */
 const STOP_START_WAIT_MS = 5_000;
-/**
- * A batch written this recently proves Postgres and ClickHouse answer: readiness then asks
- * neither. Under load every pooled connection is busy, and a probe waiting for one would report a
- * healthy ingestion as not ready.
- */
+/** A batch written this recently proves both stores answer: a probe waiting on a busy pool would not. */
 const RECENT_WRITE_MS = 10_000;
 
 type StartState =
   { phase: 'preparing' | 'joining'; lastError?: string } | { phase: 'consuming' } | { phase: 'stopped' };
 
-/** Whether the consumer is in its group and processing. */
 function consumerCheck(consumer: EventConsumer): CheckResult {
   const { ready, reason } = consumer.ready();
   return ready || (reason ?? 'the consumer is not consuming');
@@ -58,13 +44,9 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Ingestion: consumes the event topics, writes persons and groups to Postgres and events to
- * ClickHouse (EventBatchHandler), committing only after both writes.
- *
- * Returns at once, before anything connects: the event stores are prepared (prepareEventStores)
- * and the consumer joins its group in the background, each retried with capped back-off while a
- * dependency is down, so the process serves its probes (not ready) meanwhile and never exits
- * over an outage. Ready means: Postgres and ClickHouse answer, and the consumer is consuming.
+ * Returns at once: the event stores are prepared and the group joined in the background, retried
+ * while a dependency is down, so the process serves its probes (not ready) and never exits over an
+ * outage. Ready: Postgres and ClickHouse answer, and the consumer is consuming.
  */
 export function startIngestionService(
   config: IngestionConfig,
@@ -106,7 +88,7 @@ export function startIngestionService(
   const wroteRecently = () => Date.now() - lastWrittenAt < RECENT_WRITE_MS;
   const stopSignal = new AbortController();
 
-  /** Runs `step` until it succeeds or stop() is called; logs each new reason once, not each retry. */
+  /** Logs each new reason once, not each retry. */
   const untilDone = async (phase: 'preparing' | 'joining', what: string, step: () => Promise<void>) => {
     state = { phase };
     for (let attempt = 1; !stopSignal.signal.aborted; attempt++) {
@@ -164,7 +146,6 @@ export function startIngestionService(
       case 'preparing':
         return `preparing the event stores${state.lastError ? `: ${state.lastError}` : ''}`;
       case 'joining': {
-        // The consumer may know better why it has not joined yet (the broker unreachable, say).
         const own = consumer.ready();
         const reason = state.lastError ?? (own.ready ? undefined : own.reason);
         return `joining the consumer group${reason ? `: ${reason}` : ''}`;
@@ -197,7 +178,6 @@ export function startIngestionService(
     async stop() {
       stopSignal.abort();
       state = { phase: 'stopped' };
-      // Stops intake, finishes the batch in flight and commits it (a start in progress gives up).
       await consumer.stop();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -205,8 +185,7 @@ export function startIngestionService(
         new Promise((resolve) => (timer = setTimeout(resolve, STOP_START_WAIT_MS))),
       ]);
       clearTimeout(timer);
-      // Deliveries in flight finish (or go back to the job engine for another worker); then the
-      // apps' teardownPlugin runs and their last log lines are written.
+      // Deliveries in flight finish (or go back to the job engine); then the apps' teardownPlugin runs.
       await destinations?.stop();
       await apps?.close();
     },

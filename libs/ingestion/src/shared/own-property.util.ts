@@ -1,6 +1,5 @@
-// Property names come from users: "__proto__", "toString" or "constructor" are ordinary keys to
-// them. Plain `object[key]` reads inherited members and `object[key] = value` with "__proto__"
-// replaces the prototype instead of storing a key, so keyed access to user data goes through here.
+// Property names come from users: "__proto__" or "toString" are ordinary keys to them, but plain
+// `object[key]` reads inherited members and assigning "__proto__" replaces the prototype: use these.
 
 export function ownValue(object: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(object, key) ? object[key] : undefined;

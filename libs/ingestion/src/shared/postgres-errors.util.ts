@@ -1,11 +1,10 @@
-/** The SQLSTATE of a Postgres error, or null for anything else (network errors, bugs). */
+/** Null for anything else (network errors, bugs). */
 export function sqlState(error: unknown): string | null {
   if (typeof error !== 'object' || error === null || !('code' in error)) return null;
   const { code } = error;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
 }
 
-/** Two transactions collided: running the batch again from a fresh read resolves it. */
 export function isConcurrencyConflict(error: unknown): boolean {
   const state = sqlState(error);
   return (
@@ -16,11 +15,7 @@ export function isConcurrencyConflict(error: unknown): boolean {
   );
 }
 
-/**
- * Postgres refused the data itself (a value out of range, too large for an index, a constraint):
- * retrying the same batch would fail the same way forever, so the offending event must be found
- * and dead-lettered instead. Integrity violations count once retries have not cleared them.
- */
+/** Retrying would fail forever: the event is found and dead-lettered (integrity violations after retries). */
 export function isDataRejection(error: unknown): boolean {
   const state = sqlState(error);
   if (state === null) return false;

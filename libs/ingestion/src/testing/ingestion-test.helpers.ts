@@ -53,12 +53,10 @@ export function nextTimestamp(): string {
 export interface EventOptions {
   properties?: Record<string, unknown>;
   timestamp?: string;
-  /** Extra top-level fields of the raw event (`$set`, `$set_once`). */
   raw?: Record<string, unknown>;
   uuid?: string;
 }
 
-/** What capture would put on the queue for an event sent by an SDK. */
 export function captured(
   teamId: number,
   distinctId: string,
@@ -99,7 +97,7 @@ export interface StoredPerson {
   distinct_ids: string[];
 }
 
-/** The person a distinct id belongs to, with all its distinct ids, as the listing would read it. */
+/** As the listing would read it. */
 export async function personOf(pool: Pool, teamId: number, distinctId: string): Promise<StoredPerson | null> {
   const { rows } = await pool.query<StoredPerson & { version: string }>(
     `SELECT p.id, p.uuid, p.properties, p.properties_last_operation, p.is_identified, p.created_at, p.version,
