@@ -8,9 +8,8 @@ import {
 } from 'prom-client';
 
 /**
- * CAPTURE_WORKERS > 1: the primary only forks and supervises workers, each a whole capture service
- * on the shared port. /metrics is every worker's summed (asked through the primary); /_health and
- * /_ready are the answering worker's own.
+ * CAPTURE_WORKERS > 1: the primary supervises workers, each a whole capture on the shared port.
+ * /metrics sums every worker's (through the primary); the probes are the answering worker's own.
  */
 export interface CaptureClusterOptions {
   workers: number;

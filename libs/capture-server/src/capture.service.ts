@@ -29,9 +29,8 @@ export interface CaptureService extends RunningService {
 }
 
 /**
- * Capture on CAPTURE_HOST:CAPTURE_PORT. Ready means the queue takes events and the tokens were
- * loaded once; Postgres is then only reported, since known projects are served from the cache and
- * taking capture out of rotation would drop them too.
+ * Ready once the queue takes events and the tokens were loaded; Postgres is only reported, as known
+ * projects are served from the cache and leaving rotation would drop them too.
  */
 export async function startCaptureService(
   config: CaptureConfig,
@@ -119,10 +118,7 @@ export interface OpenedCaptureEngines extends CaptureEngines {
   close(): Promise<void>;
 }
 
-/**
- * Split mode: DATABASE_URL and Kafka. A broker down at start-up makes capture 503 and not ready,
- * never the process exit.
- */
+/** Split mode; a broker down at start-up makes capture 503 and not ready, never exit. */
 export function openCaptureEngines(config: CaptureConfig, logger: Logger): OpenedCaptureEngines {
   const { databaseUrl } = config;
   const { brokers } = config.kafka;

@@ -8,11 +8,9 @@ declare module 'fastify' {
 }
 
 /**
- * CORS for the browser routes only, as PostHog's capture: origin and headers mirrored. Server-side
- * routes (local-evaluation definitions, probes) answer no CORS, so no page can read them.
- *
- * NOTE: credentials stay allowed: posthog-js's XHR sets `withCredentials`, and without the header the
- * browser hides a stored event's answer and the SDK sends it again. Capture reads no cookie.
+ * CORS for browser routes only (origin and headers mirrored): no page can read the server-side ones.
+ * NOTE: credentials allowed: posthog-js sets `withCredentials`, and without the header the browser
+ * hides the answer and the SDK resends the event. Capture reads no cookie.
  */
 export function registerBrowserCors(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {

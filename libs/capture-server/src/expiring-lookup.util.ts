@@ -35,10 +35,8 @@ interface Entry<V> {
 }
 
 /**
- * A bounded map of values read by `read`, each trusted for ttlMs; concurrent reads of a key share one.
- *
- * NOTE: when a read fails, what was read before is served on; only a key never read raises
- * (`unavailable`, answered 503). A read in flight during `forget` is not kept: it may predate the change.
+ * A bounded map of values trusted for ttlMs; concurrent reads of a key share one. NOTE: a failed read
+ * serves what was read before (only a key never read raises, a 503); a read racing `forget` is not kept.
  */
 export class ExpiringLookup<K, V> {
   private readonly entries = new Map<K, Entry<V>>();

@@ -2,9 +2,8 @@ import { Pool, type PoolConfig } from 'pg';
 import type { Logger } from 'pino';
 
 /**
- * libs/postgres's POSTGRES_TIMEOUTS (that lib brings TypeORM; postgres-pool.spec.ts keeps them equal), but a
- * short wait for a connection: an SDK waits on the answer. The embedded Postgres ignores the
- * server-side ones; `query_timeout` bounds it from the client.
+ * POSTGRES_TIMEOUTS (kept equal by the spec; that lib brings TypeORM) but a short connection wait, as an
+ * SDK waits on the answer; `query_timeout` bounds the embedded Postgres, which ignores the rest.
  */
 export const CAPTURE_POOL_TIMEOUTS = {
   statement_timeout: 30_000,

@@ -15,10 +15,8 @@ export interface ProjectChangeListenerOptions {
 const MAX_RETRY_MS = 30_000;
 
 /**
- * What capture caches per project is dropped as soon as a change commits, whoever made it.
- *
- * NOTE: a notification sent while the connection is down is lost, so each (re)connection tells the
- * handlers every project may have changed; meanwhile the caches' TTLs bound staleness.
+ * Drops what capture caches per project as soon as a change commits. NOTE: notifications sent while
+ * disconnected are lost, so each (re)connection forgets every project; TTLs bound staleness meanwhile.
  */
 export class ProjectChangeListener {
   private readonly handlers: ProjectChangeHandler[] = [];

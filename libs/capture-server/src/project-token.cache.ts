@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { validateToken } from '@hogbase/capture-core';
 import { TokenLookupUnavailableError } from './capture.errors';
 
-/** The project of a project API key, null if none. */
 export interface ProjectTokens {
   resolve(token: string): Promise<number | null>;
 }
@@ -23,10 +22,7 @@ export interface ProjectTokenCacheOptions {
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
-/**
- * A token capture would refuse is nobody's without asking Postgres, which refuses a NUL byte
- * outright: that failure would read as an outage (503) any client could cause with `?token=%00`.
- */
+/** Postgres would refuse a NUL byte, an outage (503) anyone could cause with `?token=%00`: not asked. */
 function couldBeProjectToken(token: string): boolean {
   try {
     validateToken(token);
@@ -37,10 +33,8 @@ function couldBeProjectToken(token: string): boolean {
 }
 
 /**
- * Project API keys (`phc_…`) to project ids, cached in memory.
- *
- * NOTE: when Postgres fails, a token ever known keeps resolving (capture must not stop taking events
- * because Postgres blinked); a token never seen raises TokenLookupUnavailableError (503, SDKs retry).
+ * Project API keys (`phc_…`) to project ids. NOTE: while Postgres fails, a known token keeps resolving;
+ * one never seen raises TokenLookupUnavailableError (503, SDKs retry).
  */
 export class ProjectTokenCache {
   private readonly entries = new Map<string, CacheEntry>();
@@ -118,10 +112,7 @@ export class ProjectTokenCache {
     return loading;
   }
 
-  /**
-   * `true` once the tokens were loaded, else why not. A capture that never reached Postgres knows no
-   * token and would answer every event 503: it must not be taken into rotation.
-   */
+  /** `true` once the tokens were loaded, else why not: a capture knowing no token would 503 everything. */
   async readiness(): Promise<true | string> {
     if (this.loaded) return true;
     try {
@@ -133,10 +124,7 @@ export class ProjectTokenCache {
     }
   }
 
-  /**
-   * Drops a project's tokens and those remembered as unknown (one may be its new token); every
-   * token when `teamId` is null, which are then loaded again.
-   */
+  /** Drops a project's tokens and the remembered unknown ones (one may be its new token); all for null. */
   forget(teamId: number | null): void {
     this.generation++;
     this.loading = undefined;
@@ -184,7 +172,6 @@ export class ProjectTokenCache {
 
   private remember(token: string, teamId: number | null): void {
     if (this.entries.size >= this.maxEntries && !this.entries.has(token)) {
-      // Drop the oldest insertion: Map iterates in insertion order.
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }

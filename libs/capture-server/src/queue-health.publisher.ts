@@ -6,9 +6,8 @@ import type { CheckResult } from '@hogbase/service-runtime';
 export const QUEUE_FAILURE_MEMORY_MS = 10_000;
 
 /**
- * Whether the queue takes events: the publisher's readiness, and its last publish, since no report
- * covers every failure (the bus up, the storage behind it refusing). The memory is bounded: a capture
- * out of rotation receives no publish that could tell it the queue is back.
+ * The publisher's readiness and its last publish (no report covers every failure); the memory of a
+ * failure is bounded, as a capture out of rotation gets no publish to tell it the queue is back.
  */
 export class QueueHealth implements EventPublisher {
   private lastFailure: { at: number; reason: string } | undefined;

@@ -18,9 +18,8 @@ const MAX_CACHED = 10_000;
 const LAST_USED_RESOLUTION = '1 hour';
 
 /**
- * Whether a key may read a project's flag definitions: a personal API key under the management
- * API's rules, or that project's secret API key (`phs_…`). Answers are reused for CHECK_TTL_MS:
- * every SDK instance polls, mostly for a 304.
+ * Who may read flag definitions: a personal API key (the management API's rules) or the project's
+ * secret key (`phs_…`); answers are reused for CHECK_TTL_MS, as every SDK instance polls.
  */
 export class PersonalKeyAuthorizer {
   /** By project, then by the key's SHA-256, so a project's answers can be dropped at once. */

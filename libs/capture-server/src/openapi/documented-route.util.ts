@@ -2,10 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod 
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 
 /**
- * A route's OpenAPI operation lives in its `config.openapi`, never in Fastify's `schema`: Fastify
- * then compiles no validator or serializer on the hot paths, and nothing a handler sends is filtered
- * (flag payloads are free-form JSON). Handlers' replies are typed from the same operation
- * (RepliesOf), so a handler cannot send a body or status its operation does not declare.
+ * Operations live in `config.openapi`, not Fastify's `schema`: no validator or serializer on the hot
+ * paths, nothing sent is filtered (flag payloads are free-form). Replies are typed from the operation.
  */
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,7 +1,6 @@
 import type { SiteAppLink } from '../site-apps/site-app-script.util';
 import type { FlagsConfigFields, RemoteConfig } from './remote-config.dto';
 
-/** The teams columns a remote config is built from. */
 export interface ProjectSdkSettings {
   token: string;
   autocaptureOptOut: boolean;
@@ -65,8 +64,8 @@ export function buildRemoteConfig(
 }
 
 /**
- * As `/flags?config=true` and `/decide` carry it (FlagsPlusConfigResponse, rust/feature-flags/src/api/types.rs): without the
- * token and flags presence, plus the fields older posthog-js versions read.
+ * As `/flags?config=true` and `/decide` carry it (`FlagsPlusConfigResponse`,
+ * rust/feature-flags/src/api/types.rs), plus the fields older posthog-js versions read.
  */
 export function flagsConfigFields(remoteConfig: RemoteConfig): FlagsConfigFields {
   const { token: _token, hasFeatureFlags: _hasFeatureFlags, ...fields } = remoteConfig;
@@ -78,10 +77,7 @@ export function flagsConfigFields(remoteConfig: RemoteConfig): FlagsConfigFields
   };
 }
 
-/**
- * When the project's remote config cannot be read: what holds for every project. posthog-js keeps
- * its last known value of a setting left out.
- */
+/** What holds for every project, when one's cannot be read; posthog-js keeps its last value of the rest. */
 export const STATIC_FLAGS_CONFIG_FIELDS: Readonly<FlagsConfigFields> = {
   supportedCompression: ['gzip', 'gzip-js'],
   sessionRecording: false,

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 
-/** A site app (frontend app) enabled for a project. */
 export interface SiteApp {
   /** The plugin config's id: posthog-js names the app `window['__$$ph_site_app_<id>']`. */
   id: number;
@@ -26,10 +25,8 @@ interface SchemaField {
 }
 
 /**
- * The config a page may see, as `get_site_config_from_schema` (posthog/plugins/site.py).
- *
- * SECURITY: a `secret: true` field is never served, even marked `site`, nor a value still sealed
- * (a field turned secret after it was set): a secret has no business in a public script.
+ * As `get_site_config_from_schema` (posthog/plugins/site.py). SECURITY: never a `secret: true` field,
+ * even marked `site`, nor a value still sealed: a secret has no business in a public script.
  */
 export function siteConfigFromSchema(schema: unknown, config: unknown): Record<string, unknown> {
   if (!Array.isArray(schema)) return {};
@@ -68,10 +65,8 @@ export function siteAppScript(app: SiteApp): string {
 }
 
 /**
- * One loader of `siteApps` in `config.js`, called by posthog-js's `setupSiteApp` with `{ posthog, callback }`.
- *
- * NOTE: PostHog calls `config.callback()` without an argument, which posthog-js reads as a failure
- * and then never replays the events captured before the app loaded; this passes `true`.
+ * A `siteApps` loader for posthog-js's `setupSiteApp`. NOTE: it calls `callback(true)`: PostHog's bare
+ * `callback()` reads as a failure, and posthog-js then never replays the events captured before.
  */
 export function siteAppLoader(app: SiteApp): string {
   return `{id:${JSON.stringify(String(app.id))},init:function(config){${app.transpiled}().inject({config:${JSON.stringify(app.config)},posthog:config.posthog});config.callback(true);return {}}}`;
