@@ -10,11 +10,7 @@ import {
 } from '@hogbase/capture-server';
 import type { LaunchedProcess } from '@hogbase/service-runtime';
 
-/**
- * What this process runs: with CAPTURE_WORKERS > 1 the primary only supervises the workers, each
- * of which (like a process with one worker) runs the service on the shared port, its metrics
- * summed by the primary.
- */
+/** With CAPTURE_WORKERS > 1 the primary only supervises; each worker runs the service on the shared port. */
 export async function startCaptureProcess(config: CaptureConfig, logger: Logger): Promise<LaunchedProcess> {
   if (config.workers > 1 && cluster.isPrimary) {
     const workers = startCaptureCluster({ workers: config.workers, logger });
