@@ -1,7 +1,6 @@
 import { DESTINATION_SECRET_KEYS } from '@hogbase/batch-exports';
 import { validationError } from '../common/api.error';
 
-/** Destination types this server exports to. */
 export const SUPPORTED_DESTINATIONS = ['S3', 'Postgres', 'HTTP', 'NoOp'] as const;
 export type DestinationType = (typeof SUPPORTED_DESTINATIONS)[number];
 
@@ -11,10 +10,7 @@ const UNSUPPORTED_DESTINATIONS = ['Snowflake', 'BigQuery', 'Redshift', 'Databric
 /** Config keys never returned by the API (PostHog's per-type list), kept on PATCH when omitted. */
 export const SECRET_CONFIG_KEYS: Record<DestinationType, readonly string[]> = DESTINATION_SECRET_KEYS;
 
-/**
- * Hidden whatever the export's type: a config may hold another type's keys (a row written before
- * type changes dropped the old config, or a key a client sent under the wrong type).
- */
+/** Hidden whatever the export's type: a config may hold another type's keys. */
 const ANY_TYPE_SECRET_KEYS = new Set(Object.values(SECRET_CONFIG_KEYS).flat());
 /** Names that say "secret" in any spelling, for keys no type lists (PostHog's other types use these). */
 const SECRET_KEY_NAME = /password|secret|token|private_key|passphrase|access_key|api_key|credential/i;
@@ -22,11 +18,8 @@ const SECRET_KEY_NAME = /password|secret|token|private_key|passphrase|access_key
 const SEALED_VALUE = /^v1\.[0-9a-f]{8}\.[\w-]+\.[\w-]+$/;
 
 /**
- * The keys that decide who receives the data and the secrets sent with it. Changing one sends the
- * stored secrets somewhere new, so a PATCH that changes one must carry the secrets again (see
- * `checkTargetChange`). Region and bucket are S3 targets too: a bucket name (with the region, on
- * an S3-compatible server) picks whose storage the signed requests and the rows go to.
- * `has_self_signed_cert` turns certificate checks off, which lets anyone on the path be the target.
+ * The keys that decide who receives the data and the stored secrets (see `checkTargetChange`).
+ * `has_self_signed_cert` counts: without certificate checks anyone on the path is the target.
  */
 const TARGET_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
   S3: ['endpoint_url', 'bucket_name', 'region', 'use_virtual_style_addressing'],
@@ -50,7 +43,6 @@ export const S3_COMPRESSIONS: Record<(typeof S3_FILE_FORMATS)[number], readonly 
   Parquet: ['zstd', 'snappy', 'gzip'],
 };
 
-/** Keys each type needs before a run can reach the destination. */
 const REQUIRED_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
   S3: ['bucket_name', 'region'],
   Postgres: ['host', 'database', 'user', 'password', 'table_name'],
@@ -58,12 +50,8 @@ const REQUIRED_CONFIG_KEYS: Record<DestinationType, readonly string[]> = {
   NoOp: [],
 };
 
-/** What the operator allows destinations (ManagementConfig). */
 export interface DestinationPolicy {
-  /**
-   * BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export may leave out its keys and run with the
-   * server's own AWS identity. Off, the keys are required.
-   */
+  /** BATCH_EXPORT_S3_SERVER_CREDENTIALS: an S3 export may run with the server's own AWS identity. */
   s3ServerCredentials: boolean;
 }
 
@@ -96,10 +84,7 @@ function stringList(config: Record<string, unknown>, key: string): void {
   }
 }
 
-/**
- * Checks a destination's merged config (PostHog's messages where PostHog has them) and fills the
- * defaults. Returns the config to store.
- */
+/** Checks a destination's merged config and fills the defaults; returns the config to store. */
 export function validateDestinationConfig(
   type: DestinationType,
   config: Record<string, unknown>,
@@ -158,9 +143,8 @@ export function validateDestinationConfig(
 }
 
 /**
- * Persons are read from Postgres as JSON lines, in the persons model's fixed shape: S3 with
- * JSONLines and Postgres (which upserts by distinct id) take them; the HTTP destination sends
- * events (`/batch/` bodies), and Parquet and HogQL columns are built by the events query only.
+ * Persons come as JSON lines in a fixed shape: only S3 JSONLines and Postgres take them; HTTP
+ * sends events, and Parquet and HogQL columns exist for the events query only.
  */
 export function validateModelDestination(
   model: string,
@@ -182,11 +166,9 @@ export function validateModelDestination(
 }
 
 /**
- * SECURITY: an S3 client without keys signs with whatever the server's default chain finds
- * (environment, shared files, instance or container role): the operator's identity, which would
- * let any member write into any bucket that identity reaches. Keys are required unless the
- * operator lends that identity on purpose; one key without the other is never taken (the run
- * would refuse it, as botocore does).
+ * SECURITY: an S3 client without keys signs with the server's default credential chain, letting
+ * any member write wherever the operator's identity reaches. Keys are required unless the operator
+ * lends that identity on purpose; one key without the other is refused (as botocore does).
  */
 function checkS3Keys(config: Record<string, unknown>, policy: DestinationPolicy): void {
   const missing = S3_KEYS.filter((key) => !isPresent(config[key]));
@@ -212,11 +194,7 @@ function checkUrl(value: unknown, key: string): void {
   }
 }
 
-/**
- * A host name or an IP address only. node-postgres reads a host with a `/` as the directory of a
- * Unix socket: a server's own local Postgres (the embedded one's, with its superuser) would be
- * the target.
- */
+/** node-postgres reads a host with a `/` as a Unix socket directory: the server's own Postgres. */
 function checkPostgresHost(host: unknown): void {
   if (typeof host !== 'string' || /[/\\\s\u0000-\u001f]/.test(host)) {
     throw validationError(
@@ -227,12 +205,8 @@ function checkPostgresHost(host: unknown): void {
 }
 
 /**
- * The config a PATCH stores, from the stored one and the request's `destination`.
- *
- * - Another type starts from the request's config alone: nothing of the old type (its secrets
- *   above all) carries over to a type that would show or send it.
- * - The same type merges, as PostHog does: keys the request leaves out, the secrets the API never
- *   shows among them, are kept, unless the target changes (`checkTargetChange`).
+ * The config a PATCH stores. Another type starts from the request alone, so no old secret carries
+ * over; the same type merges as PostHog does, keeping omitted secrets unless the target changes.
  */
 export function patchedDestinationConfig(
   stored: { type: string; config: Record<string, unknown> },
@@ -247,15 +221,9 @@ export function patchedDestinationConfig(
 }
 
 /**
- * A PATCH that points an export somewhere else (another host, URL, endpoint, bucket…) must carry
- * the type's stored secrets again, or it is a 400 naming both.
- *
- * NOTE: refused rather than cleared on purpose. Without its secrets an export does not simply stop:
- * an S3 export would run with the server's own credentials where BATCH_EXPORT_S3_SERVER_CREDENTIALS
- * allows them, and a silently emptied password leaves an export that the member who changed it
- * sees as saved.
- * Re-entering is what PostHog's form does anyway: it never shows the secrets, so its users type
- * them with the rest of the destination.
+ * A PATCH that points an export at a new target must carry the stored secrets again (a 400
+ * otherwise). Refused rather than cleared: an S3 export without keys could fall back to the
+ * server's credentials, and an emptied password looks saved to the member who changed it.
  */
 function checkTargetChange(
   type: DestinationType,
@@ -283,10 +251,7 @@ function targetValue(config: Record<string, unknown>, key: string): unknown {
   return key === 'port' && value !== undefined ? Number(value) : value;
 }
 
-/**
- * The config as the API shows it: without any key that is a secret in any type (or says so in
- * its name), and without sealed values, at any depth.
- */
+/** The config as the API shows it: no secret key of any type, no sealed value, at any depth. */
 export function publicConfig(config: Record<string, unknown>): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config)) {

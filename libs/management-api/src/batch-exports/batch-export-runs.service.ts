@@ -24,14 +24,12 @@ import {
   type RunCancelledResponse,
 } from './batch-export.presenter';
 
-/** Runs of a backfill that have ended, one way or another. */
 const FINISHED: readonly BatchExportRunStatus[] = ['Completed', 'Failed', 'Cancelled'];
 const CANCELLABLE: readonly BatchExportRunStatus[] = ['Starting', 'Running', 'FailedRetryable'];
 const RUNS_PAGE_SIZE = 100;
 /**
- * Most intervals one backfill may cover. Its runs are made up front, in one transaction: a range of
- * centuries (a persons export has no first event to clamp its start to) would hold the event loop
- * listing them, which the embedded engine shares with every other app of `npm start`.
+ * A backfill's runs are made up front: a range of centuries would hold the event loop, which the
+ * embedded engine shares with every other app of `npm start`.
  */
 export const MAX_BACKFILL_INTERVALS = 10_000;
 const LOGS_LIMIT = 500;
@@ -50,12 +48,11 @@ function backfillDate(value: unknown, attr: string): Date | null {
   return date;
 }
 
-/** `YYYY-MM-DD HH:MM:SS`, the format of PostHog's earliest-date message. */
+/** The format of PostHog's earliest-date message. */
 function pythonDateTime(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');
 }
 
-/** Backfills, runs and log lines of batch exports: what the workers execute, as the API shows it. */
 @Injectable()
 export class BatchExportRunsService {
   constructor(
@@ -68,10 +65,8 @@ export class BatchExportRunsService {
   ) {}
 
   /**
-   * A backfill of `[start_at, end_at)`: one run per aligned interval that overlaps it, in the
-   * project's time zone. A missing start means from the project's first event; a missing end, until
-   * now. Runs of intervals still in progress wait for their end (the workers' rule). A range of more
-   * than MAX_BACKFILL_INTERVALS intervals is refused (400).
+   * One run per aligned interval overlapping `[start_at, end_at)`, in the project's time zone; no
+   * start means the first event, no end now.
    */
   async createBackfill(
     scope: BatchExportScope,
@@ -103,8 +98,7 @@ export class BatchExportRunsService {
     }
     const from = start ?? batchExport.createdAt;
     const until = end ?? now;
-    // Estimated before they are listed, which is what must not run unbounded; the +1 is the
-    // interval the start falls in.
+    // Counted before listing, which must not run unbounded; +1 for the interval the start falls in.
     const covered = Math.ceil((until.getTime() - from.getTime()) / intervalDuration(interval)) + 1;
     if (covered > MAX_BACKFILL_INTERVALS) {
       throw validationError(
@@ -185,7 +179,6 @@ export class BatchExportRunsService {
     };
   }
 
-  /** Runs that interval again, as a backfill of exactly it. */
   async retryRun(scope: BatchExportScope, id: string, runId: string): Promise<BackfillCreatedResponse> {
     const run = await this.findRun(scope, id, runId);
     const now = new Date();

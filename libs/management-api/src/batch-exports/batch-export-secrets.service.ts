@@ -2,10 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { openSecretBox, type ManagementConfig, type SecretBox } from '@hogbase/config';
 import { MANAGEMENT_CONFIG } from '../management-config.constants';
 
-/**
- * Seals and opens destination configs. The SecretBox opens on first use: a process that never
- * touches a batch export never creates a key file under DATA_DIR.
- */
+/** Opens the SecretBox on first use: otherwise no key file is created under DATA_DIR. */
 @Injectable()
 export class BatchExportSecrets {
   private box: Promise<SecretBox> | undefined;

@@ -23,13 +23,10 @@ import type { CreateBatchExportDto, UpdateBatchExportDto } from './batch-export.
 import { presentBatchExport, type BatchExportResponse } from './batch-export.presenter';
 import { BatchExportRepository } from './batch-export.repository';
 
-/** How many runs a batch export shows in `latest_runs` (PostHog's 10). */
+/** PostHog's `latest_runs` length. */
 const LATEST_RUNS = 10;
 
-/**
- * A validated ISO 8601 datetime (the DTOs check the format). One without an offset is UTC, as
- * Django reads it with USE_TZ and UTC, not the server's local time as `new Date` would.
- */
+/** A datetime without an offset is UTC, as Django reads it, not local time as `new Date` would. */
 function parseDatetime(value: string): Date;
 function parseDatetime(value: string | null): Date | null;
 function parseDatetime(value: string | null): Date | null {
@@ -37,14 +34,10 @@ function parseDatetime(value: string | null): Date | null {
   return new Date(/T[\d:.]+$/.test(value) ? `${value}Z` : value);
 }
 
-/**
- * The projects a request may reach: the route's project, or every project of the route's
- * organization that the key is not scoped away from.
- */
+/** The route's project, or every project of the organization the key is not scoped away from. */
 export interface BatchExportScope {
   organizationId: string;
   teamIds: number[];
-  /** Set on project routes: where a new export goes. */
   team?: Team;
 }
 
@@ -52,10 +45,7 @@ export function projectScope({ organization, team }: ResolvedProject): BatchExpo
   return { organizationId: organization.id, teamIds: [team.id], team };
 }
 
-/**
- * PostHog's `schema` of an export with a HogQL query: its columns as `{expression, alias}` (the
- * workers compile them again at run time), or null for the model's default fields.
- */
+/** PostHog's `schema` of a HogQL export, or null for the model's default fields. */
 async function exportSchema(hogqlQuery: string | null): Promise<Record<string, unknown> | null> {
   if (hogqlQuery === null) return null;
   try {
@@ -82,7 +72,6 @@ export class BatchExportService {
     this.destinationPolicy = { s3ServerCredentials: config.batchExportS3ServerCredentials };
   }
 
-  /** Every project of the organization the key may read. */
   async organizationScope(
     { organization }: ResolvedOrganization,
     apiKey: PersonalApiKey,
@@ -125,7 +114,7 @@ export class BatchExportService {
       interval: dto.interval,
       paused,
       deleted: false,
-      // A client's value is stored as given (PostHog's serializer); created paused, it is now.
+      // Stored as the client gave it, as PostHog's serializer does.
       lastPausedAt:
         dto.last_paused_at !== undefined ? parseDatetime(dto.last_paused_at) : paused ? now : null,
       startAt,
@@ -133,7 +122,6 @@ export class BatchExportService {
       hogqlQuery: dto.hogql_query ?? null,
       schema: await exportSchema(dto.hogql_query ?? null),
       filters: dto.filters ?? null,
-      // Null: the scheduler starts with the interval in progress (or the one start_at falls in).
       scheduledUntil: null,
       createdById: userId,
       createdAt: now,
@@ -170,7 +158,6 @@ export class BatchExportService {
       if (dto.model !== undefined) batchExport.model = dto.model ?? 'events';
       if (dto.interval !== undefined && dto.interval !== batchExport.interval) {
         batchExport.interval = dto.interval;
-        // A new interval starts with the interval of its own in progress.
         batchExport.scheduledUntil = null;
       }
       if (dto.start_at !== undefined || dto.end_at !== undefined) {
@@ -194,8 +181,7 @@ export class BatchExportService {
       );
       if (dto.paused !== undefined && dto.paused !== batchExport.paused)
         this.setPaused(batchExport, dto.paused, false);
-      // After the pause above: a value the client sends wins over the pause's own time, as in
-      // PostHog, where the serializer stores it and only the pause action sets it to now.
+      // After the pause above: the client's value wins over the pause's time, as in PostHog.
       if (dto.last_paused_at !== undefined) batchExport.lastPausedAt = parseDatetime(dto.last_paused_at);
       batchExport.lastUpdatedAt = new Date();
       await this.exports.save(batchExport);
@@ -203,7 +189,7 @@ export class BatchExportService {
     });
   }
 
-  /** Soft delete, as PostHog: the row stays (deleted, paused) for its runs; the API answers 404 after. */
+  /** Soft delete, as PostHog: the row stays for its runs; the API answers 404 after. */
   async remove(scope: BatchExportScope, id: string): Promise<void> {
     await this.unitOfWork.run(async () => {
       const batchExport = await this.find(scope, id, true);
@@ -214,10 +200,7 @@ export class BatchExportService {
     });
   }
 
-  /**
-   * Pause stops the scheduler creating runs (a run in progress finishes). Unpause resumes with the
-   * interval now in progress; with `backfill`, from where it stopped, so the paused intervals run too.
-   */
+  /** Unpause resumes with the interval in progress, or with `backfill` from where it stopped. */
   async setPausedState(
     scope: BatchExportScope,
     id: string | null,
@@ -229,8 +212,7 @@ export class BatchExportService {
       if (batchExport.paused !== paused) {
         this.setPaused(batchExport, paused, backfill);
         if (!paused && backfill && batchExport.scheduledUntil === null && batchExport.lastPausedAt) {
-          // Paused before the scheduler ever saw it running (created paused, or paused at once):
-          // the gap starts with the interval the pause fell in.
+          // Never scheduled: the gap starts with the interval the pause fell in.
           batchExport.scheduledUntil = intervalStart(
             batchExport.interval as BatchExportInterval,
             await this.projects.timezoneOf(batchExport.teamId),
@@ -250,8 +232,6 @@ export class BatchExportService {
     if (paused) {
       batchExport.lastPausedAt = new Date();
     } else if (!backfill) {
-      // Skips the paused intervals: the scheduler goes on with the one in progress. With
-      // backfill, scheduled_until stays where the pause left it and the scheduler catches up.
       batchExport.scheduledUntil = null;
     }
   }
@@ -282,10 +262,7 @@ export class BatchExportService {
     return { startAt, endAt };
   }
 
-  /**
-   * The scope's live export. An unknown id, another organization's export and a malformed id (null
-   * from the path's pipe) all look the same: 404.
-   */
+  /** An unknown, malformed or other organization's id is the same 404. */
   async find(scope: BatchExportScope, id: string | null, lock = false): Promise<BatchExport> {
     if (id === null || scope.teamIds.length === 0) throw notFound();
     const batchExport = await this.exports.findLive(id, scope.teamIds, lock);

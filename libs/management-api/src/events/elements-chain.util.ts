@@ -20,10 +20,7 @@ const ELEMENT = /(?:[^\s;"]|"(?:\\.|[^"])*")+/g;
 const TAG_AND_ATTRIBUTES = /^(.*?)(?:$|:([a-zA-Z\-_0-9]*=.*))/;
 const ATTRIBUTE = /(.*?)="(.*?[^\\])"/g;
 
-/**
- * Chains longer than this are returned raw only: the grammar's regexes are quadratic on
- * pathological input, and a listing must not spend seconds on one event's autocapture data.
- */
+/** Longer chains are returned raw only: the regexes are quadratic on pathological input. */
 export const MAX_PARSED_CHAIN_LENGTH = 65_536;
 
 /** PostHog's chain_to_elements: the chain parsed into elements, innermost first. */

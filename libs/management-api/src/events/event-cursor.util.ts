@@ -1,10 +1,6 @@
 import { ApiError } from '../common/api.error';
 
-/**
- * The event list's page cursor: the (timestamp, uuid) of the last row served. Rows are ordered by
- * (timestamp, uuid), so "strictly after the cursor" neither skips nor repeats an event, even when
- * many share a timestamp (PostHog's `before=<timestamp>` can do both).
- */
+/** The last row served; unlike PostHog's `before=<timestamp>`, it never skips nor repeats an event. */
 export interface EventCursor {
   /** ClickHouse DateTime64(6) text, `YYYY-MM-DD hh:mm:ss.ffffff`. */
   timestamp: string;

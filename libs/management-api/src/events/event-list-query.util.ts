@@ -1,7 +1,6 @@
 import { formatClickHouseDateTime, ONE_DAY_MICROS, type CompiledSelect } from '@hogbase/hogql';
 import type { EventListRequest } from './event-list-request.util';
 
-/** The columns an event record is built from. */
 export const EVENT_RECORD_COLUMNS = [
   'uuid',
   'event',
@@ -16,34 +15,23 @@ export const CURSOR_TIMESTAMP_COLUMN = '__cursor_timestamp';
 export const CURSOR_UUID_COLUMN = '__cursor_uuid';
 
 export interface EventListQueryParts {
-  /** `<database>.events`. */
   table: string;
   teamId: number;
   request: EventListRequest;
-  /** Compiled `properties` and `where` conditions (their values are bound in `compiledParams`). */
   conditions: string[];
   compiledParams: Readonly<Record<string, string | number>>;
-  /** The distinct ids of `person_id`, when it was given. */
   personDistinctIds?: string[];
-  /** The compiled `select`, when one was given. */
   select?: CompiledSelect;
 }
 
-/**
- * A time range of a newest-first page, `[start, end)` in epoch microseconds: no start reads
- * everything older than `end`, no end everything up to the request's upper bound.
- */
+/** `[start, end)` in epoch microseconds; an absent bound is open. */
 export interface EventWindow {
   start: bigint | undefined;
   end: bigint | undefined;
 }
 
-/** Windows a page reads before it reads everything older in one query. */
 const MAX_WINDOWS = 5;
-/**
- * DateTime64's first moment, 1900-01-01: a window that would start before it reads everything
- * older instead (a sparse match can ask for a span of centuries, which ClickHouse cannot parse).
- */
+/** DateTime64's first moment: ClickHouse cannot parse an earlier window start. */
 const EARLIEST_MICROS = BigInt(Date.UTC(1900, 0, 1)) * 1000n;
 
 export interface BuiltQuery {
@@ -52,26 +40,21 @@ export interface BuiltQuery {
 }
 
 /**
- * The listing's SQL. Every value is a bound parameter: ours under names without a digit suffix,
- * the compiler's as `p<n>`. The project condition comes first and is not optional.
- *
- * Events come newest first (or oldest first) by (timestamp, uuid): a total order, so the cursor
- * "strictly past the last row served" neither skips nor repeats an event even when thousands share
- * a timestamp. FINAL collapses a redelivered event's duplicate rows before they are counted.
+ * The listing's SQL; every value is bound, ours unsuffixed, the compiler's as `p<n>`. (timestamp,
+ * uuid) is a total order, so the cursor neither skips nor repeats events sharing a timestamp.
+ * FINAL collapses a redelivered event's duplicate rows.
  */
 export class EventListQuery {
   constructor(private readonly parts: EventListQueryParts) {}
 
-  /** True when `select` aggregates: rows are groups, paged by offset, not events. */
+  /** When `select` aggregates, rows are groups, paged by offset. */
   get aggregates(): boolean {
     return this.parts.select?.hasAggregation ?? false;
   }
 
   /**
-   * The first time window a newest-first page reads: the day of the upper bound. A window that
-   * fills the page spares ClickHouse every older part (FINAL merges what it reads); one that does
-   * not still serves the rows it found, and `nextWindow` continues below it. None for oldest-first
-   * or aggregating queries, nor when the day starts at or before `after`.
+   * The day of the upper bound, for newest-first event pages: a window that fills the page spares
+   * FINAL from merging every older part. None when not windowed or the day reaches `after`.
    */
   firstWindow(): EventWindow | undefined {
     const { request } = this.parts;
@@ -83,12 +66,9 @@ export class EventListQuery {
   }
 
   /**
-   * The window right below `previous` (so no event is read twice), or `{start: undefined}` for
-   * everything older. `found` events matched in the `scanned` windows so far and `missing` more
-   * are needed: the next window spans what the density seen so far says holds them, with a
-   * quarter to spare; after an empty scan, six times the span scanned. Windows are whole days
-   * (the nearest number, at least one): the sorting key orders a project's rows by day, so a
-   * window that ends inside a day still reads that day's granules.
+   * The window right below `previous`, or `{start: undefined}` for everything older. Sized by the
+   * density seen so far plus a quarter (six times the span after an empty scan), in whole days
+   * since the sorting key orders rows by day.
    */
   nextWindow(previous: EventWindow, found: number, missing: number, scanned: number): EventWindow {
     const end = previous.start;
@@ -105,9 +85,8 @@ export class EventListQuery {
   }
 
   /**
-   * The page's query; `limit + 1` rows, the extra one saying whether there is a next page. Within
-   * a window, `rows` (from its first row, no offset) replaces the request's limit and offset: the
-   * caller concatenates windows and applies the offset itself.
+   * `limit + 1` rows, the extra one telling whether a next page exists. Within a window, `rows`
+   * replaces limit and offset: the caller concatenates windows and applies the offset itself.
    */
   build(window?: EventWindow, rows?: number): BuiltQuery {
     const { table, teamId, request, conditions, compiledParams, personDistinctIds, select } = this.parts;
@@ -165,8 +144,7 @@ export class EventListQuery {
     } else if (select.hasAggregation) {
       columns = select.columns.map((column) => `${column.sql} AS ${column.columnAlias}`).join(', ');
       if (select.groupBy.length > 0) groupBy = `GROUP BY ${select.groupBy.join(', ')}`;
-      // Groups are unique on their keys, so ordering by every column is a total order: offset
-      // pages neither skip nor repeat a group. The first column leads, ascending, as PostHog ordered.
+      // Ordering by every column is a total order over groups, so offset pages are stable.
       orderBy = select.columns.map((column) => column.columnAlias).join(', ');
     } else {
       columns = [
@@ -188,7 +166,6 @@ export class EventListQuery {
     return { sql, params };
   }
 
-  /** The newest moment a page can hold: `before`, or the cursor's timestamp when older. */
   private upperMicros(): bigint {
     const { request } = this.parts;
     return request.cursor

@@ -31,7 +31,6 @@ export interface EventListRequest {
   properties?: unknown;
   select?: string[];
   where?: string[];
-  /** Where the previous page ended. */
   cursor?: EventCursor;
 }
 
@@ -45,10 +44,7 @@ export const MAX_OFFSET = 1_000_000;
 /** Without `before`, events stamped slightly in the future (clock skew) are still listed. */
 const DEFAULT_BEFORE_SLACK_MICROS = 5n * ONE_SECOND_MICROS;
 
-/**
- * One value of a query parameter. Express gives an array when a parameter repeats; a listing
- * filter given twice is ambiguous, so it is refused rather than one of the values picked.
- */
+/** A filter given twice is ambiguous, so refused rather than one of its values picked. */
 export function singleParam(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
@@ -57,7 +53,6 @@ export function singleParam(value: unknown, name: string): string | undefined {
   return value;
 }
 
-/** Every value of a repeatable parameter. */
 export function repeatedParam(value: unknown): string[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).filter((item): item is string => typeof item === 'string');
@@ -138,10 +133,7 @@ function nonEmpty(value: unknown, name: string): string | undefined {
   return text === undefined || text === '' ? undefined : text;
 }
 
-/**
- * Checks the listing's parameters, in a fixed order; a HogQL parameter error is a 400 naming it.
- * `format` was read first (ResponseFormatParam).
- */
+/** Checks the parameters in a fixed order; a HogQL parameter error is a 400 naming it. */
 export function parseEventListRequest(
   query: EventListQueryDto,
   format: ResponseFormat = 'json',
@@ -174,7 +166,7 @@ export function parseEventListRequest(
   }
 }
 
-/** HogQL errors are the caller's: a 400 naming the parameter (and the expression, in the message). */
+/** HogQL errors are the caller's: a 400 naming the parameter. */
 export function toApiError(error: unknown): unknown {
   if (error instanceof HogQLError) return new ApiError('invalid_input', error.message, error.attr ?? null);
   return error;

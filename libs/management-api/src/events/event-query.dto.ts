@@ -1,10 +1,6 @@
 import { Allow } from 'class-validator';
 
-/**
- * The listing's query parameters as they came: a string, or an array when a parameter repeats.
- * parseEventListRequest reads them in a fixed order, so that a request with several bad
- * parameters is told about the same one every time.
- */
+/** Kept as they came: parseEventListRequest reads them in a fixed order, so the same bad one is named. */
 export class EventListQueryDto {
   @Allow() after?: unknown;
   @Allow() before?: unknown;
@@ -21,7 +17,6 @@ export class EventListQueryDto {
   @Allow() cursor?: unknown;
 }
 
-/** `values/`'s parameters as they came; EventService.values reads them in its order. */
 export class EventValuesQueryDto {
   @Allow() key?: unknown;
   @Allow() value?: unknown;

@@ -16,10 +16,8 @@ import { ApiError } from '../common/api.error';
 export const EVENT_STORE_CONNECTION = Symbol('EVENT_STORE_CONNECTION');
 
 /**
- * Bounds on one listing query. A request can only narrow what it reads (the project is always
- * bound), but an expensive expression over a large project must end as an error, not hold the
- * engine. The result is read whole into this process (as JSON text, which V8 caps near 512 MB):
- * 256 MB of columns is a page no client needs and a body this process can still parse.
+ * An expensive expression must end as an error, not hold the engine. The result is read whole as
+ * JSON text, which V8 caps near 512 MB, hence the result bytes bound.
  */
 const LISTING_LIMITS: QueryLimits = {
   maxExecutionSeconds: 30,
@@ -31,15 +29,13 @@ const READ_SETTINGS: ClickHouseSettings = {
   ...queryLimitSettings(LISTING_LIMITS),
   // Reads only; 2 (not 1) so that the settings above may still be set per query.
   readonly: '2',
-  // Month partitions hold whole days, and the table deduplicates within a day: FINAL never needs
-  // to merge across partitions.
+  // The table deduplicates within a day, and partitions hold whole days.
   do_not_merge_across_partitions_select_final: 1,
 };
 
 /**
- * The ClickHouse events table, read by the deprecated listing. The client opens on first use: a
- * management process that never lists events never connects (nor, embedded, claims chDB's data
- * path, which another process of a split deployment may hold).
+ * Opens on first use: a process that never lists events never connects nor, embedded, claims
+ * chDB's data path, which another process of a split deployment may hold.
  */
 @Injectable()
 export class EventStore implements OnApplicationShutdown {
@@ -52,7 +48,7 @@ export class EventStore implements OnApplicationShutdown {
     this.table = connection ? `${assertDatabaseName(connection.database)}.${EVENTS_TABLE}` : EVENTS_TABLE;
   }
 
-  /** Runs a read and returns its rows; engine failures become API errors. */
+  /** Engine failures become API errors. */
   async select<T>(query: string, params: Record<string, unknown>): Promise<T[]> {
     try {
       const result = await this.open().query({
@@ -67,7 +63,7 @@ export class EventStore implements OnApplicationShutdown {
     }
   }
 
-  /** Like `select`, with the result's column types (JSONCompact): for user-chosen columns. */
+  /** With the result's column types, for user-chosen columns. */
   async selectCompact(
     query: string,
     params: Record<string, unknown>,
@@ -102,10 +98,8 @@ export class EventStore implements OnApplicationShutdown {
 }
 
 /**
- * Keeps ClickHouse's own errors (they quote the generated SQL) away from the client: a query
- * over its budget is a 400 the caller can fix by narrowing it; an engine that does not answer is a
- * 503. Anything else is rethrown for the caller to classify (user-expression errors) or to end as
- * a 500.
+ * Keeps ClickHouse's errors (they quote the generated SQL) from the client: over budget is a 400,
+ * no answer a 503; anything else is returned for the caller to classify.
  */
 export function translateEngineError(error: unknown): unknown {
   if (error instanceof ApiError) return error;

@@ -2,10 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { formatOf, type ResponseFormat } from './event-list-request.util';
 
-/**
- * `@ResponseFormatParam() format`: `?format=`, or without one the Accept header. Read as the
- * handler's arguments are extracted, so a bad format is the answer before any other parameter's.
- */
+/** `?format=` or the Accept header; read with the arguments, so a bad format is answered first. */
 export const ResponseFormatParam = createParamDecorator(
   (_data: unknown, context: ExecutionContext): ResponseFormat => {
     const request = context.switchToHttp().getRequest<Request>();

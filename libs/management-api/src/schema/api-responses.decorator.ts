@@ -14,27 +14,16 @@ import {
 import { DEFAULT_PAGE_SIZE } from '../common/pagination.util';
 import { ERROR_SCHEMA } from './openapi-completion.util';
 
-/**
- * The class behind a response body, named in the document as PostHog names it (`Organization`,
- * not `OrganizationResponse`). Its presenter returns an object literal typed as the class, so
- * TypeScript keeps the two in step; the document then closes the schema
- * (`additionalProperties: false`, openapi-completion.util.ts) so a field the class does not
- * declare fails the schema checks instead of drifting.
- */
+/** Names a response class as PostHog does (`Organization`, not `OrganizationResponse`). */
 export const ApiModel = (name: string, description?: string): ClassDecorator =>
   ApiSchema({ name, description });
 
 /** A JSON object whose keys are not fixed (PostHog's free-form fields): spread into @ApiProperty. */
 export const FREE_FORM_OBJECT = { type: 'object', additionalProperties: true } as const;
 
-/** An array of any JSON values. */
 export const FREE_FORM_ARRAY = { type: 'array', items: {} } as const;
 
-/**
- * Any JSON value, null included (a field stored as the client sent it, such as a flag's
- * `rollback_conditions`): spread into @ApiProperty. A combinator, since Nest would otherwise type
- * an `unknown` field `object`.
- */
+/** Any JSON value, null included: a combinator, since Nest would otherwise type `unknown` as `object`. */
 export const ANY_JSON: ApiPropertyOptions = {
   anyOf: [
     { type: 'object', additionalProperties: true },
@@ -46,7 +35,6 @@ export const ANY_JSON: ApiPropertyOptions = {
   nullable: true,
 };
 
-/** ISO 8601 timestamps as `iso()` writes them. */
 export const DATE_TIME = { type: String, format: 'date-time' } as const;
 
 function modelName(model: Type<unknown>): string {
@@ -69,7 +57,7 @@ function envelope(name: string, build: () => Type<unknown>): Type<unknown> {
 
 const LINK = { type: String, format: 'uri', nullable: true } as const;
 
-/** PostHog's LimitOffsetPagination envelope (pagination.util.ts' Page). */
+/** PostHog's LimitOffsetPagination envelope. */
 export function pageOf(model: Type<unknown>): Type<unknown> {
   return envelope(`Paginated${modelName(model)}List`, () => {
     class LimitOffsetPage {
@@ -89,10 +77,7 @@ export function pageOf(model: Type<unknown>): Type<unknown> {
   });
 }
 
-/**
- * A page reached by following `next` (an opaque cursor): PostHog's CursorPagination
- * `{next, previous, results}`, or `{next, results}` as the deprecated event list answers.
- */
+/** PostHog's CursorPagination `{next, previous, results}`, or `{next, results}` (the old event list). */
 export function cursorPageOf(model: Type<unknown>, { previous }: { previous: boolean }): Type<unknown> {
   const name = `${previous ? 'Cursor' : 'Next'}Paginated${modelName(model)}List`;
   return envelope(name, () => {
@@ -113,7 +98,6 @@ export function cursorPageOf(model: Type<unknown>, { previous }: { previous: boo
   });
 }
 
-/** A list in PostHog's limit/offset pages: the envelope and its two query parameters. */
 export function ApiPage(model: Type<unknown>, description = 'One page of results'): MethodDecorator {
   return applyDecorators(
     ApiQuery({
@@ -134,7 +118,6 @@ export function ApiPage(model: Type<unknown>, description = 'One page of results
   );
 }
 
-/** A list followed by `next` links: the envelope and the `cursor` query parameter they carry. */
 export function ApiCursorPage(
   model: Type<unknown>,
   {
@@ -157,7 +140,6 @@ export function ApiCursorPage(
 
 export interface ModelResponseOptions {
   description?: string;
-  /** A JSON array of the model. */
   isArray?: boolean;
   /** Also answered as `text/csv` (a string of rows), when the request asks for it. */
   csv?: boolean;
@@ -165,7 +147,6 @@ export interface ModelResponseOptions {
   alternatives?: Type<unknown>[];
 }
 
-/** The answer is `model` (or an array of it) with `status`: 200, or 201 for a create. */
 export function ApiModelResponse(
   model: Type<unknown>,
   status: HttpStatus = HttpStatus.OK,
@@ -216,14 +197,10 @@ export function ApiJsonResponse(
   return ApiResponse({ status, description, schema });
 }
 
-/** 204 with no body: a delete. */
 export const ApiNoContent = (description = 'Deleted'): MethodDecorator =>
   ApiResponse({ status: HttpStatus.NO_CONTENT, description });
 
-/**
- * An error status the completion step cannot derive from the route (a 404 on a path without an
- * id: the caller's current organization is gone), with the error body.
- */
+/** An error status the completion step cannot derive from the route, with the error body. */
 export const ApiErrorResponse = (status: HttpStatus, description: string): MethodDecorator =>
   ApiResponse({ status, description, schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } });
 

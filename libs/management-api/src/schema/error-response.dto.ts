@@ -5,10 +5,7 @@ import { ApiModel } from './api-responses.decorator';
 const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
 const ERROR_TYPES = [...new Set(Object.values(ERROR_TABLE).map(({ type }) => type))];
 
-/**
- * The body of every error the API answers (http-error.filter.ts), PostHog's drf-exceptions-hog
- * shape. The document narrows `code` and `type` per status from the same table (openapi-completion.util.ts).
- */
+/** PostHog's drf-exceptions-hog shape; the document narrows `code` and `type` per status. */
 @ApiModel('Error')
 export class ErrorResponse implements ErrorBody {
   @ApiProperty({ enum: ERROR_TYPES })

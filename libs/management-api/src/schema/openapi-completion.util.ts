@@ -16,11 +16,11 @@ export const ERROR_SCHEMA = 'Error';
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 type HttpMethod = (typeof HTTP_METHODS)[number];
 
-/** A write may be refused for what it asks (a member leaving as owner, a domain verified twice). */
+/** A write may be refused for what it asks (a member leaving as owner). */
 const WRITE_METHODS = new Set<HttpMethod>(['post', 'put', 'patch', 'delete']);
-/** Methods whose body middleware reads: too large is 413, not JSON is 415 (management.app.ts). */
+/** Methods whose body is read: too large is 413, not JSON is 415. */
 const BODY_METHODS = new Set<HttpMethod>(['post', 'put', 'patch']);
-/** Query parameters that never refuse a value: a bad one means the default (pagination.util.ts). */
+/** Query parameters where a bad value means the default, never a 400. */
 const LENIENT_QUERY_PARAMETERS = new Set(['limit', 'offset']);
 
 const ERROR_DESCRIPTIONS: Partial<Record<HttpStatus, string>> = {
@@ -74,10 +74,7 @@ function isReference(value: unknown): value is ReferenceObject {
 
 const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
 
-/**
- * Every `{name}` of a path is a required path parameter (the prefix's organization too, which no
- * handler reads), and none that the path lacks (a handler's @Param read on an alias path).
- */
+/** Every `{name}` of the path is a required path parameter, and no other path parameter is. */
 function documentPathParameters(path: string, operation: Operation): void {
   const names = pathParameterNames(path);
   const access = operation['x-access'];
@@ -102,7 +99,6 @@ function documentPathParameters(path: string, operation: Operation): void {
       parameter.example ??= '@current';
     }
   }
-  // Path parameters first, in the order of the path, as a reader of the path expects them.
   const rank = (parameter: (typeof parameters)[number]) =>
     !isReference(parameter) && parameter.in === 'path' ? names.indexOf(parameter.name) : names.length;
   operation.parameters = parameters
@@ -111,11 +107,7 @@ function documentPathParameters(path: string, operation: Operation): void {
     .map(({ parameter }) => parameter);
 }
 
-/**
- * The error statuses an operation can answer, from what the document knows of it: its access rule
- * (the guard's 401 and 403), its path parameters (404), its method and body (400, 413, 415), its
- * query parameters (400), and Postgres behind every route (503).
- */
+/** The error statuses an operation can answer, from its access rule, path, method and query. */
 export function errorStatusesOf(path: string, method: HttpMethod, operation: Operation): HttpStatus[] {
   const statuses = new Set<HttpStatus>([HttpStatus.SERVICE_UNAVAILABLE]);
   if (operation['x-access']?.scope !== 'public') {
@@ -137,7 +129,7 @@ export function errorStatusesOf(path: string, method: HttpMethod, operation: Ope
   return [...statuses].sort((a, b) => a - b);
 }
 
-/** `Error404`: the error body with the codes and types that status carries (api.error.ts' table). */
+/** `Error404`: the error body narrowed to the codes and types that status carries. */
 function errorSchemaFor(document: OpenAPIObject, status: HttpStatus): ReferenceObject {
   const schemas = (document.components ??= {}).schemas ?? {};
   const name = `${ERROR_SCHEMA}${status}`;
@@ -160,7 +152,6 @@ function errorSchemaFor(document: OpenAPIObject, status: HttpStatus): ReferenceO
 
 function addErrorResponses(document: OpenAPIObject, path: string, method: HttpMethod, operation: Operation) {
   for (const status of errorStatusesOf(path, method, operation)) {
-    // A handler that documents a status itself (a specific description) keeps it.
     if (operation.responses[status] !== undefined) continue;
     operation.responses[status] = {
       description: ERROR_DESCRIPTIONS[status] ?? HttpStatus[status],
@@ -199,9 +190,8 @@ function withReferenced(names: Set<string>, schemas: Record<string, unknown>): S
 }
 
 /**
- * A model only answered (never sent) is closed: `additionalProperties: false` makes a field the
- * class does not declare a schema failure, so the classes and the answers cannot drift apart.
- * Models a request takes stay open, since unknown fields in a body are ignored, as PostHog does.
+ * Response-only models get `additionalProperties: false`, so classes and answers cannot drift.
+ * Request models stay open: unknown body fields are ignored, as PostHog does.
  */
 function closeResponseModels(document: OpenAPIObject): void {
   const schemas = document.components?.schemas ?? {};
@@ -239,10 +229,8 @@ const ACTION_BY_METHOD: Record<Exclude<HttpMethod, 'get'>, string> = {
 };
 
 /**
- * PostHog's operation ids (drf-spectacular's): the path's words, then `list` / `retrieve` /
- * `create` / `update` / `partial_update` / `destroy`, as in `organizations_domains_verify_create`.
- * They follow the public path, not handler names, so a refactor does not rename a client method,
- * and the `/api/environments/` twin of a route gets an id of its own.
+ * drf-spectacular's operation ids, as PostHog has them (`organizations_domains_verify_create`):
+ * from the public path, not handler names, so a refactor does not rename a client method.
  */
 function operationIdOf(
   document: OpenAPIObject,
@@ -267,11 +255,7 @@ function operationIdOf(
   return [...words, action].join('_');
 }
 
-/**
- * Gives every operation its id. Two ids alike (a collection's `activity/` and an object's
- * `:id/activity/`) are told apart by `_detail` on the one with more path parameters; anything
- * still alike stops the start, naming the operations.
- */
+/** Two ids alike: `_detail` goes on the one with more path parameters; any other clash throws. */
 function assignOperationIds(document: OpenAPIObject): void {
   const byId = new Map<string, [string, Operation][]>();
   for (const [path, method, operation] of operations(document)) {
@@ -290,11 +274,7 @@ function assignOperationIds(document: OpenAPIObject): void {
   }
 }
 
-/**
- * What the decorators leave for the document to derive, applied once it is built: path
- * parameters, the error answers each operation can give, PostHog-style operation ids, and closed
- * response models.
- */
+/** Derives what the decorators leave out: path parameters, error answers, ids, closed models. */
 export function completeOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
   for (const [path, method, operation] of operations(document)) {
     documentPathParameters(path, operation);

@@ -6,5 +6,5 @@ export class OpenApiDocument {
   document: OpenAPIObject | undefined;
 }
 
-/** The models no handler names but every error answer uses (openapi-completion.util.ts). */
+/** The models no handler names but every error answer uses. */
 export const OPENAPI_DOCUMENT_OPTIONS: SwaggerDocumentOptions = { extraModels: [ErrorResponse] };
