@@ -53,10 +53,8 @@ import { PluginService } from './plugin.service';
 
 const READ: AccessRule = { scope: 'plugin:read', organizationParam: 'organization_id' };
 /**
- * SECURITY: installing, editing, upgrading and uninstalling an app is for organization admins (8):
- * its code runs with the (masked) secrets of every config of the app in the organization. PostHog's
- * PluginViewSet asks the organization's plugins_access_level (PluginsAccessLevelPermission,
- * posthog/api/plugin.py) of any member; here a member's key keeps reads only.
+ * SECURITY: app writes are for organization admins: an app's code runs with the secrets of every
+ * config of it in the organization. PostHog asks only plugins_access_level (posthog/api/plugin.py).
  */
 const WRITE: AccessRule = {
   scope: 'plugin:write',
@@ -78,16 +76,13 @@ function organizationOf(caller: AccessContext) {
   return requireOrganization(caller).organization;
 }
 
-/** `@Collection() collection`: the collection the request's path names. */
 const Collection = createParamDecorator((_data: unknown, context: ExecutionContext): PipelineCollection =>
   collectionOfPath(context.switchToHttp().getRequest<Request>().path),
 );
 
 /**
- * Pipeline transformations, destinations and frontend apps: the actions beyond the five routes
- * every collection has.
- * TRICKY: the management module lists this controller before PipelineAppController, so that
- * `activity`, `unused`, ... are routed here before `GET :id` would take their names.
+ * The actions beyond the five routes every collection has. Listed before PipelineAppController in
+ * the module, so that `activity`, `unused`, ... are routed before `GET :id` takes their names.
  */
 @ApiTags('pipeline apps')
 @Controller([
@@ -226,10 +221,7 @@ export class PipelineAppActionController {
   }
 }
 
-/**
- * The five routes of every collection: one app resource, each collection showing the apps its
- * capabilities filter keeps and those created through it (another app is 404 there; create accepts any app).
- */
+/** Each collection shows the apps its capabilities filter keeps and those created through it. */
 @ApiTags('pipeline apps')
 @Controller(Object.values(COLLECTION_PATHS))
 export class PipelineAppController {

@@ -8,13 +8,8 @@ export const PIPELINE_COLLECTIONS = [
 export type PipelineCollection = (typeof PIPELINE_COLLECTIONS)[number];
 
 /**
- * PostHog's filters (posthog/api/plugin.py, its Pipeline*ViewSets) over the capabilities an app
- * shows (those its body declared until its code is inspected, then its code's): transformations
- * have processEvent; destinations deliver events (onEvent or composeWebhook), so an app doing both
- * is in both; frontend apps have neither methods nor scheduled tasks (site apps have `{}`); import
- * apps run on a schedule, or have methods that neither deliver nor transform. Beyond PostHog, an
- * app stays in the collection it was created through, whatever its capabilities become, so that
- * what a client created there is found there again. Constant text: the collection is a parameter.
+ * PostHog's Pipeline*ViewSets filters (posthog/api/plugin.py) over the app's capabilities. Beyond
+ * PostHog, an app stays in the collection it was created through, so a client finds it there again.
  */
 export function collectionCondition(collection: PipelineCollection, alias: string): string {
   const capabilities = `COALESCE(${alias}.declared_capabilities, ${alias}.capabilities)`;
@@ -33,7 +28,6 @@ export function collectionCondition(collection: PipelineCollection, alias: strin
   }
 }
 
-/** Which collection a request's path names (`/api/organizations/:id/<collection>/…`). */
 export function collectionOfPath(path: string): PipelineCollection {
   const collection = PIPELINE_COLLECTIONS.find((name) => path.split('/').includes(name));
   if (!collection) throw new Error(`no pipeline collection in ${path}`);

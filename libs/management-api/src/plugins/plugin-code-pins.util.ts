@@ -1,10 +1,8 @@
 import type { Organization, Plugin, PluginConfig } from '@hogbase/postgres';
 
 /**
- * SECURITY: a config of another organization's app (one it sees because the app is global) runs a
- * copy of the app taken when its admin enabled or upgraded it, so that the app's organization
- * cannot change the code that reads this project's events and secrets. Configs of the
- * organization's own apps, and of inline apps (the server's), follow the latest code.
+ * SECURITY: a config of another organization's global app runs a copy taken when enabled or
+ * upgraded, so that organization cannot change code that reads this project's events and secrets.
  */
 export function pinsCode(organization: Organization, plugin: Plugin): boolean {
   return plugin.organizationId !== null && plugin.organizationId !== organization.id;

@@ -20,7 +20,6 @@ const MAX_ATTACHMENT_FILES = 10;
 
 const ADD_ATTACHMENT = /^add_attachment\[([^\]]+)\]$/;
 
-/** What multer keeps of a file with its default (memory) storage. */
 interface UploadedFile {
   fieldname: string;
   originalname: string;
@@ -36,17 +35,14 @@ interface MulterCause {
 
 const changesByRequest = new WeakMap<Request, AttachmentChanges>();
 
-/** The attachment changes the form of this request carries (none for a JSON body). */
 export const AttachmentChangesOf = createParamDecorator(
   (_data: unknown, context: ExecutionContext): AttachmentChanges =>
     changesByRequest.get(context.switchToHttp().getRequest<Request>()) ?? noAttachmentChanges(),
 );
 
 /**
- * PostHog's multipart form of a config write: fields `enabled`, `order`, `plugin`, `deleted`,
- * `config` (JSON text), files `add_attachment[<key>]` and fields `remove_attachment[<key>]`.
- * Runs after the access guard, so nobody uploads before being allowed to write; leaves the body
- * as the JSON form would have it, for the same DTO and validation pipe.
+ * PostHog's multipart form of a config write, reshaped into the JSON body for the same DTO.
+ * Runs after the access guard, so nobody uploads before being allowed to write.
  * SECURITY: files stay in memory, so every count and size is bounded.
  */
 @Injectable()
@@ -76,8 +72,7 @@ export class PluginConfigFormInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<Request>();
     if (!request.is('multipart/form-data')) return next.handle();
-    // NOTE: the handler (and its pipes) runs when the returned observable is subscribed, so the
-    // body can still be reshaped once multer has parsed it.
+    // The handler and its pipes run on subscription, so the body can be reshaped after multer.
     let handled: Observable<unknown>;
     try {
       handled = await this.multer.intercept(context, next);
@@ -92,7 +87,6 @@ export class PluginConfigFormInterceptor implements NestInterceptor {
   }
 }
 
-/** Multer's limits as the API's errors, naming the field. */
 function refusal(error: unknown): unknown {
   if (!(error instanceof HttpException)) return error;
   const cause = (error.cause ?? {}) as MulterCause;
@@ -131,7 +125,6 @@ function attachmentChanges(fields: Record<string, unknown>, files: unknown): Att
   return changes;
 }
 
-/** The form's fields as the JSON body would carry them: numbers for the integer fields, `config` parsed. */
 function formBody(fields: Record<string, unknown>): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(fields)) {

@@ -8,11 +8,9 @@ export const MAX_LOG_LIMIT = 500;
 /** Postgres's OFFSET is a bigint; past this an offset is simply past the end. */
 const MAX_OFFSET = 2 ** 31 - 1;
 
-/** Which of a config's log lines a page shows. */
 export interface LogFilter {
   /** Levels, upper case; none keeps every level. */
   types: string[];
-  /** Text the message contains. */
   search: string | null;
   after: Date | null;
   before: Date | null;
@@ -24,9 +22,8 @@ export interface LogQuery {
 }
 
 /**
- * `?limit=&offset=&type_filter=&search=&after=&before=` of a config's logs, kept as sent and read by
- * `read()` once the config is found: PostHog's LogEntry API checks access and looks the config up
- * before it reads its parameters, so an unknown config stays a 404 whatever they hold.
+ * Kept as sent and read once the config is found: PostHog looks the config up first, so an
+ * unknown config stays a 404 whatever the parameters hold.
  */
 export class PluginLogsQueryDto {
   @Allow()
@@ -47,10 +44,7 @@ export class PluginLogsQueryDto {
   @Allow()
   before?: unknown;
 
-  /**
-   * `limit` (50 by default, at most 500) and `offset` must be integers, as PostHog refuses a
-   * `limit` that is not one; `type_filter` is repeated (PostHog's `getlist`) or a comma list.
-   */
+  /** `type_filter` is repeated (PostHog's `getlist`) or a comma list. */
   read(): LogQuery {
     const limit = single(this.limit, 'limit');
     const offset = single(this.offset, 'offset');
@@ -86,7 +80,6 @@ export class PluginLogsQueryDto {
   }
 }
 
-/** One value of a query parameter: a repeated one is refused as a bad value. */
 function single(value: unknown, name: string): string | undefined {
   if (value === undefined || typeof value === 'string') return value;
   throw validationError(`${name} must be given once.`, name);

@@ -19,7 +19,7 @@ export function isSealedValue(value: unknown): value is SealedValue {
   );
 }
 
-/** Seals secret config values; the SecretBox opens on first use, as the batch exports' does. */
+/** The SecretBox opens on first use, as the batch exports' does. */
 @Injectable()
 export class PluginConfigSecrets {
   private box: Promise<SecretBox> | undefined;

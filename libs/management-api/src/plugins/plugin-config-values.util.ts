@@ -4,7 +4,6 @@ import { validationError } from '../common/api.error';
 /** What PostHog shows in place of a secret value, and what a client may send back to keep it. */
 export const SECRET_MASK = '**************** POSTHOG SECRET FIELD ****************';
 
-/** One field of an app's `config_schema` (plugin.json `config`), as far as validation needs it. */
 export interface ConfigField {
   key: string;
   name: string;
@@ -47,10 +46,8 @@ export function secretKeys(schema: unknown): Set<string> {
 const isMissing = (value: unknown) => value === undefined || value === null || value === '';
 
 /**
- * Checks a config (secrets already resolved to their kept or new values) against the app's
- * schema: no unknown keys, required fields present (a schema default stands in), choices among
- * their values, json fields parsable. Attachments come as uploads (see attachmentKeysAfter): an
- * attachment's value sent back as shown (`{saved: true, …}`) is dropped, any other is refused.
+ * Secrets must already be resolved. Attachments come as uploads: an attachment's value sent back
+ * as shown (`{saved: true, …}`) is dropped, any other is refused.
  */
 export function validateConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
   const fields = new Map(configFields(schema).map((field) => [field.key, field]));
@@ -98,7 +95,6 @@ export function validateConfig(schema: unknown, config: Record<string, unknown>)
   return cleaned;
 }
 
-/** The config as the API shows it: secret values replaced by the mask. */
 export function maskConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
   const secrets = secretKeys(schema);
   return Object.fromEntries(
@@ -114,7 +110,6 @@ function isShownAttachment(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as Record<string, unknown>).saved === true;
 }
 
-/** The attachment changes of one request: files by key (`add_attachment[key]`), keys to remove. */
 export interface AttachmentChanges {
   add: Map<string, AttachmentUpload>;
   remove: Set<string>;
@@ -131,10 +126,7 @@ export const noAttachmentChanges = (): AttachmentChanges => ({ add: new Map(), r
 export const hasAttachmentChanges = (changes: AttachmentChanges) =>
   changes.add.size + changes.remove.size > 0;
 
-/**
- * The keys that hold a file once `changes` apply to `existing`: only attachment fields of the
- * schema take or lose one, and a required attachment field must end up with a file.
- */
+/** The keys that hold a file once `changes` apply; a required attachment must end with one. */
 export function attachmentKeysAfter(
   schema: unknown,
   existing: ReadonlySet<string>,
@@ -190,16 +182,12 @@ export function changedKeys(
   });
 }
 
-/** An attachment as the activity names it: its key and file name. */
 export interface StoredAttachment {
   key: string;
   fileName: string;
 }
 
-/**
- * What `changes` do to a config's `existing` attachments: the keys to delete (those it has), and
- * PostHog's activities for them (attachment_created, _updated, _deleted), added files first.
- */
+/** The keys to delete and PostHog's attachment_created/_updated/_deleted activities, added first. */
 export function attachmentActivities(
   existing: StoredAttachment[],
   changes: AttachmentChanges,

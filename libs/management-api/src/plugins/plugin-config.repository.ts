@@ -4,10 +4,7 @@ import { Plugin, PluginConfig, Team } from '@hogbase/postgres';
 import type { PageRequest } from '../common/pagination.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
-/**
- * The app's code now: its server entry as the apps runtime picks it (libs/apps-runtime
- * enabled-apps.ts) and `site.ts` as capture serves it (site-apps.cache.ts). Constant text.
- */
+/** The server entry as the apps runtime picks it and `site.ts` as capture serves it. */
 const CURRENT_CODE = `
   LEFT JOIN LATERAL (
     SELECT f.transpiled FROM plugin_source_files f
@@ -20,12 +17,10 @@ const CURRENT_CODE = `
     WHERE f.plugin_id = p.id AND f.filename = 'site.ts' AND f.status = 'TRANSPILED'
   ) site ON true`;
 
-/** Each project's configs of apps (`plugin_configs`), with their pinned code and delivery stats. */
 @Injectable()
 export class PluginConfigRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
 
-  /** A config of the project that is not deleted; `lock` holds it for the transaction. */
   findLiveInProject(teamId: number, id: number, lock = false): Promise<PluginConfig | null> {
     return this.unitOfWork.repository(PluginConfig).findOne({
       where: { id, teamId, deleted: false },
@@ -33,7 +28,6 @@ export class PluginConfigRepository {
     });
   }
 
-  /** By order, then app. */
   pageLiveInProject(teamId: number, page: PageRequest): Promise<[PluginConfig[], number]> {
     return this.unitOfWork.repository(PluginConfig).findAndCount({
       where: { teamId, deleted: false },
@@ -44,8 +38,8 @@ export class PluginConfigRepository {
   }
 
   /**
-   * Holds the app and project's config slot until the transaction ends, so that two creates cannot
-   * both find it free (PostHog's unique plugin/team counts deleted configs; here they do not).
+   * Holds the slot until the transaction ends so two creates cannot both find it free (PostHog's
+   * unique plugin/team counts deleted configs; here they do not).
    */
   async lockSlot(pluginId: number, teamId: number): Promise<void> {
     await this.unitOfWork.manager.query('SELECT pg_advisory_xact_lock($1, $2)', [pluginId, teamId]);
@@ -55,7 +49,6 @@ export class PluginConfigRepository {
     return this.unitOfWork.repository(PluginConfig).exists({ where: { pluginId, teamId, deleted: false } });
   }
 
-  /** A new config, not stored yet. */
   build(fields: DeepPartial<PluginConfig>): PluginConfig {
     return this.unitOfWork.repository(PluginConfig).create(fields);
   }
@@ -64,10 +57,7 @@ export class PluginConfigRepository {
     return this.unitOfWork.repository(PluginConfig).save(config);
   }
 
-  /**
-   * PostHog's exports_unsubscribe_configs: enabled configs of the organization's projects except
-   * global transformations and site apps, and local site apps.
-   */
+  /** PostHog's exports_unsubscribe_configs: enabled, except global transformations and site apps. */
   listExportsToUnsubscribe(organizationId: string): Promise<PluginConfig[]> {
     return this.unitOfWork
       .repository(PluginConfig)
@@ -84,7 +74,7 @@ export class PluginConfigRepository {
       .getMany();
   }
 
-  /** succeeded / (succeeded + failed) over the last 24 hours, per config; none when nothing was delivered. */
+  /** Over the last 24 hours; no entry when nothing was delivered. */
   async deliveryRates(ids: number[]): Promise<Map<number, number>> {
     const rows: { plugin_config_id: number; succeeded: string; failed: string }[] =
       await this.unitOfWork.manager.query(
@@ -100,11 +90,7 @@ export class PluginConfigRepository {
     return rates;
   }
 
-  /**
-   * Copies the app's current code, site code, config schema and capabilities into the config, as of
-   * `at`. The capabilities decide whether ingestion calls the pinned code at all (the apps runtime's
-   * RUN_CAPABILITIES): they are the ones the installer found in the entry copied here.
-   */
+  /** Capabilities are pinned too: they decide whether ingestion calls the pinned code at all. */
   async pinCurrentCode(config: PluginConfig, at: Date): Promise<void> {
     const manager = this.unitOfWork.manager;
     await manager.query(
@@ -125,7 +111,7 @@ export class PluginConfigRepository {
     config.pinnedConfigSchema = pinned_config_schema;
   }
 
-  /** Ids of the pinned configs among these whose app has changed since (code, site code or schema). */
+  /** Pinned configs whose app's code, site code or schema has changed since. */
   async idsWithCodeUpdates(configs: PluginConfig[]): Promise<Set<number>> {
     const pinned = configs.filter((config) => config.codePinnedAt).map((config) => config.id);
     if (pinned.length === 0) return new Set();

@@ -49,7 +49,6 @@ export interface LogPage {
 /** Stands for a kept secret while the config is validated: present, and never stored. */
 const KEPT_SECRET = Symbol('kept secret');
 
-/** Per-project configs of apps (`plugin_configs`): secret values sealed, shown masked. */
 @Injectable()
 export class PluginConfigService {
   constructor(
@@ -99,7 +98,7 @@ export class PluginConfigService {
             'does_not_exist',
           );
         });
-      // One config per app and project (PostHog's unique plugin/team), counted among those not deleted.
+      // One live config per app and project (PostHog's unique plugin/team).
       await this.configs.lockSlot(plugin.id, team.id);
       if (await this.configs.existsLive(plugin.id, team.id))
         throw validationError('This app is already configured for this project.', 'plugin', 'unique');
@@ -113,7 +112,6 @@ export class PluginConfigService {
         order: dto.order ?? 0,
         config: values,
         error: null,
-        // The unguessable part of a site app's address.
         webToken: randomBytes(24).toString('base64url'),
         deleted: false,
         createdAt: now,
@@ -178,7 +176,7 @@ export class PluginConfigService {
     });
   }
 
-  /** PostHog's destroy soft-deletes: the row stays (deleted, disabled) for its logs and stats. */
+  /** Soft delete, as PostHog: the row stays for its logs and stats. */
   async remove(project: ResolvedProject, user: User, id: PluginId): Promise<void> {
     assertPluginAccess(project.organization, false);
     await this.unitOfWork.run(async () => {
@@ -192,11 +190,7 @@ export class PluginConfigService {
     });
   }
 
-  /**
-   * Moves a config pinned to a copy of another organization's app (plugin-code-pins.util.ts) to the
-   * app's current code and schema: its admin has looked at the new version. A config that follows
-   * the app's latest code is answered as it is.
-   */
+  /** Moves a config pinned to a copy of another organization's app to the app's current code. */
   async upgrade(project: ResolvedProject, user: User, id: PluginId): Promise<PluginConfigResponse> {
     assertPluginAccess(project.organization, false);
     return this.unitOfWork.run(async () => {
@@ -221,7 +215,7 @@ export class PluginConfigService {
     });
   }
 
-  /** A page of a config's log lines, newest first; the query is read once the config is found. */
+  /** Newest first; the query is read only once the config is found. */
   async logs(project: ResolvedProject, id: PluginId, query: PluginLogsQueryDto): Promise<LogPage> {
     assertPluginAccess(project.organization, false);
     const config = await this.find(project, id);
@@ -230,10 +224,7 @@ export class PluginConfigService {
     return { page, count, results: entries.map(presentLogEntry) };
   }
 
-  /**
-   * PostHog's exports_unsubscribe_configs: enabled configs of the organization's projects except
-   * global transformations and site apps, and local site apps; the export apps to migrate.
-   */
+  /** PostHog's exports_unsubscribe_configs: the export apps to migrate. */
   async exportsUnsubscribeConfigs(organization: Organization): Promise<PluginConfigResponse[]> {
     assertPluginAccess(organization, false);
     return this.presentAll(await this.configs.listExportsToUnsubscribe(organization.id), false);
@@ -246,10 +237,7 @@ export class PluginConfigService {
     return config;
   }
 
-  /**
-   * The config to store: secret values omitted, null or sent back masked keep their stored
-   * (sealed) value, new ones are sealed; the whole is checked against the app's schema first.
-   */
+  /** Secret values omitted, null or sent back masked keep their sealed value; new ones are sealed. */
   private async resolveConfig(
     plugin: Plugin,
     schema: unknown,
@@ -293,7 +281,7 @@ export class PluginConfigService {
     }
   }
 
-  /** Stores and deletes a config's attachments (already checked against its schema); answers their activities. */
+  /** Answers the attachments' activities; the changes must already be checked against the schema. */
   private async applyAttachmentChanges(
     config: PluginConfig,
     existing: AttachmentSummary[],

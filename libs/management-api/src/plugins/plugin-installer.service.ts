@@ -15,7 +15,6 @@ import type { Plugin, PluginSourceFileStatus } from '@hogbase/postgres';
 import { ApiError, validationError } from '../common/api.error';
 import { MANAGEMENT_CONFIG } from '../management-config.constants';
 
-/** One row of `plugin_source_files` as the installer made it. */
 export interface SourceFileState {
   filename: string;
   source: string;
@@ -24,7 +23,6 @@ export interface SourceFileState {
   error: string | null;
 }
 
-/** What an app's files say about it: the plugin's fields, its stored files and, when it loads, what it can do. */
 export interface PreparedApp {
   name: string;
   description: string | null;
@@ -32,19 +30,12 @@ export interface PreparedApp {
   configSchema: unknown[];
   publicJobs: Record<string, unknown>;
   isStateless: boolean;
-  /**
-   * The rows to store: plugin.json, the entry file (`transpiled`: the CommonJS bundle the runtime
-   * loads), site.ts and frontend.tsx (PostHog's served forms). Other files only matter to the build.
-   */
+  /** plugin.json, the entry, site.ts and frontend.tsx; other files only matter to the build. */
   files: SourceFileState[];
-  /**
-   * Null when the entry did not build or load (its file's `error` says why); `{}` without an entry.
-   * `entryLoaded`: an entry built and loaded, so these are what the code says.
-   */
+  /** Null when the entry did not build or load (its file's `error` says why); `{}` without an entry. */
   capabilities: Record<string, unknown> | null;
   entryLoaded: boolean;
   metrics: Record<string, unknown> | null;
-  /** The first build or load error, for installs that refuse a broken app. */
   firstError: string | null;
 }
 
@@ -53,7 +44,6 @@ export interface DownloadedApp extends PreparedApp {
   tag: string | null;
 }
 
-/** The app's fields a download sets, on install and on each upgrade. */
 export function downloadedAppFields(app: DownloadedApp) {
   return {
     name: app.name,
@@ -76,17 +66,11 @@ function text(value: string | Uint8Array | undefined): string | undefined {
   return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
 }
 
-/**
- * The inspection's sandboxes: one thread, four inspections at once (each holds its 64 MiB heap
- * limit of the budget); a fifth waits up to its time limit for room, then is refused.
- */
+/** Four inspections at once, each holding its 64 MiB heap limit of the budget. */
 const INSPECTION_THREADS = 1;
 const INSPECTION_MEMORY_BUDGET_BYTES = 4 * 64 * 1024 * 1024;
 
-/**
- * An install-library failure is the API user's to fix: 400 with its message. No room to inspect the
- * app now is not: 503, try again.
- */
+/** An install failure is the user's to fix (400); no room to inspect now is a 503. */
 function userError(error: unknown): never {
   if (error instanceof AppInstallError) throw validationError(error.message);
   if (error instanceof SandboxBudgetError) {
@@ -101,18 +85,12 @@ function fileState(filename: string, source: string, built: BuiltFile): SourceFi
     : { filename, source, transpiled: null, status: 'ERROR', error: built.error };
 }
 
-/**
- * The one place the management API meets `@hogbase/apps-install`: downloading, reading plugin.json,
- * building (esbuild) and inspecting (sandbox) an app, and asking for its latest version.
- */
+/** The management API's one door to `@hogbase/apps-install`. */
 @Injectable()
 export class PluginInstaller implements OnApplicationShutdown {
-  /** Where downloads may connect (EGRESS_ALLOWED_PRIVATE_NETWORKS): one policy, so one connection pool. */
+  /** Shared by every download: one policy, so one connection pool. */
   private egress: EgressPolicy | undefined;
-  /**
-   * SECURITY: inspecting an app runs its top level, code from outside: on this pool's worker thread,
-   * never on the thread that serves requests (issue 27, finding 6). Started at the first inspection.
-   */
+  /** SECURITY: inspecting runs the app's top level, so on a worker thread, never the request thread. */
   private sandboxes: SandboxPool | undefined;
 
   constructor(@Inject(MANAGEMENT_CONFIG) private readonly config: ManagementConfig) {}
@@ -150,9 +128,8 @@ export class PluginInstaller implements OnApplicationShutdown {
   }
 
   /**
-   * Reads, builds and inspects a map of files. Build and load errors stay in the files (a source
-   * app being edited shows them); a bad plugin.json is a 400. A source app without plugin.json is
-   * read as one that holds only its name.
+   * Build and load errors stay in the files (a source app being edited shows them); a bad
+   * plugin.json is a 400.
    */
   async prepare(files: AppFiles, { defaultName }: { defaultName: string | null }): Promise<PreparedApp> {
     const readable =

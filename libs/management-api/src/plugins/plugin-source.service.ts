@@ -15,7 +15,6 @@ import { PluginSourceFileRepository } from './plugin-source-file.repository';
 const MAX_FILENAME = 200;
 const MAX_SOURCE_BYTES = 1024 * 1024;
 
-/** update_source's body: the app's writable fields (as PATCH :id/ takes them), or files to write. */
 export type UpdateSourceBody = { kind: 'fields' } | { kind: 'files'; changes: Map<string, string | null> };
 
 function quoted(names: string[]): string {
@@ -23,9 +22,8 @@ function quoted(names: string[]): string {
 }
 
 /**
- * Tells the spec's writable body from PostHog's `{filename: source | null}` by its keys: a file name
- * has an extension (plugin.json, index.ts, site.ts, …), a field name never has a dot. A body mixing
- * both, or with a key that is neither, is refused rather than guessed at.
+ * Tells writable fields from PostHog's `{filename: source | null}` by the keys: a file name has a
+ * dot, a field name never. A body mixing both is refused rather than guessed at.
  */
 export function updateSourceBody(body: unknown): UpdateSourceBody {
   const entries = Object.entries(objectBody(body));
@@ -58,7 +56,7 @@ function objectBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** `{filename: source | null}`: files to write (null deletes one), checked by hand (its keys are free). */
+/** Null deletes a file. Checked by hand, since its keys are free. */
 export function sourceChanges(body: unknown): Map<string, string | null> {
   const changes = new Map<string, string | null>();
   for (const [filename, source] of Object.entries(objectBody(body))) {
@@ -75,7 +73,6 @@ export function sourceChanges(body: unknown): Map<string, string | null> {
   return changes;
 }
 
-/** An app's code: its files (edited for source apps), upgrades from its URL, and update checks. */
 @Injectable()
 export class PluginSourceService {
   constructor(
@@ -98,11 +95,7 @@ export class PluginSourceService {
     return Object.fromEntries(files.map((file) => [file.filename, file.source]));
   }
 
-  /**
-   * Writes the files (null deletes one), then builds and inspects the app again: `plugin.json`
-   * refreshes the app's fields, a build or load error stays visible in its file's `error`, and
-   * capabilities follow the code that loads.
-   */
+  /** Rebuilds and inspects the app; a build or load error stays visible in its file's `error`. */
   async updateSource(
     organization: Organization,
     collection: PipelineCollection,
@@ -154,7 +147,7 @@ export class PluginSourceService {
     });
   }
 
-  /** Downloads the app again from its URL (a local folder is read again); source apps stay as they are. */
+  /** Downloads the app again from its URL; source apps stay as they are. */
   async upgrade(
     organization: Organization,
     collection: PipelineCollection,
@@ -182,7 +175,6 @@ export class PluginSourceService {
     });
   }
 
-  /** Asks the app's source for its latest version and keeps it as `latest_tag`. */
   async checkForUpdates(
     organization: Organization,
     collection: PipelineCollection,

@@ -17,7 +17,6 @@ import { presentPlugin, type PipelineAppResponse } from './plugin.presenter';
 import { PluginRepository } from './plugin.repository';
 import { PluginSourceFileRepository } from './plugin-source-file.repository';
 
-/** The fields whose changes the activity log records. */
 const TRACKED_FIELDS = [
   'plugin_type',
   'name',
@@ -39,11 +38,7 @@ export function urlWithoutQuery(url: string): string {
   return query === -1 ? withoutHash : withoutHash.slice(0, query);
 }
 
-/**
- * Pipeline apps of an organization: what it sees (its own apps, global apps, and apps configured in
- * its projects), install, edit and uninstall. Source files, upgrades and update checks live in
- * PluginSourceService.
- */
+/** An organization sees its own apps, global apps, and apps configured in its projects. */
 @Injectable()
 export class PluginService {
   constructor(
@@ -56,10 +51,7 @@ export class PluginService {
     private readonly activity: PluginActivityService,
   ) {}
 
-  /**
-   * An app the organization sees (in the collection), else 404: unknown, malformed and foreign ids
-   * look alike. Callers check the plugins access level first, so a malformed id is a 403 there too.
-   */
+  /** Unknown, malformed and foreign ids are the same 404. */
   async find(
     organization: Organization,
     collection: PipelineCollection | null,
@@ -107,9 +99,8 @@ export class PluginService {
   }
 
   /**
-   * Installs an app. A source app takes the body's fields, its declared capabilities and metrics
-   * included (shown until its code is inspected); any other is downloaded and inspected, and what
-   * its files say wins over the body.
+   * A source app takes the body's fields (declared capabilities shown until inspected); any other
+   * is downloaded and inspected, and what its files say wins over the body.
    */
   async create(
     organization: Organization,
@@ -227,16 +218,13 @@ export class PluginService {
     });
   }
 
-  /**
-   * Ids of the apps the organization sees that no project has enabled. PostHog answers for the
-   * whole instance; here only for the apps the caller could see anyway.
-   */
+  /** PostHog answers for the whole instance; here only for the apps the caller could see anyway. */
   async unused(organization: Organization): Promise<number[]> {
     assertPluginAccess(organization, false);
     return this.plugins.unusedIds(organization.id);
   }
 
-  /** The activity of an edit, in the caller's unit of work: the tracked fields that changed, if any. */
+  /** Must run in the caller's unit of work. */
   async recordUpdate(
     organization: Organization,
     user: User,
@@ -253,11 +241,7 @@ export class PluginService {
     if (changes.length > 0) await this.activity.recordApp(organization, user, plugin, 'updated', changes);
   }
 
-  /**
-   * Create's rules for a plugin_type and the address the app comes from, on create and on a PATCH
-   * that changes the type: inline apps ship with the server, local apps come from a file: folder,
-   * custom and repository apps from an archive, GitHub, GitLab or npm, repository apps from the catalog.
-   */
+  /** Create's rules for a plugin_type and its url, also on a PATCH that changes the type. */
   private async checkTypeAndUrl(type: PluginType, url: string | null): Promise<void> {
     switch (type) {
       case 'inline':
