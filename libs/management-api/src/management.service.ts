@@ -10,36 +10,26 @@ import { HealthController } from './health/health.controller';
 import { MetricsService } from './health/metrics.service';
 import { createManagementApp } from './management.app';
 
-/** What the management API runs on. */
 export interface ManagementEngines {
-  /** DATABASE_URL, or the embedded Postgres's. */
   databaseUrl: string;
-  /** Where the event listing reads events (opened on the first listing); without it the listing answers 503. */
+  /** Without it the event listing answers 503. */
   clickhouse?: ClickHouseConnectionConfig;
   logger: Logger;
 }
 
 export interface ManagementServiceOptions {
-  /**
-   * Services of the same process that `include` will add once they started (npm start: capture,
-   * ingestion): until then this port's /_ready answers 503, so it never says ready before the
-   * whole process is.
-   */
+  /** Services `include` will add once started: until then /_ready answers 503. */
   companions?: string[];
 }
 
 export interface ManagementService extends RunningService {
   app: NestExpressApplication;
-  /** `http://host:port` it listens on. */
   url: string;
   /** Makes this port's /_ready and /metrics answer for another service of the process too. */
   include(name: string, service: CompanionService): void;
 }
 
-/**
- * The management API, listening on MANAGEMENT_HOST:MANAGEMENT_PORT once Postgres is migrated, with
- * /_health, /_ready (Postgres answers, and the companions are ready) and /metrics.
- */
+/** Listens once Postgres is migrated. */
 export async function startManagementService(
   config: ManagementConfig,
   { databaseUrl, clickhouse, logger }: ManagementEngines,
@@ -60,7 +50,6 @@ export async function startManagementService(
     metrics: metrics.registry,
     ready: () => health.readiness(),
     include: (name, service) => metrics.companions.include(name, service),
-    // Stops taking requests, finishes those in flight, closes the Postgres pool.
     stop: async () => {
       await app.close();
       releasePort();

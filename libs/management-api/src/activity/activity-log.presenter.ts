@@ -6,10 +6,7 @@ import { ApiModel, DATE_TIME, FREE_FORM_OBJECT } from '../schema/api-responses.d
 export const ACTIVITY_PAGE_SIZE = 10;
 export const MAX_ACTIVITY_PAGE_SIZE = 1_000;
 
-/**
- * The last page anyone may ask for: its offset, (page - 1) * limit, stays within a Postgres integer
- * even at the largest page size, so that no page number fails in SQL.
- */
+/** Keeps (page - 1) * limit within a Postgres integer at the largest page size. */
 export const MAX_ACTIVITY_PAGE = 2_000_000;
 
 /** Who made a change: the user, or PostHog's system marker for changes no user made. */
@@ -67,7 +64,6 @@ export class ActivityPage {
   total_count!: number;
 }
 
-/** An activity log answer and its `page` and `limit` parameters. */
 export function ApiActivityPage(description = 'One page of changes, newest first'): MethodDecorator {
   return applyDecorators(
     ApiQuery({

@@ -21,33 +21,23 @@ export interface AccessRule {
   /** Path parameter naming the organization the route acts in (UUID or `@current`). */
   organizationParam?: string;
   /**
-   * Path parameter naming the project the route acts in (integer or `@current`). A route served
-   * under both an organization and a project prefix names both parameters: the one its path has
-   * applies. `project_id` also reads `environment_id`, the name of the same project on the
-   * `/api/environments/` twin of the path (routes/project-scoped-paths.util.ts).
+   * A route under both prefixes names both parameters: the one its path has applies.
+   * `project_id` also reads `environment_id`, on the `/api/environments/` twin of the path.
    */
   projectParam?: string;
   /** Lowest membership level in that organization; any member when absent. */
   level?: MembershipLevel;
-  /**
-   * Refuses keys with one of these restrictions outright (403 with `detail`): for routes that act
-   * beyond what such a key covers, like creating an organization or a project, or deleting an
-   * organization with all of its projects.
-   */
+  /** 403 for routes that act beyond what such a key covers, like creating an organization. */
   refuseRestrictedKeys?: { restrictions: KeyRestriction[]; detail: string };
 }
 
-/**
- * Declares who may call a route. Every route has one: the access guard refuses a route without it,
- * and the route-table test fails on it. The rule is published in the OpenAPI document.
- */
+/** Required on every route: the guard refuses a route without it. Published in the OpenAPI document. */
 export function Access(rule: AccessRule): MethodDecorator {
   const decorators = [SetMetadata(ACCESS_RULE, rule), ApiExtension('x-access', rule)];
   if (rule.scope !== 'public') decorators.push(ApiSecurity('PersonalAPIKey', [rule.scope]));
   return applyDecorators(...decorators);
 }
 
-/** What the access guard resolved for a request: the caller, and what the route names. */
 export interface AccessContext {
   user: User;
   apiKey: PersonalApiKey;
@@ -78,7 +68,6 @@ export function requireProject(access: AccessContext): ResolvedProject {
   return { ...requireOrganization(access), team: access.team };
 }
 
-/** The authenticated caller and what the access guard resolved for the route. */
 export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): AccessContext => {
   const request = context.switchToHttp().getRequest<{ access?: AccessContext }>();
   if (!request.access) throw new Error('Caller used on a route without an authenticated access rule');

@@ -19,14 +19,9 @@ const BEARER = /^Bearer\s+(\S.*)$/i;
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
 
 /**
- * The single gate of every route: authenticates the personal API key, checks its scope, resolves
- * the organization or project the route names, and applies membership and key restrictions.
- *
- * Order matters for what a caller can learn: a scope failure answers 403 before any lookup (it
- * says nothing about ids), and an organization the user is not a member of answers 404 exactly as
- * an id that does not exist. Only then come the key's restrictions (its projects, its
- * organizations, or the organizations of its projects), the route's refusal of restricted keys,
- * and the membership level: all 403.
+ * The single gate of every route. Order matters for what a caller can learn: a scope failure is a
+ * 403 before any lookup, a non-member's organization is the same 404 as an unknown id, and only
+ * then come the key's restrictions and the membership level (all 403).
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -65,13 +60,10 @@ export class AccessGuard implements CanActivate {
       throw permissionDenied(`API key missing required scope '${rule.scope}'`);
     }
     const access: AccessContext = { user, apiKey };
-    // A controller serving both prefixes names both parameters: the one in the path applies. A
-    // project is named `project_id` under /api/projects/ and `environment_id` under its twin.
     const projectId = rule.projectParam ? projectIdFromParams(request.params, rule.projectParam) : undefined;
     if (projectId !== undefined) {
       const team = await this.resolveProject(projectId, access);
-      // A project of an organization the user is not in answers exactly as a project that does not
-      // exist, whatever the key's projects: membership is settled before any 403 names the id.
+      // Membership is settled before any 403 could confirm the id exists.
       await this.resolveOrganization(team.organizationId, access, 'Project not found.');
       if (apiKey.scopedTeams?.length && !apiKey.scopedTeams.includes(team.id)) {
         throw permissionDenied(`API key does not have access to the requested project: ID ${team.id}.`);
@@ -97,7 +89,7 @@ export class AccessGuard implements CanActivate {
     return true;
   }
 
-  /** The key and its active user, or undefined; only the hash of the presented key is looked up. */
+  /** Undefined when unknown; only the hash of the presented key is looked up. */
   async authenticate(presentedKey: string): Promise<{ apiKey: PersonalApiKey; user: User } | undefined> {
     const apiKey = await this.personalApiKeys.findBySecureValue(hashPersonalApiKey(presentedKey));
     if (!apiKey?.user?.isActive) return undefined;
@@ -121,10 +113,7 @@ export class AccessGuard implements CanActivate {
     return team;
   }
 
-  /**
-   * The organization a route names (a UUID or `@current`), which the user must be a member of;
-   * `notFoundDetail` is the 404 the route answers for one that names nothing.
-   */
+  /** The user must be a member; `notFoundDetail` is the route's 404 otherwise. */
   private async resolveOrganization(
     rawId: string | string[] | undefined,
     access: AccessContext,
@@ -140,7 +129,6 @@ export class AccessGuard implements CanActivate {
   }
 }
 
-/** The restrictions a key carries; none for a key that reaches every organization of its user. */
 function keyRestrictions(apiKey: PersonalApiKey): KeyRestriction[] {
   const restrictions: KeyRestriction[] = [];
   if (apiKey.scopedOrganizations?.length) restrictions.push('organization');

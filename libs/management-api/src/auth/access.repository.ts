@@ -3,11 +3,7 @@ import { In } from 'typeorm';
 import { Organization, Team } from '@hogbase/postgres';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
-/**
- * The reads of projects and organizations that resolve what a request names. They live here
- * rather than in the organizations and projects features' repositories because every route passes
- * the guard, and those features' modules import this one.
- */
+/** Here rather than in the organizations and projects features, whose modules import this one. */
 @Injectable()
 export class AccessRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
@@ -21,7 +17,6 @@ export class AccessRepository {
     return this.unitOfWork.repository(Organization).findOneOrFail({ where: { id } });
   }
 
-  /** Whether one of `teamIds` is a project of the organization. */
   organizationHasProject(organizationId: string, teamIds: readonly number[]): Promise<boolean> {
     return this.unitOfWork.repository(Team).exists({ where: { organizationId, id: In([...teamIds]) } });
   }

@@ -8,10 +8,8 @@ import { OrganizationAccessService } from './organization-access.service';
 import { PersonalApiKeyRepository } from './personal-api-key.repository';
 
 /**
- * Who is calling and what they may reach: the guard every route passes, and the repositories of
- * what it resolves (users, their personal API keys, their memberships). The features use those
- * repositories too and get them here: a module with controllers imported from a feature listed
- * before it in ManagementModule would move its routes ahead of that feature's.
+ * The guard and the repositories it resolves with, which features get here: a module with
+ * controllers imported by an earlier feature would move its routes ahead of that feature's.
  */
 @Module({
   providers: [

@@ -8,16 +8,13 @@ import type {
 import { insufficientLevel, permissionDenied } from '../common/api.error';
 import { AccessRepository } from './access.repository';
 
-/** What a personal API key may reach in an organization its user belongs to. */
 @Injectable()
 export class OrganizationAccessService {
   constructor(private readonly access: AccessRepository) {}
 
   /**
-   * SECURITY: a key scoped to organizations reaches only those; a key scoped to projects reaches
-   * only the organizations that own one of its projects (otherwise such a key could read, change
-   * and delete every other organization of its user). 403, and only after membership (404) was
-   * settled, so it says nothing to a non-member.
+   * SECURITY: a project-scoped key reaches only the organizations owning its projects, else it could
+   * change every organization of its user. Call after membership (404), so a non-member learns nothing.
    */
   async assertKeyReachesOrganization(apiKey: PersonalApiKey, organization: Organization): Promise<void> {
     const scopedOrganizations = apiKey.scopedOrganizations ?? [];
@@ -32,7 +29,7 @@ export class OrganizationAccessService {
     }
   }
 
-  /** The key's organization and project restrictions, then the membership level: all 403, after membership (404). */
+  /** All 403, after membership (404). */
   async assertOrganizationAccess(
     apiKey: PersonalApiKey,
     organization: Organization,

@@ -40,7 +40,6 @@ export interface NewPersonalApiKey {
   scopedTeams?: number[];
 }
 
-/** `set-plugins-access-level`'s names for PostHog's levels, and the numbers themselves. */
 const PLUGINS_ACCESS_LEVELS: Record<string, PluginsAccessLevel> = {
   none: PluginsAccessLevel.None,
   config: PluginsAccessLevel.Config,
@@ -49,10 +48,8 @@ const PLUGINS_ACCESS_LEVELS: Record<string, PluginsAccessLevel> = {
 };
 
 /**
- * What a platform team scripts before anyone has a key: the first admin, organization, project
- * and keys. Used by the admin CLI and by the first start of the standalone app. Also what only
- * the instance operator decides, which no API key reaches: an organization's plugins access level
- * and which apps are global.
+ * What is scripted before anyone has a key (the first admin, organization, project and keys), and
+ * what only the instance operator decides, which no API key reaches.
  */
 @Injectable()
 export class BootstrapService {
@@ -66,10 +63,7 @@ export class BootstrapService {
     private readonly apps: PluginRepository,
   ) {}
 
-  /**
-   * Idempotent on (email, organization name): a second run reuses the user, the organization and
-   * the project of that name, and issues a new key (a key cannot be shown twice).
-   */
+  /** Idempotent on (email, organization name), but issues a new key each run: a key is shown once. */
   async bootstrap(input: {
     email: string;
     organizationName?: string;
@@ -116,7 +110,7 @@ export class BootstrapService {
     );
   }
 
-  /** Returns the key itself: the only time it exists outside the caller's hands is this return value. */
+  /** Returns the key itself; only its hash is stored. */
   async createPersonalApiKey(input: NewPersonalApiKey): Promise<string> {
     const user = await this.users.findByEmail(input.email.trim());
     if (!user) throw notFound(`No user with e-mail ${input.email}.`);
@@ -145,10 +139,7 @@ export class BootstrapService {
     return key;
   }
 
-  /**
-   * Sets an organization's plugins_access_level (read-only in the API, as in PostHog): `none`,
-   * `config`, `install`, `root` or 0, 3, 6, 9. ROOT lets the organization's admins make apps global.
-   */
+  /** Read-only in the API, as in PostHog. ROOT lets the organization's admins make apps global. */
   async setPluginsAccessLevel(
     organizationId: string,
     level: string,
@@ -162,17 +153,13 @@ export class BootstrapService {
         'level',
       );
     }
-    // The id comes from the command line: a malformed one names no organization.
     const organization = isUuid(organizationId) ? await this.organizations.findById(organizationId) : null;
     if (!organization) throw notFound(`No organization with id ${organizationId}.`);
     await this.organizations.setPluginsAccessLevel(organization.id, value);
     return { organization_id: organization.id, plugins_access_level: value };
   }
 
-  /**
-   * Makes an app global (every organization sees it and may enable it) or not. Configs of other
-   * organizations run the copy of the app they took when enabled, whatever happens to it later.
-   */
+  /** Other organizations' configs keep running the copy they took when enabled. */
   async setAppGlobal(
     appId: string,
     global: boolean,
@@ -184,7 +171,6 @@ export class BootstrapService {
     return { id: plugin.id, name: plugin.name, organization_id: plugin.organizationId, is_global: global };
   }
 
-  /** Revokes a key: it stops authenticating at once. */
   async revokePersonalApiKey(key: string): Promise<boolean> {
     return this.apiKeys.deleteBySecureValue(hashPersonalApiKey(key));
   }

@@ -1,9 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 
-/**
- * Every failure a service can report, mapped to PostHog's error body (drf-exceptions-hog):
- * `{type, code, detail, attr}`. The table is exhaustive so a new code cannot ship without a status.
- */
+/** PostHog's error codes (drf-exceptions-hog); the table is exhaustive so each has a status. */
 export type ErrorCode =
   | 'not_authenticated'
   | 'authentication_failed'
@@ -39,7 +36,6 @@ export type ErrorCode =
 export type ErrorType =
   'validation_error' | 'authentication_error' | 'invalid_request' | 'throttled_error' | 'server_error';
 
-/** Exported for the OpenAPI document, which lists the codes each status can carry. */
 export const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorType }> = {
   not_authenticated: { status: HttpStatus.UNAUTHORIZED, type: 'authentication_error' },
   authentication_failed: { status: HttpStatus.UNAUTHORIZED, type: 'authentication_error' },
@@ -54,7 +50,6 @@ export const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorTyp
   invalid_input: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   // DRF's code for a ValidationError raised with a bare message (PostHog's "Invalid UUID").
   invalid: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
-  // Feature flag validation (PostHog's feature_flag serializer).
   invalid_key: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   invalid_date: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   invalid_value: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
@@ -72,7 +67,6 @@ export const ERROR_TABLE: Record<ErrorCode, { status: HttpStatus; type: ErrorTyp
   user_already_member: { status: HttpStatus.BAD_REQUEST, type: 'validation_error' },
   throttled: { status: HttpStatus.TOO_MANY_REQUESTS, type: 'throttled_error' },
   conflict: { status: HttpStatus.CONFLICT, type: 'invalid_request' },
-  // Sent with Retry-After (http-error.filter.ts): Postgres out of connections or down, ClickHouse down.
   service_unavailable: { status: HttpStatus.SERVICE_UNAVAILABLE, type: 'server_error' },
   error: { status: HttpStatus.INTERNAL_SERVER_ERROR, type: 'server_error' },
 };
@@ -103,14 +97,10 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * What a 503 asks a client to wait before trying again, in seconds (the `Retry-After` header): a
- * dependency that is down or out of connections, such as Postgres. Capture answers its 503s with
- * the same header and value (libs/capture-server/src/error-body.dto.ts).
- */
+/** The 503's `Retry-After`, in seconds; capture answers its 503s with the same value. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** A dependency of the request (Postgres, most often) cannot be used now: capture's 503 body. */
+/** Capture's 503 body. */
 export const serviceUnavailable = () => new ApiError('service_unavailable', 'Transient error, please retry.');
 
 export const notFound = (detail = 'Not found.') => new ApiError('not_found', detail);

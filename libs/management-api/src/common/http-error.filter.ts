@@ -13,10 +13,7 @@ interface BodyParserError {
   status?: number;
 }
 
-/**
- * Postgres' class 22, "data exception": numeric_value_out_of_range, invalid_text_representation,
- * character_not_in_repertoire, untranslatable_character, datetime_field_overflow, and so on.
- */
+/** Postgres' class 22, "data exception". */
 function isDataException(exception: unknown): boolean {
   const code = (exception as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   return exception instanceof QueryFailedError && typeof code === 'string' && code.startsWith('22');
@@ -62,7 +59,6 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (error.status < HttpStatus.INTERNAL_SERVER_ERROR) return;
     const context = { method: request.method, url: redactUrl(request.originalUrl), requestId: request.id };
     if (exception instanceof ApiError) {
-      // Thrown on purpose (a dependency such as ClickHouse does not answer): its detail says it all.
       this.logger.warn({ ...context, code: error.code }, error.detail);
       return;
     }
@@ -90,8 +86,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       );
     }
     if (isDataException(exception)) {
-      // A value from the request that Postgres cannot store (out of range, NUL byte, bad
-      // encoding): the client's fault, whichever route let it through unchecked.
+      // The client's fault, whichever route let the value through unchecked.
       return new ApiError('invalid_input', 'A value in the request is out of range or not representable.');
     }
     if (exception instanceof HttpException) {
@@ -116,9 +111,8 @@ export class HttpErrorFilter implements ExceptionFilter {
 }
 
 /**
- * SECURITY: TypeORM's QueryFailedError carries the failed statement and its parameters, and pino's
- * serializer logs every own property: an install whose INSERT failed would write the app URL's
- * private token (and a config's sealed secrets) to the log. The message and stack are kept.
+ * SECURITY: QueryFailedError carries the statement's parameters and pino logs every own property,
+ * which would write an app URL's private token or sealed secrets to the log.
  */
 export function withoutQueryValues(exception: unknown): unknown {
   if (!(exception instanceof Error) || !('parameters' in exception || 'query' in exception)) return exception;

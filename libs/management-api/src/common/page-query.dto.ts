@@ -2,10 +2,7 @@ import { Transform } from 'class-transformer';
 import { Allow } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, type PageRequest, pageParameter } from './pagination.util';
 
-/**
- * `?limit=&offset=` of a list, as DRF's LimitOffsetPagination reads them: a limit that is not a
- * positive integer is the default page size and a bad offset is 0; neither is an error.
- */
+/** As DRF's LimitOffsetPagination: a bad limit or offset means the default, never an error. */
 export class PageQueryDto {
   @Allow()
   @Transform(({ value }) => pageParameter(value, { strict: true }) ?? DEFAULT_PAGE_SIZE)

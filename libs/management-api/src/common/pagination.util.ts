@@ -1,6 +1,5 @@
 export const DEFAULT_PAGE_SIZE = 100;
-// Postgres LIMIT/OFFSET are bigint: a value past this one (even past bigint, where SQL would fail) is
-// read as "everything" / "past the end" rather than refused, since DRF never refuses a limit or offset.
+// Larger values read as "everything" / "past the end": DRF never refuses a limit or offset.
 const MAX_SQL_INTEGER = 2 ** 31 - 1;
 
 export interface PageRequest {
@@ -23,10 +22,7 @@ export function pageParameter(value: unknown, { strict }: { strict: boolean }): 
   return parsed;
 }
 
-/**
- * DRF's LimitOffsetPagination, which PostHog uses: a `limit` that is not a positive integer falls
- * back to the default page size, a bad `offset` to 0; neither is an error.
- */
+/** DRF's LimitOffsetPagination: a bad `limit` means the default page size, a bad `offset` 0. */
 export function pageRequestFrom(query: Record<string, unknown>): PageRequest {
   return {
     limit: pageParameter(query.limit, { strict: true }) ?? DEFAULT_PAGE_SIZE,
@@ -45,7 +41,7 @@ function absoluteUrl(requestUrl: URL, params: Record<string, number | undefined>
   return url.toString();
 }
 
-/** A page of `results` out of `count`, with links built on the request's public URL (`@RequestUrl()`). */
+/** Links are built on the request's public URL (`@RequestUrl()`). */
 export function toPage<T>(url: URL, page: PageRequest, count: number, results: T[]): Page<T> {
   const { limit, offset } = page;
   const next = offset + limit < count ? absoluteUrl(url, { limit, offset: offset + limit }) : null;

@@ -3,7 +3,6 @@ import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
 import { notFound } from './api.error';
 import { isUuid } from './iso.util';
 
-/** The largest id a Postgres `integer` column holds. */
 const MAX_INTEGER_ID = 2 ** 31 - 1;
 
 /** An integer id in Postgres's range, or null: any other text names no row. */
@@ -17,10 +16,7 @@ export function parseUuid(value: string): string | null {
   return isUuid(value) ? value : null;
 }
 
-/**
- * A path id that `parse` cannot read names no row, so it is the 404 an unknown id gets (PostHog's
- * lookups answer the same), never a 400 that would tell ids apart.
- */
+/** An unreadable path id is the 404 an unknown id gets, as in PostHog, never a 400. */
 export abstract class PathIdPipe<T> implements PipeTransform<string, T> {
   protected abstract parse(value: string): T | null;
 
@@ -32,10 +28,8 @@ export abstract class PathIdPipe<T> implements PipeTransform<string, T> {
 }
 
 /**
- * A path id that `parse` cannot read is passed on as null, for the routes where another answer
- * comes before the unknown id's 404, which the service then gives in its own order: the body's
- * 400 (a pipe's 404 would answer before the body is validated), or the 403 of a permission that
- * PostHog checks before the lookup.
+ * Passes an unreadable id on as null, for routes where the body's 400 or a permission's 403 must
+ * come before the unknown id's 404, as in PostHog.
  */
 export abstract class OptionalPathIdPipe<T> implements PipeTransform<string, T | null> {
   protected abstract parse(value: string): T | null;
@@ -74,10 +68,8 @@ export class UuidOrNullPipe extends OptionalPathIdPipe<string> {
 }
 
 /**
- * `@Param(name, pipe)` with the parameter declared a string to Nest, whatever the pipe returns. The
- * global validation pipe converts a parameter declared `number` before the pipe reads it (`1e0`,
- * `0x1` and `+1` would all be id 1), and the OpenAPI document gives the parameter the type the path
- * holds. TypeScript records the declared types before it applies the parameter decorators.
+ * Declared a string to Nest whatever the pipe returns: the global validation pipe would convert a
+ * `number` first (`1e0`, `0x1` and `+1` would all be id 1).
  */
 export function pathParam(name: string, pipe: Type<PipeTransform<string, unknown>>): ParameterDecorator {
   return (target, key, index) => {
@@ -90,15 +82,11 @@ export function pathParam(name: string, pipe: Type<PipeTransform<string, unknown
   };
 }
 
-/** `@IntegerIdParam('id') id: number`. */
 export const IntegerIdParam = (name: string): ParameterDecorator => pathParam(name, IntegerIdPipe);
 
-/** `@UuidParam('id') id: string`. */
 export const UuidParam = (name: string): ParameterDecorator => pathParam(name, UuidPipe);
 
-/** `@IntegerIdOrNullParam('id') id: number | null`. */
 export const IntegerIdOrNullParam = (name: string): ParameterDecorator =>
   pathParam(name, IntegerIdOrNullPipe);
 
-/** `@UuidOrNullParam('id') id: string | null`. */
 export const UuidOrNullParam = (name: string): ParameterDecorator => pathParam(name, UuidOrNullPipe);

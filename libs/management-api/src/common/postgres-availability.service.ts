@@ -6,12 +6,8 @@ const FIRST_CHECK_MS = 1_000;
 const MAX_CHECK_MS = 15_000;
 
 /**
- * Whether Postgres is usable, as requests and the readiness probe find it, so that an outage is
- * logged once when it starts and once when it ends instead of a line with a stack for every request refused meanwhile.
- *
- * Once an outage started, Postgres is asked again (`SELECT 1`, capped back-off) until it answers:
- * nothing else would tell a process that no longer gets requests, or whose probes are not watched,
- * that it is over.
+ * Logs an outage once when it starts and once when it ends, not once per refused request. During
+ * one, Postgres is polled: nothing else would tell an idle process that it is over.
  */
 @Injectable()
 export class PostgresAvailability implements OnModuleDestroy {
@@ -25,7 +21,6 @@ export class PostgresAvailability implements OnModuleDestroy {
     return this.outage === undefined;
   }
 
-  /** A request or a probe could not use Postgres (isPostgresUnavailable). */
   failed(error: unknown): void {
     if (this.outage || this.stopped) return;
     this.outage = { since: Date.now(), checks: 0 };
@@ -37,7 +32,6 @@ export class PostgresAvailability implements OnModuleDestroy {
     this.checkLater();
   }
 
-  /** Postgres answered a query. */
   answered(): void {
     const outage = this.outage;
     if (!outage) return;

@@ -5,11 +5,9 @@ const PUBLIC_ORIGIN = Symbol('publicOrigin');
 type RequestWithOrigin = Request & { [PUBLIC_ORIGIN]?: string };
 
 /**
- * Decides, once per request, the scheme and host of the absolute links the API answers with
- * (pagination `next`/`previous`, activity pages). TRICKY: the `Host` header is the client's to
- * choose; a link built from it sends the next request (and its key) wherever the client, or a
- * poisoned cache in front of us, said. Unless proxies are trusted (TRUST_PROXY, then Express reads
- * `X-Forwarded-Proto`/`-Host` from them), links use SITE_URL's origin.
+ * The origin of the API's absolute links. SECURITY: a link built from the client's `Host` would
+ * send the next request, and its key, wherever a client or a poisoned cache said; unless proxies
+ * are trusted, links use SITE_URL's origin.
  */
 export function publicOriginMiddleware(options: { siteUrl: string; trustProxy: boolean }) {
   const siteOrigin = new URL(options.siteUrl).origin;
@@ -22,7 +20,6 @@ export function publicOriginMiddleware(options: { siteUrl: string; trustProxy: b
   };
 }
 
-/** The request's own URL made absolute on the public origin, for building links to other pages. */
 export function publicRequestUrl(request: Request): URL {
   const origin = (request as RequestWithOrigin)[PUBLIC_ORIGIN];
   if (!origin) throw new Error('publicOriginMiddleware is not installed');

@@ -23,10 +23,8 @@ import { FeatureFlagService } from './feature-flag.service';
 import { FlagPermissionsService } from './flag-permissions.service';
 import { UsageDashboardService } from './usage-dashboard.service';
 
-/** Persons (or groups) read per query when a whole project is evaluated. */
 const SUBJECT_BATCH = 5_000;
 
-/** The evaluation inputs of evaluation_reasons and my_flags. */
 export interface FlagEvaluationQuery {
   distinct_id?: string;
   /** As sent: checked (400 on `groups`) only once the request is otherwise complete. */
@@ -38,7 +36,7 @@ export type DashboardOutcome = { success: true } | { success: false; error: stri
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** `?groups=` of evaluation_reasons and my_flags: a JSON object of group type → key. */
+/** A JSON object of group type → key. */
 function groupsParam(raw: unknown): Record<string, string | number> {
   if (raw === undefined || raw === '') return {};
   try {
@@ -88,7 +86,6 @@ export class FeatureFlagActionsService {
     });
   }
 
-  /** `{<key>: {value, evaluation: {reason, condition_index}}}` for every live flag. */
   async evaluationReasons(
     { team }: ResolvedProject,
     query: FlagEvaluationQuery,
@@ -137,7 +134,6 @@ export class FeatureFlagActionsService {
     }));
   }
 
-  /** How many persons (or groups of a type) a release condition matches, out of how many. */
   async userBlastRadius(
     { team }: ResolvedProject,
     body: unknown,
@@ -269,10 +265,6 @@ export class FeatureFlagActionsService {
     return flag;
   }
 
-  /**
-   * Every person of the project (or every group of a type), in batches, with the context a flag
-   * evaluation needs: their properties, static cohorts, and the project's cohorts and group types.
-   */
   private async forEachSubject(
     definitions: TeamFlags,
     groupTypeIndex: number | null,

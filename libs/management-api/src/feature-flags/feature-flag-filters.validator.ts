@@ -2,9 +2,8 @@ import { flagRegexProblem } from '@hogbase/flag-evaluation';
 import { ApiError, type ErrorCode } from '../common/api.error';
 
 /**
- * A flag's `filters`, checked as PostHog's serializer checks them (reference §8.2), each failure a
- * 400 on `filters` with PostHog's message and code. Cohort existence needs the database: the
- * cohort ids found are returned for the caller to check.
+ * Checked as PostHog's serializer checks them (posthog/api/feature_flag.py), each failure a 400 on
+ * `filters`. Cohort existence needs the database: the ids found are returned for the caller to check.
  */
 export interface CheckedFilters {
   filters: Record<string, unknown>;

@@ -4,22 +4,17 @@ import type { ResolvedProject } from '../auth/access.decorator';
 import { FeatureFlagRoleAccessRepository } from '../roles/feature-flag-role-access.repository';
 import { RoleRepository } from '../roles/role.repository';
 
-/** What decides a user's edit rights on the flags of one organization, read once per request. */
+/** Read once per request. */
 export interface FlagEditRights {
   userId: number;
   isAdmin: boolean;
-  /** The organization's level for flags, when it set one. */
   organizationLevel: ResourceAccessLevel | null;
   /** The highest level among the user's roles in the organization; null without roles. */
   roleLevel: ResourceAccessLevel | null;
   roleIds: string[];
 }
 
-/**
- * PostHog's can_user_edit_feature_flag (`posthog/models/feature_flag/permissions.py`): the flag's
- * creator, an admin, or anyone when the organization lets everyone edit flags; otherwise the user's roles decide, and a
- * "can only view" role edits only the flags it was given access to.
- */
+/** PostHog's can_user_edit_feature_flag (`posthog/models/feature_flag/permissions.py`). */
 @Injectable()
 export class FlagPermissionsService {
   constructor(
@@ -41,7 +36,7 @@ export class FlagPermissionsService {
     };
   }
 
-  /** can_edit of each flag, with one query for the role-access links they need. */
+  /** One query for all the role-access links the flags need. */
   async canEditAll(rights: FlagEditRights, flags: readonly FeatureFlag[]): Promise<Map<number, boolean>> {
     const result = new Map<number, boolean>();
     const needLinks: number[] = [];
@@ -63,10 +58,7 @@ export class FlagPermissionsService {
     return (await this.canEditAll(rights, [flag])).get(flag.id) ?? false;
   }
 
-  /**
-   * Who may add or remove a flag's role access (ee feature_flag_role_access.py): admins, the
-   * flag's creator, anyone when the organization lets everyone edit, and holders of an "edit" role.
-   */
+  /** PostHog's ee/api/feature_flag_role_access.py rule. */
   mayManageRoleAccess(rights: FlagEditRights, flag: FeatureFlag): boolean {
     return (
       rights.isAdmin ||

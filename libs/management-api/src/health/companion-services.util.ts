@@ -1,19 +1,15 @@
 import type { Registry } from 'prom-client';
 import type { Readiness } from '@hogbase/service-runtime';
 
-/**
- * What the management port asks of a companion: its readiness and its metrics' exposition. A
- * ProbedService is one; so is a service on another thread that answers through messages.
- */
+/** A ProbedService, or a service on another thread that answers through messages. */
 export interface CompanionService {
   ready(): Promise<Readiness>;
   readonly metrics: Pick<Registry, 'metrics'>;
 }
 
 /**
- * The other services of this process whose readiness and metrics the management port answers for
- * (npm start runs capture and ingestion beside it). A service announced with `expect` and not yet
- * included is not ready: the port never says ready before the whole process is.
+ * Services of this process the management port answers for. One announced with `expect` and not
+ * yet included is not ready, so the port never says ready before the whole process is.
  */
 export class CompanionServices {
   private readonly services = new Map<string, CompanionService | undefined>();
@@ -26,7 +22,6 @@ export class CompanionServices {
     this.services.set(name, service);
   }
 
-  /** Each companion's readiness, by name. */
   async readiness(): Promise<Record<string, Readiness>> {
     const entries = [...this.services];
     const answers = await Promise.all(

@@ -53,10 +53,7 @@ export class InviteService {
     return invite;
   }
 
-  /**
-   * `bulk/` takes a JSON array (at most 20) or a single object. Every item is validated before
-   * any is created, and all are created in one transaction: either all invites exist or none.
-   */
+  /** Every item is validated before any is created, in one transaction: all or none. */
   async bulk(
     caller: AccessContext,
     resolved: ResolvedOrganization,
@@ -86,10 +83,7 @@ export class InviteService {
     return this.createMany(caller, resolved, items);
   }
 
-  /**
-   * An admin (or the owner) may delete any invite of the organization; a member only the invites
-   * they sent. PostHog refuses the others with DRF's generic 403 (its UserCanInvitePermission).
-   */
+  /** A member may delete only the invites they sent, else DRF's generic 403, as in PostHog. */
   async remove(
     user: User,
     { organization, membership }: ResolvedOrganization,
@@ -152,9 +146,8 @@ export class InviteService {
 
   private async refuseMembersAndDuplicates(organizationId: string, emails: string[]): Promise<void> {
     const lowered = emails.map((email) => email.toLowerCase());
-    // TRICKY: two requests inviting one address at once would both find no active invite and both
-    // insert. The address locks make the second wait for the first to commit; its queries then run
-    // on a fresh READ COMMITTED snapshot and see the first invite.
+    // Two requests inviting one address would both insert: the lock makes the second wait and
+    // then see the first invite on its fresh READ COMMITTED snapshot.
     await this.invites.lockAddresses(organizationId, lowered);
     if (await this.memberships.existsWithEmail(organizationId, lowered)) {
       throw validationError('A user with this email address already belongs to the organization.');
@@ -168,18 +161,13 @@ export class InviteService {
     }
   }
 
-  /**
-   * Turns an invite into a membership (the admin CLI's accept-invite): the invited person's user is
-   * created when new, joins at the invite's level, and every invite for that e-mail in the
-   * organization is consumed.
-   */
+  /** Creates the user when new; every invite for that e-mail in the organization is consumed. */
   accept(
     inviteId: string,
     email: string,
     names: { firstName?: string; lastName?: string } = {},
   ): Promise<{ user: User; membership: OrganizationMembership }> {
     return this.unitOfWork.run(async () => {
-      // The id comes from the command line: a malformed one names no invite.
       const invite = isUuid(inviteId) ? await this.invites.findById(inviteId) : null;
       if (!invite) throw notFound('Invite not found.');
       if (invite.targetEmail.toLowerCase() !== email.trim().toLowerCase()) {

@@ -23,9 +23,7 @@ export class MemberUuidOrNullPipe extends OptionalPathIdPipe<string> {
   }
 }
 
-/** `@MemberUuidParam('user__uuid') userUuid: string`. */
 export const MemberUuidParam = (name: string): ParameterDecorator => pathParam(name, MemberUuidPipe);
 
-/** `@MemberUuidOrNullParam('user__uuid') userUuid: string | null`, beside a `@Body()`. */
 export const MemberUuidOrNullParam = (name: string): ParameterDecorator =>
   pathParam(name, MemberUuidOrNullPipe);

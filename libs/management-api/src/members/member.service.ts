@@ -10,9 +10,8 @@ import { MemberResponse, presentMember } from './member.presenter';
 import { MembershipRepository, type MembershipWithUser } from './membership.repository';
 
 /**
- * PostHog's `OrganizationMembership.validate_update` (posthog/models/organization.py): who may
- * change (or, with no new level, remove) whose membership. Each refusal is a 403 with PostHog's
- * message. Nothing but the level rules applies to your own membership.
+ * PostHog's `OrganizationMembership.validate_update` (posthog/models/organization.py); with no new
+ * level it checks a removal. Each refusal is a 403 with PostHog's message.
  */
 export function validateMembershipUpdate(
   requester: OrganizationMembership,
@@ -58,10 +57,7 @@ export class MemberService {
     return { count, results: memberships.map(presentMember) };
   }
 
-  /**
-   * As PostHog: the object permission (the rules without a level) runs first, so a member editing
-   * someone else hears "only if you are an admin" whatever level they asked for; then the level rules.
-   */
+  /** As PostHog, the object permission runs before the level rules. */
   async update(
     caller: AccessContext,
     resolved: ResolvedOrganization,
@@ -92,7 +88,7 @@ export class MemberService {
     });
   }
 
-  /** `userUuid` is a UUID, `@me` or null for a malformed one; a user outside the organization is a 404. */
+  /** `userUuid` is null when malformed; a user outside the organization is a 404. */
   private async findTarget(
     caller: AccessContext,
     { organization }: ResolvedOrganization,

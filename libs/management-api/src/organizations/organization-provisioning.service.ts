@@ -19,11 +19,7 @@ export interface NewOrganization {
   enforce2fa?: boolean | null;
 }
 
-/**
- * Creating an organization is PostHog's `Organization.objects.bootstrap`
- * (posthog/models/organization.py): the organization, its first project and an owner membership
- * for the creator, in one transaction. The API and the admin CLI both go through here.
- */
+/** PostHog's `Organization.objects.bootstrap` (posthog/models/organization.py), in one transaction. */
 @Injectable()
 export class OrganizationProvisioningService {
   constructor(
@@ -45,11 +41,9 @@ export class OrganizationProvisioningService {
         slug: await this.freeSlug(input.name),
         isMemberJoinEmailEnabled: input.isMemberJoinEmailEnabled ?? true,
         enforce2fa: input.enforce2fa ?? null,
-        // SECURITY: PostHog gives every new organization ROOT when self-hosted and CONFIG on its
-        // cloud (organization_about_to_be_created, posthog/models/organization.py). Here any key
-        // with organization:write creates organizations, and ROOT makes apps global (running in
-        // every organization): INSTALL lets the organization's admins install and run their own
-        // apps; ROOT comes only from the instance operator (admin CLI set-plugins-access-level).
+        // SECURITY: not PostHog's self-hosted ROOT (posthog/models/organization.py): any key with
+        // organization:write creates organizations, and ROOT makes apps global. ROOT comes only
+        // from the instance operator.
         pluginsAccessLevel: PluginsAccessLevel.Install,
       });
       await this.memberships.insert(organization.id, creator.id, MembershipLevel.Owner);
@@ -61,7 +55,7 @@ export class OrganizationProvisioningService {
     });
   }
 
-  /** A new project (with its own API token) in the organization, in the caller's unit of work. */
+  /** Runs in the caller's unit of work. */
   provisionProject(organizationId: string, name: string, timezone = 'UTC'): Promise<Team> {
     return this.projects.insert({ organizationId, name, timezone });
   }

@@ -4,10 +4,8 @@ import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository
 import { openTransactionManager } from '@hogbase/postgres';
 
 /**
- * The one way management code reaches Postgres. Repositories read `manager`, which is the open
- * transaction's inside `run` and the pool's outside it, so a service composes repositories into one
- * transaction without passing a manager down, and a repository cannot query on a second connection
- * while its caller holds a transaction (which would deadlock the embedded Postgres).
+ * Repositories read `manager`: the open transaction's inside `run`, else the pool's. A second
+ * connection while the caller holds a transaction would deadlock the embedded Postgres.
  */
 @Injectable()
 export class UnitOfWork {

@@ -42,14 +42,12 @@ export class FeatureFlagRoleAccessRepository {
     return Boolean(result.affected);
   }
 
-  /** The links between some flags and some roles. */
   linksBetween(flagIds: readonly number[], roleIds: readonly string[]): Promise<FeatureFlagRoleAccess[]> {
     return this.unitOfWork
       .repository(FeatureFlagRoleAccess)
       .findBy({ featureFlagId: In(flagIds), roleId: In(roleIds) });
   }
 
-  /** The flags each role was given access to, by flag id. */
   flagsOfRoles(roleIds: readonly string[]): Promise<{ role_id: string; id: number; key: string }[]> {
     return this.unitOfWork.manager.query<{ role_id: string; id: number; key: string }[]>(
       `SELECT a.role_id, f.id, f.key FROM feature_flag_role_access a
@@ -59,10 +57,7 @@ export class FeatureFlagRoleAccessRepository {
     );
   }
 
-  /**
-   * A flag of the project, deleted ones too, with its creator. A narrow read of the flags table:
-   * the flags feature imports this module, so this module cannot import it.
-   */
+  /** Deleted flags too. A read of its own: the flags feature imports this module, not the reverse. */
   findFlagInProject(teamId: number, id: number): Promise<FeatureFlag | null> {
     return this.unitOfWork
       .repository(FeatureFlag)

@@ -5,14 +5,9 @@ import type { PageRequest } from '../common/pagination.util';
 import { isUniqueViolation } from '../persistence/unique-violation.util';
 import { UnitOfWork } from '../persistence/unit-of-work.service';
 
-/** The resource name of flags in organization_resource_access. */
 export const FEATURE_FLAGS_RESOURCE = 'feature flags';
 
-/**
- * The roles of organizations, and the level for flags an organization gives members without a
- * role (PostHog's OrganizationResourceAccess). Each role read brings the role's creator, whom a
- * role presents.
- */
+/** Roles, and the flags level for members without a role (PostHog's OrganizationResourceAccess). */
 @Injectable()
 export class RoleRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
@@ -55,7 +50,6 @@ export class RoleRepository {
     await this.unitOfWork.repository(Role).delete({ id });
   }
 
-  /** The ids and flag levels of the roles `userId` holds in the organization. */
   levelsOfMember(organizationId: string, userId: number): Promise<{ id: string; level: number }[]> {
     return this.unitOfWork.manager.query<{ id: string; level: number }[]>(
       `SELECT r.id, r.feature_flags_access_level AS level

@@ -9,10 +9,7 @@ import { RoleRepository } from './role.repository';
 import { RolesController } from './roles.controller';
 import { RolesService } from './roles.service';
 
-/**
- * Roles, their members and their access to flags. It provides FlagPermissionsService, which the
- * flags feature uses and which reads roles: the flags feature imports this module, not the reverse.
- */
+/** Provides FlagPermissionsService, which reads roles: the flags feature imports this module. */
 @Module({
   imports: [AuthModule],
   controllers: [RolesController, FeatureFlagRoleAccessController],

@@ -4,23 +4,18 @@ import type { AccessRule } from '../auth/access.decorator';
 type OperationObject = NonNullable<OpenAPIObject['paths'][string]['get']>;
 
 /**
- * PostHog serves every project-scoped resource under two prefixes: `/api/projects/:project_id/`
- * and `/api/environments/:environment_id/` (the team viewset, which newer clients such as
- * PostHog's CLI call exclusively). A project here is its own single environment, so both prefixes
- * name the same row. Every project-scoped controller takes its paths from this file, and the
- * environments e2e spec fails on a `/api/projects/` route without its `/api/environments/` twin.
+ * PostHog serves project-scoped resources under `/api/projects/:project_id/` and
+ * `/api/environments/:environment_id/` (newer clients such as its CLI call only the latter). A
+ * project here is its own single environment, so both name the same row.
  */
 export const PROJECT_PARAM = 'project_id';
-/** PostHog's own name for the id under `/api/environments/` (its generated OpenAPI document). */
 export const ENVIRONMENT_PARAM = 'environment_id';
 
 const PROJECTS_ROOT = 'api/projects';
 const ENVIRONMENTS_ROOT = 'api/environments';
 
-/** The project collection itself (`/api/projects/:id`) and the same rows as environments. */
 export const PROJECT_ROOTS = [PROJECTS_ROOT, ENVIRONMENTS_ROOT];
 
-/** `projectScoped('feature_flags')`: the resource under a project and under its environment. */
 export function projectScoped(resource: string): string[] {
   return [
     `${PROJECTS_ROOT}/:${PROJECT_PARAM}/${resource}`,
@@ -28,10 +23,7 @@ export function projectScoped(resource: string): string[] {
   ];
 }
 
-/**
- * The project a request names, whichever prefix it came by: a rule says `project_id`, and the
- * environment twin of its path names the same project `environment_id`.
- */
+/** A rule says `project_id`; the environment twin of its path names it `environment_id`. */
 export function projectIdFromParams(
   params: Record<string, string | string[] | undefined>,
   projectParam: string,
@@ -40,10 +32,7 @@ export function projectIdFromParams(
   return projectParam === PROJECT_PARAM ? params[ENVIRONMENT_PARAM] : undefined;
 }
 
-/**
- * The `/api/projects/` path an `/api/environments/` path is the twin of (any other path as it is),
- * in Express style (`:name`) or OpenAPI style (`{name}`).
- */
+/** The `/api/projects/` twin of an `/api/environments/` path, Express or OpenAPI style. */
 export function projectPathOf(path: string): string {
   if (!/^\/api\/environments(\/|$)/.test(path)) return path;
   return path
@@ -52,11 +41,7 @@ export function projectPathOf(path: string): string {
     .replace(`{${ENVIRONMENT_PARAM}}`, `{${PROJECT_PARAM}}`);
 }
 
-/**
- * A route's access rule as it reads on one of its paths: under `/api/environments/` the project
- * comes from `environment_id`. The guard resolves either name (projectIdFromParams); this keeps
- * the route table and the published `x-access` rule true to each path.
- */
+/** Keeps the route table and the published `x-access` rule true to an environment path. */
 export function accessRuleForPath(rule: AccessRule, path: string): AccessRule {
   const onEnvironmentPath = path.includes(`:${ENVIRONMENT_PARAM}`) || path.includes(`{${ENVIRONMENT_PARAM}}`);
   if (!onEnvironmentPath || rule.projectParam !== PROJECT_PARAM) return rule;
@@ -65,11 +50,7 @@ export function accessRuleForPath(rule: AccessRule, path: string): AccessRule {
 
 const ID_PARAMETER_SCHEMA = { type: 'string', pattern: '^(\\d+|@current)$' } as const;
 
-/**
- * Documents the project prefix of each project-scoped path in the OpenAPI document: the path
- * parameter naming the project or environment (Nest documents only the `@Param`s a handler
- * reads, and the guard reads this one), and the access rule as it applies on that path.
- */
+/** Documents the prefix's parameter, which Nest omits since only the guard reads it. */
 export function documentProjectScopedPaths(document: OpenAPIObject): void {
   for (const [path, item] of Object.entries(document.paths)) {
     const prefixParam = /^\/api\/(?:projects\/\{(project_id)\}|environments\/\{(environment_id)\})\//

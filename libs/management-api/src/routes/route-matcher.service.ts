@@ -8,12 +8,9 @@ interface CompiledRoute {
 }
 
 /**
- * Knows which methods each path of the API answers, so a known path asked with another method gets
- * 405 with `Allow` (as DRF answers) instead of Express's 404.
- *
- * TRICKY: a path is the resource of its most specific route, as DRF resolves URL patterns:
- * `feature_flags/activity` is its own resource (GET), not also a flag whose id is `activity`
- * (GET, PATCH, DELETE), though Express would hand a DELETE there to the `:id` route.
+ * A known path asked with another method gets DRF's 405 with `Allow`, not Express's 404. A path is
+ * the resource of its most specific route, as DRF resolves it: `feature_flags/activity` is not
+ * also a flag whose id is `activity`.
  */
 export class RouteMatcher {
   private routes: CompiledRoute[] = [];
@@ -35,7 +32,6 @@ export class RouteMatcher {
     });
   }
 
-  /** The methods of the most specific routes matching `path`; none for a path no route matches. */
   methodsFor(path: string): string[] {
     const pathname = path.split('?')[0];
     const matching = this.routes.filter(({ pattern }) => pattern.test(pathname));
