@@ -21,7 +21,6 @@ export interface CaptureContext {
   teamId: number;
   /** X-Forwarded-For aware, as the app decides. */
   ip: string | null;
-  /** One value for the whole request. */
   now: Date;
   /** Bounds the queue message (toQueueMessages); an event whose JSON alone is longer is refused here. */
   maxEventBytes?: number;

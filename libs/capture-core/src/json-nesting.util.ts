@@ -55,7 +55,6 @@ function closingQuote(json: string, open: number): number {
   for (;;) {
     index = json.indexOf('"', index + 1);
     if (index === -1) return -1;
-    // Escaped when preceded by an odd number of backslashes.
     let backslashes = 0;
     while (json.charCodeAt(index - 1 - backslashes) === BACKSLASH) backslashes++;
     if (backslashes % 2 === 0) return index;
