@@ -30,7 +30,6 @@ const DEFAULT_THREAD_HEAP_MB = 256;
 const LOADED_PROTECTION_MS = 1_000;
 
 export interface SandboxPoolOptions {
-  /** Started on first use. */
   threads: number;
   /** Each sandbox holds its heap limit of it from creation to dispose. */
   memoryBudgetBytes: number;
@@ -58,7 +57,7 @@ interface PendingRequest {
  * App code never runs on the thread that created the pool; host calls and console lines come back
  * to it as messages. A thread that fails (or runs an app past its CPU cut-off) fails its calls and
  * breaks its sandboxes. Past the memory budget the least recently used idle sandbox is evicted;
- * with none idle, a new one waits up to its time limit, then SandboxBudgetError (README.md).
+ * with none idle, a new one waits up to its time limit, then SandboxBudgetError.
  */
 export class SandboxPool {
   private readonly threads: SandboxThread[] = [];
@@ -70,7 +69,6 @@ export class SandboxPool {
 
   constructor(private readonly options: SandboxPoolOptions) {}
 
-  /** `load` the app next. */
   async createSandbox(options: SandboxOptions): Promise<PooledSandbox> {
     if (this.closed) throw new SandboxError('the sandbox pool is closed');
     const bytes = options.memoryLimitBytes;
@@ -105,7 +103,6 @@ export class SandboxPool {
     return { sandboxes: this.live.size, reservedBytes: this.reservedBytes, threads: this.threads.length };
   }
 
-  /** Calls in flight reject. */
   async close(): Promise<void> {
     this.closed = true;
     const threads = this.threads.splice(0);
@@ -439,7 +436,6 @@ export class PooledSandbox {
     }
   }
 
-  /** Calls in flight reject. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;

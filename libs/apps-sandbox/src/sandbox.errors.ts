@@ -1,4 +1,4 @@
-/** Callers tell app faults from host bugs. */
+/** Lets callers tell app faults from host bugs. */
 export class SandboxError extends Error {
   constructor(message: string) {
     super(message);

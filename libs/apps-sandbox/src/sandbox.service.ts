@@ -27,10 +27,7 @@ export const PLUGIN_METHOD_NAMES = [
 
 export type PluginMethodName = (typeof PLUGIN_METHOD_NAMES)[number];
 
-/**
- * TRICKY: QuickJS's default stack limit is larger than the host's wasm stack allows: deep guest
- * recursion would overflow the host instead of raising the guest's `InternalError: stack overflow`.
- */
+/** QuickJS's default stack is deeper than the host's wasm stack: guest recursion must fail inside the guest. */
 const MAX_STACK_SIZE_BYTES = 256 * 1024;
 
 export interface SandboxFetchInit {
@@ -46,7 +43,6 @@ export interface SandboxFetchResponse {
   body: string;
 }
 
-/** The guest gets a node-fetch-like Response around the answer. */
 export type SandboxFetch = (url: string, init: SandboxFetchInit) => Promise<SandboxFetchResponse>;
 
 export type SandboxLogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
@@ -61,12 +57,10 @@ export interface SandboxLogLine {
 export type SandboxHostFunction = (...args: SandboxJson[]) => Promise<SandboxJson | undefined | void>;
 
 export interface SandboxLoadOptions {
-  /** Set on `globalThis` before anything else runs. */
   globals?: Record<string, SandboxJson>;
   /**
-   * Run before the app with `globalThis.__hogbaseHost` in reach. It may set
-   * `globalThis.__hogbaseCallContext`, whose result is appended to every call's arguments (how the
-   * plugin API hands `meta` to each method). Both globals are removed before the app runs.
+   * Run before the app with `globalThis.__hogbaseHost`; it may set `globalThis.__hogbaseCallContext`,
+   * appended to every call's arguments (the plugin API's `meta`). Both are removed before the app runs.
    */
   setup?: string;
 }
@@ -81,15 +75,9 @@ export interface SandboxOptions {
   fetch?: SandboxFetch;
   onLog?: (line: SandboxLogLine) => void;
   hostFunctions?: Record<string, SandboxHostFunction>;
-  /**
-   * The app goes on running after the interrupt handler cut it off: only ending its thread stops it.
-   * Without it the sandbox keeps interrupting the app, which may hold its thread.
-   */
+  /** The app kept running after the interrupt cut it off: only ending its thread stops it. */
   onRunaway?: (message: string) => void;
-  /**
-   * The longest JSON text the host takes from the guest at once (a result, one host call's arguments;
-   * four times this for those in flight); past it the call rejects inside the app.
-   */
+  /** Longest JSON text taken from the guest at once (four times this in flight); past it the call rejects. */
   maxPayloadLength?: number;
 }
 
@@ -107,14 +95,12 @@ export type SandboxJson =
 interface PendingCall {
   id: number;
   method: string;
-  /** Every stretch run while it was in flight. */
   cpuUsedMs: number;
   resolve: (result: SandboxJson | undefined) => void;
   reject: (error: SandboxError) => void;
   timer: NodeJS.Timeout;
 }
 
-/** All made before the app's code ran (sandbox-prelude.constants.ts). */
 interface GuestHandles {
   describe: QuickJSHandle;
   invoke: QuickJSHandle;
@@ -127,7 +113,6 @@ const LOG_LEVELS: ReadonlySet<string> = new Set<SandboxLogLevel>(['log', 'info',
 /**
  * SECURITY: values cross only as JSON text made by guest code that ran before the app, and the host
  * trusts none of it: what it cannot read rejects that call (or breaks this sandbox), never the host.
- * A time or memory error breaks the sandbox; app errors leave it usable.
  */
 export class Sandbox {
   private plugin: QuickJSHandle | undefined;
@@ -139,7 +124,6 @@ export class Sandbox {
   private disposed = false;
   /** Set by the interrupt handler for the rest of that run: it ends as a time error whatever the guest did. */
   private cutOff: string | undefined;
-  /** Host promises the guest still waits for: live guest objects. */
   private openHostCalls = 0;
   private openHostPayload = 0;
   private readonly cpuLimitMs: number;
@@ -155,7 +139,6 @@ export class Sandbox {
     this.maxPayloadLength = options.maxPayloadLength ?? DEFAULT_MAX_PAYLOAD_LENGTH;
   }
 
-  /** After a time or memory error: refuses calls, must be recreated. */
   get broken(): boolean {
     return this.brokenBy !== undefined;
   }
@@ -165,7 +148,7 @@ export class Sandbox {
     return this.loadedCapabilities;
   }
 
-  /** CommonJS source, once; after a failed load, dispose the sandbox. */
+  /** After a failed load, dispose the sandbox. */
   load(code: string, options: SandboxLoadOptions = {}): SandboxCapabilities {
     this.assertUsable();
     if (this.plugin) throw new SandboxError('the sandbox already has an app loaded');
@@ -203,7 +186,6 @@ export class Sandbox {
     return this.capabilities;
   }
 
-  /** `jobs.<name>` for a job; async methods are awaited, the guest's jobs run as host work settles. */
   call(
     method: PluginMethodName | `jobs.${string}`,
     ...args: SandboxJson[]
@@ -250,7 +232,6 @@ export class Sandbox {
     });
   }
 
-  /** Calls still in flight reject. */
   dispose(): void {
     if (this.disposed) return;
     // TRICKY: QuickJS aborts its whole wasm instance when a runtime is freed with guest objects
@@ -329,7 +310,6 @@ export class Sandbox {
     bridge.dispose();
   }
 
-  /** `host.settle(callId, ok, json)` from the trampoline. */
   private settleFromGuest(idHandle: QuickJSHandle, okHandle: QuickJSHandle, jsonHandle: QuickJSHandle): void {
     const context = this.context;
     if (context.typeof(idHandle) !== 'number') return;
@@ -373,7 +353,6 @@ export class Sandbox {
     else this.breakWith(error);
   }
 
-  /** Rejected with the host error's message only; a late answer after dispose is dropped. */
   private bridgePromise(payload: number, work: () => Promise<string>): QuickJSHandle {
     const context = this.context;
     const deferred = context.newPromise();
@@ -411,7 +390,6 @@ export class Sandbox {
     return deferred.handle;
   }
 
-  /** Under the CPU budget. */
   private drainJobs(): void {
     if (this.broken || this.disposed || !this.runtime.hasPendingJob()) return;
     const calls = [...this.inFlight.values()];
@@ -438,11 +416,9 @@ export class Sandbox {
   }
 
   /**
-   * The stretch is charged to every call it runs for.
-   *
-   * TRICKY: a stretch the interrupt handler cut off is a time error, decided from the handler having
-   * fired, never from what the guest reports: QuickJS's "uncatchable" interrupt becomes a rejection
-   * an app may catch. A handler polled again means the guest went on past it: `onRunaway`.
+   * SECURITY: a stretch the interrupt handler cut off is a time error, decided from the handler having
+   * fired, never from the guest: QuickJS's "uncatchable" interrupt becomes a rejection an app may catch.
+   * A handler polled again means the guest went on past it: `onRunaway`.
    */
   private runGuest<T>(label: string, calls: PendingCall[], enter: () => T): T {
     const started = Date.now();
@@ -496,7 +472,6 @@ export class Sandbox {
     return this.cutOff !== undefined;
   }
 
-  /** Evaluates source; with `use`, passes the resulting function to it and disposes the function. */
   private evaluate(source: string, filename: string): QuickJSHandle;
   private evaluate(
     source: string,
@@ -523,7 +498,6 @@ export class Sandbox {
     }
   }
 
-  /** Disposes the arguments; the caller owns `func`. */
   private callGuest(func: QuickJSHandle, args: QuickJSHandle[]): QuickJSHandle {
     try {
       const result = this.context.callFunction(func, this.context.undefined, ...args);
@@ -559,7 +533,6 @@ export class Sandbox {
     return length;
   }
 
-  /** Without copying it. */
   private lengthOf(handle: QuickJSHandle): number {
     if (this.context.typeof(handle) !== 'string') return 0;
     const length = this.context.getProp(handle, 'length');
@@ -573,7 +546,6 @@ export class Sandbox {
     return this.context.typeof(handle) === 'string' ? this.context.getString(handle) : undefined;
   }
 
-  /** Its fields are read by the guest's own `describe`, under the interrupt handler. */
   private classify(errorHandle: QuickJSHandle): SandboxError {
     const describe = this.guest.describe;
     if (!describe) return new SandboxError('the sandbox failed to start');
@@ -611,7 +583,6 @@ export class Sandbox {
     return new SandboxAppError('the app threw a value that could not be read', undefined, undefined);
   }
 
-  /** The engine itself failed: the runtime can no longer be trusted. */
   private hostFailure(error: unknown): SandboxError {
     const message = error instanceof Error ? error.message : String(error);
     return /memory/i.test(message)
@@ -658,7 +629,6 @@ function parseObject(json: string | undefined): Record<string, unknown> | undefi
     : undefined;
 }
 
-/** Kept to what a plugin may export. */
 function readCapabilities(json: string | undefined): SandboxCapabilities {
   const listed = parseObject(json);
   const strings = (value: unknown) =>
@@ -669,7 +639,7 @@ function readCapabilities(json: string | undefined): SandboxCapabilities {
   };
 }
 
-/** Its own wasm instance, so that nothing an app does can poison another app's engine; `load` the app next. */
+/** Its own wasm instance, so nothing an app does can poison another app's engine. */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const quickJs = await newQuickJSWASMModule();
   const runtime = quickJs.newRuntime();
