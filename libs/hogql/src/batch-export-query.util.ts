@@ -16,9 +16,8 @@ import type { HogQLParser } from './hogql-parser.util';
 import { QueryParams } from './query-params.util';
 
 /**
- * A batch export's `hogql_query`, validated as `posthog/batch_exports/http.py` validates it. PostHog
- * keeps only the select list and ignores the other clauses; here they are refused, since an ignored
- * WHERE or LIMIT would export more than the user asked for.
+ * A batch export's `hogql_query`, validated as `posthog/batch_exports/http.py` does. PostHog ignores
+ * all but the select list; here other clauses are refused, since an ignored WHERE would export more.
  */
 
 /** PostHog's messages, word for word. */
@@ -37,7 +36,6 @@ const INVALID_PREFIX = 'Invalid HogQL query: ';
 
 /** As PostHog stores it in `schema.fields`. */
 export interface BatchExportField {
-  /** As written, without its alias or a table name. */
   expression: string;
   /** The `AS` name, else derived from the expression as PostHog derives it. */
   alias: string;
@@ -115,7 +113,6 @@ const JOIN_EXPR_KEYS = new Set(['node', 'start', 'end', 'table', 'alias', 'next_
 interface SelectItem {
   /** The expression without its alias, table names removed from its fields. */
   expression: AstNode;
-  /** The `AS` name, if any. */
   alias: string | null;
 }
 
@@ -126,10 +123,7 @@ interface ColumnSource {
   explicitAlias: boolean;
 }
 
-/**
- * HogQLErrors (attr `hogql_query`) carry PostHog's message where PostHog has one; anything else
- * thrown (the parser worker failing to start) is not the user's fault.
- */
+/** HogQLErrors carry PostHog's message where it has one; other throws are not the user's fault. */
 export async function compileBatchExportQuery(
   parser: HogQLParser,
   text: string,
@@ -248,7 +242,6 @@ function refuseClauses(node: AstNode, allowed: ReadonlySet<string>): void {
   }
 }
 
-/** Set in the parser's JSON: not null, absent, false or an empty list. */
 function isPresent(value: unknown): boolean {
   if (value === null || value === undefined || value === false) return false;
   return !Array.isArray(value) || value.length > 0;
@@ -263,10 +256,7 @@ function containsSubquery(root: AstNode): boolean {
   return found;
 }
 
-/**
- * Visits every node under `root` (itself included), without recursion so a deep tree cannot blow
- * the stack. `visit` answers whether to go on into the node's children.
- */
+/** Iterative, so a deep tree cannot blow the stack; `visit` answers whether to descend. */
 function walkNodes(root: AstNode, visit: (node: AstNode) => boolean): void {
   const stack: unknown[] = [root];
   while (stack.length > 0) {
@@ -339,13 +329,11 @@ function selectItem(
   return { expression, alias };
 }
 
-/** The text of each field removeTableName rewrote, without its table name. */
 type UnqualifiedTexts = WeakMap<AstNode, string>;
 
 /**
  * `events.event` (or `e.event` under `FROM events AS e`) reads the field `event`, as in PostHog.
- * Rewrites the parsed fields in place and records the text each has without the table name, for
- * `expression`.
+ * Rewrites the fields in place and records each one's text without the table name.
  */
 function removeTableName(
   root: AstNode,
@@ -380,7 +368,6 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The expression as written, its fields' table names left out. */
 function expressionText(
   expression: AstNode,
   codePoints: readonly string[],
@@ -406,8 +393,7 @@ function expressionText(
 function span(node: AstNode): { start: number; end: number } {
   const start = node.start?.offset;
   const end = node.end?.offset;
-  // NOTE: parseSelect (not internal) positions every node written in the text; only nodes the
-  // parser makes up (the 0 of `-x`) lack them, and those are never a select item or a field.
+  // parseSelect positions every node written in the text; only made-up nodes (the 0 of `-x`) lack them.
   if (typeof start !== 'number' || typeof end !== 'number' || end < start) {
     throw new Error(`The HogQL parser gave a ${node.node} node without a position`);
   }
@@ -499,12 +485,11 @@ function checkAlias(alias: string, sql: string, source: ColumnSource, limits: Ba
   }
 }
 
-/** An error PostHog reports as is. */
 function fail(message: string, kind: HogQLErrorKind, expression?: string): HogQLError {
   return new HogQLError(message, { kind, attr: 'hogql_query', expression });
 }
 
-/** An error in the query's fields or functions, which PostHog reports as `Invalid HogQL query: …`. */
+/** PostHog reports these as `Invalid HogQL query: …`. */
 function invalid(message: string, kind: HogQLErrorKind, expression?: string): HogQLError {
   return fail(`${INVALID_PREFIX}${message}`, kind, expression);
 }

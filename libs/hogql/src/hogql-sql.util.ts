@@ -13,7 +13,6 @@ export interface SqlExpr {
   sql: string;
   type: SqlType;
   nullable: boolean;
-  /** Contains an aggregate function call. */
   aggregate: boolean;
   /** A literal from the request (a bound parameter, or true/false/NULL). */
   literal: boolean;
@@ -109,7 +108,6 @@ export type CompareOperator = '==' | '!=' | '<' | '<=' | '>' | '>=';
 export type PatternOperator = 'like' | 'ilike' | 'not like' | 'not ilike' | '=~' | '!~' | '=~*' | '!~*';
 export type ArithmeticOperator = '+' | '-' | '*' | '/' | '%';
 
-/** What the function table needs from the expression printer. */
 export interface ExpressionCompiler {
   readonly params: QueryParams;
   value(node: AstNode): SqlExpr;
@@ -127,7 +125,6 @@ export interface ExpressionCompiler {
   stringLiteral(node: AstNode, functionName: string): string;
   /** A literal RE2 pattern, checked and bound as a parameter. `prefix` is prepended (`(?i)`). */
   regexLiteral(node: AstNode, functionName: string, prefix?: string): string;
-  /** A literal LIKE pattern, checked and bound as a parameter. */
   likeLiteral(node: AstNode, functionName: string): string;
   compare(operator: CompareOperator | PatternOperator, left: AstNode, right: AstNode, node: AstNode): SqlExpr;
   arithmetic(operator: ArithmeticOperator, left: AstNode, right: AstNode, node: AstNode): SqlExpr;

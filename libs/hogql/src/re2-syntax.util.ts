@@ -1,13 +1,11 @@
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from 're2js';
 
 /**
- * ClickHouse's RE2 syntax, checked with re2js and worded as C++ RE2 words it, so a bad pattern is
- * a 400. Where they disagree ClickHouse wins: `\C` reads as `\b`, group names may repeat, and `(?)`
- * is refused (ClickHouse takes it for plain text). Too large to compile: ClickHouse's error, a 400.
+ * ClickHouse's RE2 syntax, checked with re2js and worded as C++ RE2 words it, so a bad pattern is a
+ * 400. Where they disagree ClickHouse wins: `\C` reads as `\b`, group names may repeat, `(?)` is refused.
  */
 export function re2SyntaxError(pattern: string): string | undefined {
-  // `\C` stands for one byte where an assertion such as `\b` may stand, and like `\b` it is refused
-  // in a class: swapping one for the other keeps the verdict.
+  // `\C` is accepted and refused where `\b` is (not in a class), so swapping them keeps the verdict.
   let checked = pattern.includes('\\C')
     ? rewriteTokens(pattern, (token) => (token === '\\C' ? '\\b' : token))
     : pattern;
@@ -17,8 +15,7 @@ export function re2SyntaxError(pattern: string): string | undefined {
     error = parseError(checked);
   }
   if (error !== undefined) return clickHouseReason(error);
-  // Valid, so a `(?)` is an empty flag group unless it sits in a class or a `\Q...\E` quote:
-  // there, turned into `)`, it leaves the pattern valid; as a group it unbalances it.
+  // A `(?)` in a class or `\Q...\E` quote, turned into `)`, leaves the pattern valid; as a group it unbalances it.
   if (
     checked.includes('(?)') &&
     parseError(rewriteTokens(checked, (token) => (token === '(?)' ? ')' : token))) !== undefined
@@ -32,7 +29,6 @@ export const MAX_REGEX_LENGTH = 4_096;
 
 const DUPLICATE_NAME = 'duplicate capture group name';
 
-/** RE2J's reason (Go's words) and the part of the pattern at fault. */
 interface ParseError {
   reason: string;
   at: string;
@@ -75,16 +71,12 @@ function clickHouseReason({ reason, at }: ParseError): string {
       if (/-[):]$/.test(at)) return 'missing flags after -';
       return 'invalid or unsupported group syntax';
     default:
-      // Already RE2's words: unexpected ), missing argument to repetition operator, invalid
-      // escape sequence, expression nests too deeply, expression too large, invalid UTF-8.
+      // Already RE2's words.
       return reason;
   }
 }
 
-/**
- * Escapes walked in pairs keep `\\C` and `\(?)` as they are. Classes and `\Q...\E` quotes are
- * not told apart; each rewrite says why that is safe.
- */
+/** Escapes walked in pairs keep `\\C` and `\(?)` as they are; each rewrite says why ignoring classes is safe. */
 function rewriteTokens(pattern: string, rewrite: (token: string) => string): string {
   let result = '';
   for (let index = 0; index < pattern.length;) {
@@ -97,10 +89,7 @@ function rewriteTokens(pattern: string, rewrite: (token: string) => string): str
   return result;
 }
 
-/**
- * Group names made unique by a numbered prefix: `(?P<n>` becomes `(?P<g1_n>`, `(?<n>` `(?<g2_n>`. In a
- * class, a quote or after an escaped `\(`, the text changes but stays valid.
- */
+/** Group names made unique by a numbered prefix (`(?P<n>` becomes `(?P<g1_n>`); elsewhere the text stays valid. */
 function withUniqueGroupNames(pattern: string): string {
   let count = 0;
   return pattern.replace(/\(\?P?<(?![=!])/g, (opening) => {
