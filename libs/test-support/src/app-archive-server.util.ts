@@ -6,7 +6,6 @@ import { pack } from 'tar-stream';
 /** Archive entry name → content; `{ symlink }` makes a link entry. */
 export type ArchiveEntries = Record<string, string | Uint8Array | { symlink: string }>;
 
-/** A gzipped tar of these entries, built in memory, names as given. */
 export async function tarGz(entries: ArchiveEntries): Promise<Buffer> {
   const packer = pack();
   const chunks: Buffer[] = [];

@@ -14,16 +14,14 @@ export interface ExitStatus {
   signal: NodeJS.Signals | null;
 }
 
-/** One of the apps running as its own process, as an operator starts it. */
 export interface AppProcess {
   name: string;
   child: ChildProcessWithoutNullStreams;
-  /** stdout and stderr together, as an operator's terminal shows them. */
+  /** stdout and stderr together. */
   output(): string;
   exited: Promise<ExitStatus>;
 }
 
-/** Runs `apps/<app>/src/main.ts` the way `npm start` runs the standalone app. */
 export function startApp(name: string, env: NodeJS.ProcessEnv): AppProcess {
   const child = spawn('node', ['-r', '@swc-node/register', `apps/${name}/src/main.ts`], {
     cwd: REPO_ROOT,
@@ -39,7 +37,6 @@ export function startApp(name: string, env: NodeJS.ProcessEnv): AppProcess {
   return { name, child, output: () => output, exited };
 }
 
-/** Whether the process has not exited yet. */
 export function isRunning(app: AppProcess): boolean {
   return app.child.exitCode === null && app.child.signalCode === null;
 }
@@ -55,7 +52,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Polls `GET <baseUrl><probe>` until it answers 200; fails early with the log if the process dies. */
+/** Fails early with the log if the process dies. */
 export async function waitForReady(app: AppProcess, baseUrl: string, probe = '/_ready'): Promise<void> {
   await waitForApp(app, `${probe} answering 200`, async () => {
     try {
@@ -86,7 +83,7 @@ export async function waitForApp(
   );
 }
 
-/** SIGTERM, then the exit status; SIGKILL and a failure if it does not stop in time. */
+/** SIGKILL and a failure if it does not stop in time. */
 export async function stopApp(app: AppProcess): Promise<ExitStatus> {
   if (!isRunning(app)) return app.exited;
   app.child.kill('SIGTERM');
@@ -103,7 +100,6 @@ export async function stopApp(app: AppProcess): Promise<ExitStatus> {
   return result;
 }
 
-/** Kills what is still running (after a failed test). */
 export async function killApps(...apps: (AppProcess | undefined)[]): Promise<void> {
   for (const app of apps) {
     if (app && isRunning(app)) {

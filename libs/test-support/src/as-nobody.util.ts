@@ -4,12 +4,9 @@ import path from 'node:path';
 import { runProcess, type ProcessResult } from './run-process.util';
 
 /**
- * Runs a Node script as the unprivileged OS user `nobody` (needs root, through `runuser`).
- *
- * TRICKY: the checkout itself may sit under a folder `nobody` cannot enter (a CI clone in a 0700
- * mkdtemp folder), and what such a test asks is what another user can reach of *our* files, not of
- * the checkout. So the script runs on a copy of this Node binary in a world-readable temp folder,
- * from there, and may use Node's own modules only (no `require` of the repository's packages).
+ * Runs a Node script as the OS user `nobody` (needs root). The checkout may sit where `nobody` cannot
+ * enter, so the script runs on a copy of this Node binary in a world-readable temp folder, with Node's
+ * own modules only.
  */
 export async function runNodeAsNobody(
   script: string,
@@ -33,9 +30,8 @@ export async function runNodeAsNobody(
 }
 
 /**
- * A script for runNodeAsNobody: opens the Unix socket whose path is its first argument and prints
- * `{"connected": boolean, "code"?: string}`. The kernel refuses a socket in a folder the user may
- * not enter with EACCES before Postgres sees anything, so no Postgres client is needed.
+ * For runNodeAsNobody: connects to the Unix socket named by its first argument and prints
+ * `{"connected": boolean, "code"?: string}` (the kernel's EACCES comes before Postgres sees anything).
  */
 export const OPEN_UNIX_SOCKET_SCRIPT = `
 const net = require('node:net');

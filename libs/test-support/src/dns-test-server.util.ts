@@ -5,9 +5,9 @@ import { Packet, TCPServer, UDPServer, type DnsHandler } from 'dns2';
 export interface DnsTestServer {
   /** `127.0.0.1:<port>`, for `Resolver.setServers([address])` from `node:dns`. */
   address: string;
-  /** Replaces the TXT records of `name` (case-insensitive); each value becomes one record. */
+  /** Case-insensitive name; each value becomes one record. */
   setTxt(name: string, values: string[]): void;
-  /** Forgets every record, so every name answers NXDOMAIN again. */
+  /** Every name answers NXDOMAIN again. */
   clear(): void;
   stop(): Promise<void>;
 }
@@ -15,8 +15,7 @@ export interface DnsTestServer {
 // NOTE: dns2 3.0.0 defines Packet.RCODE at runtime but not in its typings.
 const RCODE_NXDOMAIN = 3;
 const TXT_TTL_SECONDS = 60;
-// A TXT character-string holds at most 255 bytes; longer values (DKIM keys) are split across
-// several strings of one record, which resolvers hand back as chunks to join.
+// A TXT string holds at most 255 bytes; longer values (DKIM keys) are split into chunks of one record.
 const TXT_CHUNK_LENGTH = 255;
 const PORT_ATTEMPTS = 10;
 
@@ -54,11 +53,7 @@ function listenTcp(server: TCPServer, port: number): Promise<void> {
   });
 }
 
-/**
- * Starts an authoritative-only DNS server on 127.0.0.1 answering TXT queries from records set
- * with `setTxt`. It listens on UDP and on TCP at the same port, since resolvers retry a
- * truncated UDP answer over TCP.
- */
+/** Authoritative-only TXT on 127.0.0.1, UDP and TCP on one port (resolvers retry truncated answers over TCP). */
 export async function startDnsTestServer(): Promise<DnsTestServer> {
   const txtRecords = new Map<string, string[]>();
 
@@ -81,8 +76,7 @@ export async function startDnsTestServer(): Promise<DnsTestServer> {
         );
       }
     }
-    // A known name queried for another type gets an empty NOERROR answer (NODATA).
-    // The UDP send can fail if the client has gone away; nothing to do about it in a test.
+    // A known name of another type gets NODATA; a failed UDP send (client gone) does not matter.
     Promise.resolve(send(response)).catch(() => undefined);
   };
 

@@ -1,22 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface EventuallyOptions {
-  /** How long to keep asking: 30 s unless told. */
+  /** Default 30 s. */
   timeoutMs?: number;
-  /** The pause between two asks: 100 ms unless told. */
+  /** Default 100 ms. */
   intervalMs?: number;
-  /** Appended to the timeout's message, read only then (a process's output, the last row read). */
+  /** Appended to the timeout's message (a process's output, the last row read). */
   context?: () => string;
 }
 
 /** "Not yet" is undefined or false; anything else is the answer. */
 export type Probe<T> = () => T | undefined | false | Promise<T | undefined | false>;
 
-/**
- * Asks `probe` until it answers a value and returns that value; fails naming `what` once
- * `timeoutMs` have passed. A probe that throws fails at once: an error is a failure, not a "not
- * yet" (a probe that expects errors while the system comes up catches them itself).
- */
+/** A probe that throws fails at once: an error is a failure, not a "not yet". */
 export async function eventually<T>(
   what: string,
   probe: Probe<T>,
@@ -35,10 +31,7 @@ export async function eventually<T>(
   }
 }
 
-/**
- * Runs `assertion` until it passes. At the deadline it throws the assertion's last failure, so
- * Jest shows its diff rather than a bare timeout. Any error counts as "not yet" here.
- */
+/** At the deadline throws the assertion's last failure, so Jest shows its diff; any error is "not yet". */
 export async function eventuallyPasses(
   assertion: () => unknown,
   options: Omit<EventuallyOptions, 'context'> = {},

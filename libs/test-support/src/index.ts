@@ -1,8 +1,6 @@
-// Waiting
 export { eventually, eventuallyPasses, type EventuallyOptions, type Probe } from './eventually.util';
 export { withDeadline } from './deadline.util';
 
-// Databases and the rows tests below the management API need
 export { assertTestDatabaseName, createTestDatabase, type TestDatabase } from './test-database.util';
 export {
   insertEnabledAppRows,
@@ -11,7 +9,6 @@ export {
   type ProjectRows,
 } from './pipeline-app-rows.util';
 
-// Processes
 export {
   BIN_DIR,
   freePort,
@@ -32,7 +29,6 @@ export { splitModeEnv, type SplitModeEnvOptions } from './split-env.util';
 export { listeningTcpPorts, postgresAcceptsStranger } from './listening-ports.util';
 export { OPEN_UNIX_SOCKET_SCRIPT, runNodeAsNobody } from './as-nobody.util';
 
-// Stand-ins for what lives outside the process
 export { startDnsTestServer, type DnsTestServer } from './dns-test-server.util';
 export { startSmtpTestServer, type ReceivedMail, type SmtpTestServer } from './smtp-test-server.util';
 export {
@@ -44,7 +40,6 @@ export {
 } from './app-archive-server.util';
 export { createTestS3Client, testS3Endpoint } from './s3-test.util';
 
-// Shapes and the OpenAPI response check
 export { ISO_8601_PATTERN, UUID_PATTERN } from './patterns';
 export {
   registerOpenApiDocument,

@@ -1,7 +1,7 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { Client } from 'pg';
 
-/** TCP ports `pid` listens on, from /proc (its socket inodes matched against the LISTEN rows). Linux only. */
+/** From /proc (its socket inodes matched against the LISTEN rows); Linux only. */
 export async function listeningTcpPorts(pid: number): Promise<number[]> {
   const inodes = new Set<string>();
   for (const fd of await readdir(`/proc/${pid}/fd`)) {

@@ -1,8 +1,5 @@
-// Jest setup (setupFilesAfterEnv) of the e2e projects: every answer a suite receives from a host
-// whose document the test app starters registered is checked against that document, and a suite
-// that received one that does not match fails, listing them. The default is to fail, as `npm test`
-// runs it; OPENAPI_RESPONSE_CHECK=report is for local triage only (prints, or appends JSON lines to
-// OPENAPI_RESPONSE_CHECK_FILE, instead of failing).
+// Jest setup of the e2e projects: answers from registered hosts are checked against their document,
+// and a suite that received a mismatch fails. OPENAPI_RESPONSE_CHECK=report only prints (local triage).
 import {
   appendResponseMismatches,
   formatResponseMismatches,

@@ -2,48 +2,33 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-/** One answer a test received, as the response check sees it. */
 export interface CheckedResponse {
   method: string;
-  /** The absolute URL asked (its path and query are what the report names). */
   url: string;
   status: number;
-  /** The Content-Type header, or null when the answer has none. */
   contentType: string | null;
-  /**
-   * The body's text when it was read (JSON answers), '' for an empty one, undefined when it was not
-   * read (a streamed CSV or script is checked for its status and content type only).
-   */
+  /** Undefined when not read (a streamed CSV or script is checked for status and content type only). */
   bodyText: string | undefined;
 }
 
-/** Why an answer does not match the document, with what a reader needs to find it. */
 export interface ResponseMismatch {
   method: string;
-  /** The path and query asked. */
   path: string;
   status: number;
-  /** `GET /api/projects/{project_id}/feature_flags`, or undefined when no operation matches. */
   operation: string | undefined;
   problem: string;
   /** The first few schema errors (`/results/0/id must be integer`). */
   errors: string[];
-  /** The start of a body that does not match its schema, to see what was answered instead. */
   body?: string;
 }
 
-/**
- * Paths of a host that are not operations of its API: the probes and the document itself. They are
- * checked when the document describes them and skipped otherwise.
- */
+/** Not operations of a host's API: checked when the document describes them, skipped otherwise. */
 export const NON_API_PATHS: readonly string[] = ['/_health', '/_ready', '/metrics', '/api/schema'];
 
-/** The statuses a server answers for a route it does not have (see `check` for the rule). */
 const UNKNOWN_ROUTE_STATUSES = new Set([404, 405]);
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 const MAX_ERRORS = 5;
 const BODY_EXCERPT_LENGTH = 300;
-/** The id the document's components are registered under, so that every `$ref` resolves in it. */
 const DOCUMENT_ID = 'https://openapi-response-check.invalid/document.json';
 
 type JsonObject = Record<string, unknown>;
@@ -51,13 +36,12 @@ type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A request path or a path template without its trailing slash: servers answer both spellings. */
+/** Servers answer both spellings. */
 const withoutTrailingSlash = (path: string) =>
   path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `application/json; charset=utf-8` → `application/json`. */
 const mediaTypeOf = (contentType: string) => contentType.split(';')[0].trim().toLowerCase();
 
 const isJsonMediaType = (mediaType: string) =>
@@ -66,19 +50,17 @@ const isJsonMediaType = (mediaType: string) =>
 interface PathTemplate {
   template: string;
   pattern: RegExp;
-  /** Segments without a parameter: the more, the more specific (`/flags/my_flags` before `/flags/{id}`). */
+  /** The more, the more specific (`/flags/my_flags` before `/flags/{id}`). */
   literalSegments: number;
   literalLength: number;
   item: JsonObject;
 }
 
 interface MatchedOperation {
-  /** `GET /api/projects/{project_id}/feature_flags` */
   name: string;
   operation: JsonObject;
 }
 
-/** Keywords whose value is one schema, a list of schemas, or a map of name → schema. */
 const SCHEMA_KEYWORDS = [
   'not',
   'additionalProperties',
@@ -93,9 +75,8 @@ const SCHEMA_LIST_KEYWORDS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const SCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas'];
 
 /**
- * A copy of an OpenAPI schema as JSON Schema Ajv validates: every local `$ref` points into the
- * registered document, and for OpenAPI 3.0 `nullable: true` admits null and a boolean
- * `exclusiveMinimum`/`exclusiveMaximum` becomes the bound itself.
+ * An OpenAPI schema as JSON Schema for Ajv: local `$ref`s point into the registered document; for
+ * OpenAPI 3.0 `nullable: true` admits null and a boolean `exclusiveMinimum`/`exclusiveMaximum` becomes the bound.
  */
 function toJsonSchema(schema: unknown, openApi30: boolean): unknown {
   if (Array.isArray(schema)) return schema.map((entry) => toJsonSchema(entry, openApi30));
@@ -145,7 +126,6 @@ function toJsonSchema(schema: unknown, openApi30: boolean): unknown {
           converted.enum = [...(converted.enum as unknown[]), null];
         return converted;
       }
-      // A `$ref`, an `allOf` or an untyped schema: null, or whatever the rest admits.
       return { anyOf: [converted, { type: 'null' }] };
     }
   }
@@ -165,15 +145,9 @@ function describeError(error: ErrorObject): string {
 }
 
 /**
- * Checks answers against one OpenAPI 3 document: the operation they belong to, whether it documents
- * their status, and whether a JSON body matches that status's schema.
- *
- * The rule for a path or method the document lacks: the server must answer 404 or 405 (a route it
- * does not have), and when any operation of the document describes that status's body, the answer
- * must match it (the host's one error shape). Anything else is an undocumented operation. The host's
- * probes and the document itself (`NON_API_PATHS`) are not operations and are skipped unless the
- * document describes them; an OPTIONS request (a CORS preflight) is skipped unless the document has an
- * `options` operation; a HEAD is checked as its GET, for its status only.
+ * Checks answers against one OpenAPI 3 document: operation, documented status, JSON body schema.
+ * A path or method the document lacks must answer 404 or 405, in the host's error shape when the
+ * document describes one. OPTIONS is skipped unless documented; HEAD is checked as its GET, status only.
  */
 export class OpenApiResponseChecker {
   private readonly templates: PathTemplate[];
@@ -235,7 +209,6 @@ export class OpenApiResponseChecker {
     });
   }
 
-  /** The operation a server would route `method path` to, or undefined when the document has none. */
   operationFor(method: string, pathname: string): MatchedOperation | undefined {
     const path = withoutTrailingSlash(pathname);
     // The most specific template is the path's resource, as the servers route (DRF's URL
@@ -247,7 +220,6 @@ export class OpenApiResponseChecker {
       : undefined;
   }
 
-  /** The mismatch, or undefined when the answer is what the document says. */
   check(response: CheckedResponse): ResponseMismatch | undefined {
     const url = new URL(response.url);
     const method = response.method.toUpperCase();
@@ -325,7 +297,6 @@ export class OpenApiResponseChecker {
       );
     }
     const media = content[mediaKey];
-    // A streamed answer (CSV, a script) is checked for its status and content type only.
     if (!isJsonMediaType(mediaType) || response.bodyText === undefined) return undefined;
     if (!isObject(media) || media.schema === undefined) return undefined;
     const errors = this.validateBody(
@@ -361,7 +332,7 @@ export class OpenApiResponseChecker {
     };
   }
 
-  /** The body schema the document gives `status` wherever it documents it: the host's error shape. */
+  /** The host's error shape: the body schema the document gives `status` wherever it documents it. */
   private unknownRouteShape(status: number): { key: string; schema: unknown } | undefined {
     for (const { item } of this.templates) {
       for (const method of HTTP_METHODS) {
@@ -377,7 +348,6 @@ export class OpenApiResponseChecker {
     return undefined;
   }
 
-  /** A response object, following a `$ref` into the document's components. */
   private resolve(value: unknown): JsonObject | undefined {
     let current = value;
     for (let depth = 0; isObject(current) && typeof current.$ref === 'string' && depth < 10; depth += 1) {

@@ -1,7 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import { OpenApiResponseChecker, type ResponseMismatch } from './openapi-response-check.util';
 
-/** A mismatch with the test that received it. */
 export interface RecordedMismatch extends ResponseMismatch {
   test: string | undefined;
 }
@@ -9,21 +8,17 @@ export interface RecordedMismatch extends ResponseMismatch {
 interface ResponseCheckState {
   /** Origin (`http://127.0.0.1:8000`) → the checker of the document that host serves. */
   checkers: Map<string, OpenApiResponseChecker>;
-  /** Origins whose document was asked for (registerOpenApiDocumentOnce asks once). */
   asked: Set<string>;
   mismatches: RecordedMismatch[];
   /** Body reads still under way: the verdict waits for them. */
   pending: Set<Promise<void>>;
   checked: number;
-  /** The fetch before the check wrapped it (the document itself is fetched with it). */
   originalFetch: typeof fetch | undefined;
   currentTestName: () => string | undefined;
-  /** Set once the verdict is given: an answer after it can only be printed. */
   settled: boolean;
 }
 
-// NOTE: kept on globalThis, not in this module: the jest setup file and a test file's own imports
-// see one state whatever module instances the test's registry hands them.
+// On globalThis: the jest setup file and a test file see one state whatever module instances they get.
 const STATE_KEY = Symbol.for('hogbase.openApiResponseCheck');
 
 function state(): ResponseCheckState {
@@ -53,20 +48,16 @@ function record(mismatch: ResponseMismatch, test: string | undefined): void {
   current.mismatches.push(recorded);
 }
 
-/** Every answer `fetch` receives from `baseUrl`'s origin is checked against `document` from now on. */
 export function registerOpenApiDocument(baseUrl: string, document: object): void {
   state().checkers.set(originOf(baseUrl), new OpenApiResponseChecker(document));
 }
 
-/** Answers from `baseUrl`'s origin are no longer checked (the server is gone; its port may be reused). */
+/** For a server that is gone: its port may be reused. */
 export function unregisterOpenApiDocument(baseUrl: string): void {
   state().checkers.delete(originOf(baseUrl));
 }
 
-/**
- * Registers the document the host at `baseUrl` serves at `/api/schema/`; a host that serves none
- * is itself a mismatch (every host the suites talk to documents its API).
- */
+/** A host that serves no document at `/api/schema/` is itself a mismatch. */
 export async function registerOpenApiDocumentFrom(baseUrl: string): Promise<void> {
   const current = state();
   current.asked.add(originOf(baseUrl));
@@ -97,9 +88,8 @@ export async function registerOpenApiDocumentFrom(baseUrl: string): Promise<void
 }
 
 /**
- * registerOpenApiDocumentFrom, unless that origin's document was already asked for (a client that
- * registers the server it talks to on its first request: a server stopped since, its document
- * unregistered, is not asked again). A server that does not answer is left to the test's own request.
+ * Asks once per origin, so a stopped server's unregistered document is not asked again. A server that
+ * does not answer is left to the test's own request.
  */
 export async function registerOpenApiDocumentOnce(baseUrl: string): Promise<void> {
   if (state().asked.has(originOf(baseUrl))) return;
@@ -130,8 +120,7 @@ function observe(method: string, url: string, response: Response): void {
   if (!checker) return;
   const test = current.currentTestName();
   const contentType = response.headers.get('content-type');
-  // JSON is read from a clone (the test reads its own copy); other bodies (CSV, scripts, streams)
-  // are left alone and checked for status and content type only.
+  // JSON is read from a clone; other bodies are checked for status and content type only.
   const readBody =
     method !== 'HEAD' &&
     (contentType === null || JSON_CONTENT_TYPE.test(contentType)) &&
@@ -172,10 +161,7 @@ function observe(method: string, url: string, response: Response): void {
   current.pending.add(pending);
 }
 
-/**
- * Wraps the global `fetch` (once) so that every answer from a registered origin is checked: the
- * tests' clients, and SDKs (posthog-node) that use the global fetch.
- */
+/** Wraps the global `fetch` once, so SDKs such as posthog-node are checked too. */
 export function installOpenApiResponseCheck(options: { currentTestName: () => string | undefined }): void {
   const current = state();
   current.currentTestName = options.currentTestName;
@@ -192,7 +178,6 @@ export function installOpenApiResponseCheck(options: { currentTestName: () => st
   };
 }
 
-/** Waits for the body reads under way, then answers what was checked and what did not match. */
 export async function settleOpenApiResponseChecks(): Promise<{
   checked: number;
   mismatches: RecordedMismatch[];
@@ -214,7 +199,7 @@ function formatMismatch(mismatch: RecordedMismatch): string {
   );
 }
 
-/** The mismatches grouped by operation, status and problem (one example each), at most `limit` groups. */
+/** At most `limit` groups by operation, status and problem, one example each. */
 export function formatResponseMismatches(mismatches: RecordedMismatch[], limit = 40): string {
   const groups = new Map<string, { example: RecordedMismatch; count: number }>();
   for (const mismatch of mismatches) {
@@ -238,10 +223,7 @@ export function formatResponseMismatches(mismatches: RecordedMismatch[], limit =
   return `${lines.join('\n')}${more}`;
 }
 
-/**
- * For local triage only (OPENAPI_RESPONSE_CHECK=report): each mismatch as one JSON line appended to
- * `file`, with the test file that received it.
- */
+/** For local triage only (OPENAPI_RESPONSE_CHECK=report): one JSON line per mismatch. */
 export function appendResponseMismatches(
   file: string,
   testPath: string,

@@ -6,7 +6,6 @@ type Queryable = Pick<Pool, 'query'>;
 export interface ProjectRows {
   organizationId: string;
   teamId: number;
-  /** The project's API token (`phc_…`), as capture reads it. */
   apiToken: string;
 }
 
@@ -31,19 +30,16 @@ export async function insertProjectRows(pool: Queryable, organizationName: strin
 export interface EnabledAppRows {
   organizationId: string;
   teamId: number;
-  /** The app's code as the installer stores it once bundled: CommonJS, in `index.ts`. */
+  /** CommonJS, as the installer stores it once bundled. */
   code: string;
-  /** The config's values (plain: secret fields are stored sealed by the API, so seal them first). */
+  /** Plain values: seal secret fields first, as the API stores them. */
   config: Record<string, unknown>;
   capabilities?: Record<string, unknown>;
   metrics?: Record<string, unknown>;
   name?: string;
 }
 
-/**
- * A source app as the installer leaves it (one TRANSPILED `index.ts`), enabled for the project;
- * answers the config's id.
- */
+/** A source app as the installer leaves it (one transpiled `index.ts`), enabled; answers the config's id. */
 export async function insertEnabledAppRows(pool: Queryable, app: EnabledAppRows): Promise<number> {
   const pluginId = (
     await pool.query<{ id: number }>(

@@ -12,10 +12,7 @@ export function testS3Endpoint(): string {
   return endpoint;
 }
 
-/**
- * An S3 client for the test server: path-style URLs (S3Mock serves no bucket subdomains), and a
- * region and credentials that only exist to satisfy the SDK, since the test server checks neither.
- */
+/** Path-style URLs (S3Mock serves no bucket subdomains); the region and credentials only satisfy the SDK. */
 export function createTestS3Client(endpoint: string = testS3Endpoint()): S3Client {
   return new S3Client({
     endpoint,

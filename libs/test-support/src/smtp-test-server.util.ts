@@ -6,7 +6,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 export interface ReceivedMail {
   /** Address in the From header (what the recipient sees); the envelope sender if there is none. */
   from: string;
-  /** Envelope recipients (RCPT TO), so Bcc recipients are included. */
+  /** Envelope recipients, so Bcc recipients are included. */
   to: string[];
   subject: string;
   text: string;
@@ -14,11 +14,10 @@ export interface ReceivedMail {
 }
 
 export interface SmtpTestServer {
-  /** `smtp://127.0.0.1:<port>`: plain SMTP, no TLS, any credentials accepted. */
+  /** Plain SMTP, no TLS, any credentials accepted. */
   url: string;
-  /** Every message received so far, in arrival order. */
   messages: ReceivedMail[];
-  /** Resolves with the first message, already received or still to come, that matches. */
+  /** The first match, already received or still to come. */
   waitForMessage(predicate: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
   stop(): Promise<void>;
 }
@@ -31,8 +30,7 @@ interface PendingWait {
 }
 
 const DEFAULT_WAIT_TIMEOUT_MS = 5_000;
-// A client that keeps its connection open (a pooled transport) would otherwise hold stop() for
-// smtp-server's default 30 s grace period.
+// A pooled client would otherwise hold stop() for smtp-server's 30 s grace period.
 const CLOSE_TIMEOUT_MS = 500;
 
 function toReceivedMail(parsed: ParsedMail, session: SMTPServerSession): ReceivedMail {
@@ -46,7 +44,6 @@ function toReceivedMail(parsed: ParsedMail, session: SMTPServerSession): Receive
   };
 }
 
-/** Starts a real SMTP server on 127.0.0.1 (random port) that keeps every message it accepts. */
 export async function startSmtpTestServer(): Promise<SmtpTestServer> {
   const messages: ReceivedMail[] = [];
   const pendingWaits = new Set<PendingWait>();

@@ -4,17 +4,13 @@ import { BIN_DIR } from './app-process.util';
 export interface SplitModeEnvOptions {
   databaseUrl: string;
   brokers: readonly string[];
-  /** KAFKA_CONSUMER_GROUP: one per test run, so a group never resumes another run's offsets. */
+  /** One per test run, so a group never resumes another run's offsets. */
   consumerGroup: string;
-  /** DATA_DIR; the embedded ClickHouse (chDB) keeps its data under `<dataDir>/clickhouse`. */
+  /** chDB keeps its data under `<dataDir>/clickhouse`. */
   dataDir: string;
 }
 
-/**
- * The environment of an app started alone (`apps/<app>/src/main.ts`, split mode) against the test's
- * Postgres and Kafka: the pinned Node first on PATH, and chDB under DATA_DIR, since the test
- * machines have no ClickHouse server. Callers add the app's port.
- */
+/** An app started alone (split mode) on the pinned Node, chDB under DATA_DIR; callers add the port. */
 export function splitModeEnv(options: SplitModeEnvOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -24,13 +20,12 @@ export function splitModeEnv(options: SplitModeEnvOptions): NodeJS.ProcessEnv {
     KAFKA_CONSUMER_GROUP: options.consumerGroup,
     DATA_DIR: options.dataDir,
     CLICKHOUSE_DATA_PATH: path.join(options.dataDir, 'clickhouse'),
-    // Tests wait for info lines such as `ingestion consuming`, whatever LOG_LEVEL the run has.
     LOG_LEVEL: 'info',
     // The tests' destinations (their Postgres, S3Mock, receivers) listen on loopback.
     EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   };
   delete env.CLICKHOUSE_URL;
-  // Jest's own flags (--experimental-vm-modules) are not what an operator runs the app with.
+  // Jest's own flags are not what an operator runs the app with.
   delete env.NODE_OPTIONS;
   return env;
 }

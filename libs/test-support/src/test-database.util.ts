@@ -1,10 +1,10 @@
 import { Client } from 'pg';
 
 export interface TestDatabase {
-  /** Connection URL of the new database, with the credentials of TEST_DATABASE_URL. */
+  /** With the credentials of TEST_DATABASE_URL. */
   url: string;
   name: string;
-  /** Terminates the database's connections and drops it. Safe to call twice. */
+  /** Safe to call twice. */
   drop(): Promise<void>;
 }
 
@@ -50,15 +50,11 @@ async function withServerClient<T>(serverUrl: URL, work: (client: Client) => Pro
 
 async function dropDatabase(client: Client, name: string): Promise<void> {
   assertTestDatabaseName(name);
-  // WITH (FORCE) terminates the database's sessions atomically with the drop, so a pool that
-  // reconnects between a separate pg_terminate_backend and the DROP cannot make it fail.
+  // FORCE terminates sessions atomically with the drop: a reconnecting pool cannot make it fail.
   await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
 }
 
-/**
- * Creates an empty database for one test file on the server of TEST_DATABASE_URL. The name is
- * unique per jest worker, process and call, so parallel workers never share a database.
- */
+/** On TEST_DATABASE_URL's server, named per jest worker, process and call. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = readServerUrl();
   databasesCreated += 1;
