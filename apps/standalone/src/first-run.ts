@@ -7,11 +7,7 @@ import { BootstrapService, type InitialCredentials } from '@hogbase/management-a
 
 export const INITIAL_CREDENTIALS_FILE = 'initial-credentials.json';
 
-/**
- * On the first start (no credentials file, no user yet) creates the first admin, organization,
- * project and a `*` key, and writes them to `<dataDir>/initial-credentials.json`, readable by the
- * owner only. Returns the file's path when it wrote it.
- */
+/** Writes the first admin's credentials owner-only; returns the file's path when it wrote it. */
 export async function ensureInitialCredentials(
   dataDir: string,
   email: string,
@@ -33,7 +29,7 @@ export async function ensureInitialCredentials(
   return file;
 }
 
-/** ensureInitialCredentials with the management app's own services; logs the file's name, never the key. */
+/** Logs the file's name, never the key. */
 export async function firstRun(
   app: INestApplicationContext,
   dataDir: string,

@@ -19,25 +19,15 @@ import {
 } from '@hogbase/queue';
 
 export interface StandaloneEngines {
-  /** Where capture (on its thread) and the import apps publish events. */
   publisher: EventPublisher;
   ingestion: IngestionEngines;
-  /** What carries events from capture to ingestion, for the log. */
   queue: string;
-  /** How far ingestion has got (the batch-export runs wait for it). */
   ingestionProgress: IngestionProgress;
-  /** After the services stopped: the queue (draining what capture published), ClickHouse, the pools. */
+  /** After the services stopped: the queue drains what capture published. */
   close(): Promise<void>;
 }
 
-/**
- * The engines of ingestion and the queue capture publishes to in npm start: the Postgres at
- * `postgres.url` through ingestion's pool (capture opens its own on its thread), connected in
- * process when it is the embedded one (StandalonePostgres.connectInProcess), chDB under
- * DATA_DIR (or CLICKHOUSE_URL's server), and the in-process bus (or Kafka when KAFKA_BROKERS is
- * set). On the bus a publish resolves once ingestion wrote the events, so capture's 200 still
- * means stored.
- */
+/** Ingestion's engines and capture's queue; on the in-process bus a publish resolves once ingestion wrote the events. */
 export function openStandaloneEngines(
   config: StandaloneConfig,
   postgres: StandalonePostgres,
@@ -87,7 +77,7 @@ export function openStandaloneEngines(
       },
     };
   }
-  // Both ends in one object; dead letters are logged (nothing consumes them in-process).
+  // Dead letters are logged: nothing consumes them in-process.
   const bus = new InProcessBus({ logger });
   return {
     publisher: bus,
@@ -109,17 +99,10 @@ export function openStandaloneEngines(
   };
 }
 
-// NOTE: the embedded server refuses every connection past its limit, and the admin CLI run while
-// the server is up (`npm run admin`, pool of 2) connects through this server. Under load the app's
-// pool holds all of its connections, so the limit keeps room for the CLI beyond the app's pool.
+// Room for the admin CLI (pool of 2) beyond the app's pools, which hold all their connections under load.
 const ADMIN_CLI_CONNECTIONS = 4;
-/** Capture's LISTEN connection for project changes (project-changes.listener.ts). */
 const CAPTURE_LISTENER_CONNECTIONS = 1;
 
-/**
- * The embedded Postgres's connection limit: the services' pools, capture's listener, the job
- * engine's, one spare, and the admin CLI's.
- */
 function embeddedPostgresConnections({ management, capture, ingestion, workers }: StandaloneConfig): number {
   return (
     management.database.poolSize +
@@ -135,20 +118,12 @@ function embeddedPostgresConnections({ management, capture, ingestion, workers }
 
 export interface StandalonePostgres {
   url: string;
-  /**
-   * The embedded Postgres only: a connection without its socket, for the pool of the hot path
-   * (ingestion's persons). Its transactions' statements then follow each other without a turn of
-   * the event loop between them, where capture's and the bus's work would otherwise slip in.
-   */
+  /** Embedded only: socketless, so a transaction's statements run without an event-loop turn between them. */
   connectInProcess?: () => Duplex;
   stop(): Promise<void>;
 }
 
-/**
- * DATABASE_URL's Postgres, or the embedded one under DATA_DIR (on an owner-only Unix socket), which
- * `lock` (DATA_DIR's, held by this process) then tells the admin CLI where to find. A PGlite that
- * cannot open its files stops the start with a one-line message naming the directory.
- */
+/** A PGlite that cannot open its files stops the start with a one-line message. */
 export async function openStandalonePostgres(
   config: StandaloneConfig,
   lock: DataDirLock,

@@ -15,10 +15,9 @@ import { firstRun } from './first-run';
 import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines.util';
 
 /**
- * The four services in one process over shared engines, capture on a worker thread of its own
- * (capture-thread.ts). The management port listens first and answers /_ready and /metrics for the
- * whole process; ingestion joins its queue in the background.
- * `stop()` stops intake first, so that what capture published drains into storage.
+ * The four services in one process over shared engines, capture on its own thread. The management
+ * port answers /_ready and /metrics for the whole process. `stop()` stops intake first, so what
+ * capture published drains into storage.
  */
 export async function startStandalone(
   config: StandaloneConfig,
@@ -43,11 +42,9 @@ export async function startStandalone(
     publisher: engines.publisher,
     logger,
   });
-  // Capture listens on its own thread: its port (CAPTURE_PORT may be 0) is refused to outgoing
-  // requests from this one (apps' fetch, webhooks, exports) through the process-wide registry.
+  // Outgoing requests (apps' fetch, webhooks, exports) are refused capture's port.
   const releaseCapturePort = registerOwnPort(Number(new URL(capture.url).port));
-  // The workers share the process's ClickHouse engine (chDB: one per process), Postgres and the
-  // queue capture publishes to (import apps' events enter the pipeline like SDK events).
+  // The workers share chDB (one per process), Postgres and the queue capture publishes to.
   const workersEngines = await openWorkersEngines(config.workers, logger.child({ app: 'workers' }), {
     databaseUrl: postgres.url,
     ingestion: engines.ingestionProgress,
@@ -71,8 +68,7 @@ export async function startStandalone(
 
   return {
     async stop() {
-      // Intake first (capture's HTTP); then the workers, so an import app's run in progress finishes
-      // while the queue still takes its events; then ingestion drains the queue.
+      // Intake first; then the workers, so an import run finishes while the queue still takes its events.
       await capture.stop();
       releaseCapturePort();
       await workers.stop();

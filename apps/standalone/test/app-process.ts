@@ -28,14 +28,10 @@ export {
   type ExitStatus,
 } from '@hogbase/test-support';
 
-/** The apps whose hosts serve an OpenAPI document at /api/schema/ (ingestion and workers serve probes only). */
+/** Ingestion and workers serve probes only. */
 const DOCUMENTED_APPS = new Set(['standalone', 'management', 'capture']);
 
-/**
- * Waits for `probe` to answer 200 (as test-support's waitForReady); from then on every answer the
- * suite receives from that host is checked against the document it serves
- * (libs/test-support/src/openapi-response-check.setup.ts).
- */
+/** From then on every answer from that host is checked against the document it serves. */
 export async function waitForReady(app: AppProcess, baseUrl: string, probe?: string): Promise<void> {
   await waitForProbe(app, baseUrl, probe);
   if (DOCUMENTED_APPS.has(app.name)) await registerOpenApiDocumentFrom(baseUrl);
@@ -43,19 +39,17 @@ export async function waitForReady(app: AppProcess, baseUrl: string, probe?: str
 
 export const CREDENTIALS_FILE = 'initial-credentials.json';
 
-/** What `npm start` writes to DATA_DIR/initial-credentials.json on its first start. */
 export type { InitialCredentials };
 
-/** The environment `npm start` gets on a machine with no services: no DATABASE_URL, pinned Node first. */
+/** As on a machine with no services: no DATABASE_URL, pinned Node first. */
 export function standaloneEnv(dataDir: string, port: number, capturePort = 0): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${BIN_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
     DATA_DIR: dataDir,
     MANAGEMENT_PORT: String(port),
-    // 0: any free port, so that parallel runs and a developer's own `npm start` never collide.
+    // Any free port, so parallel runs and a developer's own `npm start` never collide.
     CAPTURE_PORT: String(capturePort),
-    // The tests' receivers (webhooks, app archives, S3Mock) listen on loopback.
     EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   };
   // The embedded default: no real Postgres, Kafka or ClickHouse even when npm test started some.
@@ -71,24 +65,19 @@ export async function readInitialCredentials(dataDir: string): Promise<InitialCr
   return JSON.parse(await readFile(path.join(dataDir, CREDENTIALS_FILE), 'utf8')) as InitialCredentials;
 }
 
-/** `npm start` on a fresh temporary DATA_DIR, ready on both ports, with the credentials it wrote. */
 export interface StandaloneForTest {
   server: AppProcess;
   dataDir: string;
   managementUrl: string;
   captureUrl: string;
   credentials: InitialCredentials;
-  /** SIGTERM and the exit status (as stopApp); the process is gone and DATA_DIR removed after, even when it throws. */
+  /** DATA_DIR is removed afterwards, even when it throws. */
   stop(): Promise<ExitStatus>;
-  /** Kills the process if it still runs and removes DATA_DIR (after a failed test). */
+  /** After a failed test. */
   kill(): Promise<void>;
 }
 
-/**
- * Starts `npm start` with `standaloneEnv` (plus `extraEnv`) on a new DATA_DIR under the temp
- * directory named `tempPrefix…`, on two free ports, and waits for both to answer `/_ready`. If it
- * does not get there, the process is killed and DATA_DIR removed before the error is thrown.
- */
+/** On a new DATA_DIR and two free ports; on failure to get ready the process is killed and DATA_DIR removed. */
 export async function startStandaloneForTest(
   tempPrefix: string,
   extraEnv: NodeJS.ProcessEnv = {},

@@ -8,7 +8,6 @@ import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/
 import { testS3Endpoint } from '@hogbase/test-support';
 import { managementRequest } from './management-request';
 
-/** One event of a `/batch/` body as the HTTP destination sends it. */
 export interface ReceivedEvent {
   uuid: string;
   event: string;
@@ -17,15 +16,13 @@ export interface ReceivedEvent {
 }
 
 /**
- * A loopback PostHog `/batch/` endpoint for HTTP batch exports. Each export points at it with its
- * own `token` (the body's `api_key`), so one receiver serves several exports. It records the events
- * of the bodies it answered 2xx, as sent (no deduplication: a test sees every duplicate), and can be
- * made slow or refusing per token.
+ * A loopback PostHog `/batch/` endpoint; each export sends its own `token`, so one receiver serves
+ * several. Records the events of bodies answered 2xx, duplicates included; can be slow or refuse per token.
  */
 export class BatchReceiver {
-  /** How the bodies of a token are answered (200 at once unless set). */
+  /** 200 at once unless set. */
   private readonly behaviours = new Map<string, { status: number; delayMs: number }>();
-  /** Bodies received, by token, whatever the answer. */
+  /** Whatever the answer. */
   private readonly received = new Map<string, number>();
   private readonly accepted = new Map<string, ReceivedEvent[][]>();
 
@@ -52,27 +49,24 @@ export class BatchReceiver {
     return receiver;
   }
 
-  /** The `url` of the exports' config. */
   get url(): string {
     return `http://127.0.0.1:${this.port}/batch/`;
   }
 
-  /** From now on, the bodies sent with `token` are answered `status` after `delayMs`. */
   behave(token: string, behaviour: { status?: number; delayMs?: number }): void {
     this.behaviours.set(token, { status: behaviour.status ?? 200, delayMs: behaviour.delayMs ?? 0 });
   }
 
-  /** Events of the 2xx-answered bodies sent with `token`, in arrival order. */
+  /** In arrival order. */
   events(token: string): ReceivedEvent[] {
     return (this.accepted.get(token) ?? []).flat();
   }
 
-  /** Bodies sent with `token` and answered 2xx. */
   batches(token: string): number {
     return this.accepted.get(token)?.length ?? 0;
   }
 
-  /** Bodies sent with `token`, whatever the answer (also those still waiting for it). */
+  /** Whatever the answer, also those still waiting for it. */
   requests(token: string): number {
     return this.received.get(token) ?? 0;
   }
@@ -105,20 +99,17 @@ export class BatchReceiver {
   }
 }
 
-/** An event a test sends with posthog-node. */
 export interface TestEvent {
   uuid: string;
   event: string;
   distinctId: string;
   timestamp: Date;
-  /** `{}` unless set. */
   properties?: Record<string, unknown>;
 }
 
 /**
- * `count` events spread over `[start, end)`, each a minute clear of the hours' edges (capture
- * corrects timestamps by the SDK's clock skew), and three `outside` events just before and after.
- * `inside` names the fields of the event at an index.
+ * `count` events over `[start, end)`, a minute clear of the hours' edges (capture corrects for clock
+ * skew), and three `outside` events just before and after; `inside` sets an event's fields by index.
  */
 export function eventsAroundRange(
   range: { start: number; end: number },
@@ -141,7 +132,6 @@ export function eventsAroundRange(
   };
 }
 
-/** Sends the events through capture with the real SDK and waits for its last flush. */
 export async function captureEvents(
   captureUrl: string,
   projectApiKey: string,
@@ -170,10 +160,7 @@ export async function captureEvents(
 
 const gunzipAsync = promisify(gunzip);
 
-/**
- * Every object of the bucket, sorted by key, and the JSON-lines rows they hold in that order (a
- * `.gz` key is gunzipped first), as an S3 batch export wrote them.
- */
+/** Every object of the bucket by key, and its JSON-lines rows (a `.gz` key gunzipped first). */
 export async function readS3Rows(
   s3: S3Client,
   bucket: string,
@@ -195,7 +182,6 @@ export async function readS3Rows(
   return { keys, rows };
 }
 
-/** The batch-export routes of the project the key's credentials name. */
 export class BatchExportsApi {
   constructor(
     private readonly managementUrl: string,
@@ -206,12 +192,10 @@ export class BatchExportsApi {
     return managementRequest(this.managementUrl, this.credentials.personal_api_key, method, path, body);
   }
 
-  /** `/api/projects/:project_id/batch_exports/` plus `path`. */
   path(path = ''): string {
     return `/api/projects/${this.credentials.project_id}/batch_exports/${path}`;
   }
 
-  /** Creates an HTTP export to `receiver` that sends `token`; fails unless answered 201. */
   async createHttpExport(
     receiver: BatchReceiver,
     token: string,
@@ -230,10 +214,7 @@ export class BatchExportsApi {
     return created.body.id as string;
   }
 
-  /**
-   * Creates an hourly S3 export to `bucket` on the S3Mock of `npm test`, with `config` added to the
-   * destination's; fails unless answered 201.
-   */
+  /** On the S3Mock of `npm test`, hourly, `config` added to the destination's. */
   async createS3Export(bucket: string, config: Record<string, unknown>): Promise<string> {
     const created = await this.request('POST', this.path(), {
       name: `to ${bucket}`,
@@ -254,7 +235,6 @@ export class BatchExportsApi {
     return created.body.id as string;
   }
 
-  /** Backfills `[start, end)`; the backfill's id. */
   async createBackfill(exportId: string, start: number, end: number): Promise<string> {
     const backfill = await this.request('POST', this.path(`${exportId}/backfills/`), {
       start_at: new Date(start).toISOString(),
@@ -264,14 +244,14 @@ export class BatchExportsApi {
     return backfill.body.backfill_id as string;
   }
 
-  /** Whether the backfill has Completed; throws once it has Failed, which no waiting will change. */
+  /** Throws once Failed, which no waiting will change. */
   async backfillCompleted(exportId: string, backfillId: string): Promise<boolean> {
     const backfill = await this.backfill(exportId, backfillId);
     if (backfill.status === 'Failed') throw new Error(`backfill failed: ${JSON.stringify(backfill)}`);
     return backfill.status === 'Completed';
   }
 
-  /** Every run of the export, newest first (one page: tests make fewer than 100). */
+  /** Newest first; one page (tests make fewer than 100). */
   async runs(exportId: string): Promise<ExportRun[]> {
     const listed = await this.request('GET', this.path(`${exportId}/runs/`));
     expect(listed.status).toBe(200);
@@ -284,7 +264,7 @@ export class BatchExportsApi {
     return found.body;
   }
 
-  /** Events named `event` with a timestamp in `[from, to)`, as the event listing counts them. */
+  /** As the event listing counts them. */
   async countEvents(event: string, from: Date, to: Date): Promise<number> {
     const query = new URLSearchParams({
       event,
@@ -301,7 +281,6 @@ export class BatchExportsApi {
   }
 }
 
-/** A run as the runs listing shows it (the fields the tests read). */
 export interface ExportRun {
   id: string;
   status: string;

@@ -8,27 +8,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser, Page } from 'playwright-core';
 import { REPO_ROOT, type InitialCredentials } from './app-process';
 
-/**
- * What the suites driving posthog-js in headless Chromium share: finding and launching the browser,
- * the customer's site (a loopback page on another origin than capture, loading posthog-js 1.449's
- * `array.full.js`), fresh browser contexts, and reading events back through the management API.
- */
+// Shared by the suites driving posthog-js in headless Chromium.
 
-/** npm test installs Debian's chromium when missing and passes its path (tools/test-services.mjs). */
+/** npm test installs Debian's chromium when missing and passes its path. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const POSTHOG_JS = path.join(REPO_ROOT, 'node_modules/posthog-js/dist/array.full.js');
 
-/**
- * Why no browser can run here, or undefined when Chromium answers `--version`. npm test sets
- * CHROMIUM_UNAVAILABLE when it could not install Debian's chromium (not root, no mirror…).
- */
+/** Undefined when Chromium answers `--version`; npm test sets CHROMIUM_UNAVAILABLE when it could not install it. */
 function chromiumUnavailable(): string | undefined {
   if (process.env.CHROMIUM_UNAVAILABLE) return process.env.CHROMIUM_UNAVAILABLE;
   if (!existsSync(CHROMIUM)) {
     return `${CHROMIUM} is missing: npm test installs Debian's chromium, or set CHROMIUM_PATH`;
   }
-  // NOTE: a binary that exists but cannot start (missing shared libraries, wrong architecture)
-  // fails here too, before any test; a launch failure after this point is a test failure.
+  // A binary that cannot start fails here, before any test; a later launch failure is a test failure.
   const probe = spawnSync(CHROMIUM, ['--headless', '--no-sandbox', '--version'], {
     encoding: 'utf8',
     timeout: 30_000,
@@ -40,15 +32,12 @@ function chromiumUnavailable(): string | undefined {
   return undefined;
 }
 
-/**
- * `describe` when Chromium can run, else `describe.skip` after a warning naming the suite and why:
- * a machine that cannot install the browser still runs every other suite.
- */
+/** `describe.skip` with a warning when Chromium cannot run, so such a machine still runs the other suites. */
 export function describeWithChromium(suite: string): jest.Describe {
   const reason = chromiumUnavailable();
   if (reason === undefined) return describe;
   const banner = `\n${'!'.repeat(78)}\n! SKIPPED: ${suite}\n! no headless Chromium: ${reason}\n${'!'.repeat(78)}\n`;
-  // NOTE: stderr, not console.warn: Jest drops the console of a file whose tests were all skipped.
+  // stderr: Jest drops the console of a file whose tests were all skipped.
   process.stderr.write(banner);
   return describe.skip;
 }
@@ -59,25 +48,19 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }
 
-/** A loopback HTTP server for the customer's pages, each loading posthog-js from this origin. */
+/** Each page loads posthog-js from this origin, another than capture's. */
 export interface SitePages {
   server: Server;
-  /** The page's URL on this server (`/` when `pagePath` is omitted). */
   url(pagePath?: string): string;
   close(): Promise<void>;
 }
 
-/** One page of the site: posthog-js initialised with `init` (token and options), then `body`. */
 export interface SitePage {
   token: string;
   init: Record<string, unknown>;
   body?: string;
 }
 
-/**
- * Serves `/posthog.js` and one HTML page per entry of `pages` (path → page), each calling
- * `posthog.init(token, init)` before its body.
- */
 export async function startSitePages(pages: Record<string, SitePage>): Promise<SitePages> {
   const posthogJs = await readFile(POSTHOG_JS);
   const html = new Map(
@@ -109,10 +92,7 @@ ${body}</body></html>`,
   };
 }
 
-/**
- * `url` in a fresh browser context (no stored posthog state: a new anonymous visitor), after
- * `prepare` (routes, listeners) ran on the page.
- */
+/** In a fresh browser context: a new anonymous visitor. */
 export async function openPage(
   browser: Browser,
   url: string,
@@ -125,7 +105,6 @@ export async function openPage(
   return { page, close: () => context.close() };
 }
 
-/** An event as the management API's listing answers it. */
 export interface ListedEvent {
   id: string;
   event: string;
@@ -138,11 +117,8 @@ export interface ListedEvent {
 }
 
 /**
- * The events the management API lists for `query` (`event`, `distinct_id`, `properties`…), polled
- * until at least `count` arrived or `timeoutMs` passed; answers what the last read listed.
- *
- * NOTE: posthog-js sends its batch on a timer (about 3 s), so a test reads while its page is still
- * open: a page closed first may never send it.
+ * Polled until at least `count` arrived or `timeoutMs` passed; answers what the last read listed.
+ * posthog-js sends its batch on a timer, so read while the page is still open.
  */
 export async function listedEvents(
   managementUrl: string,

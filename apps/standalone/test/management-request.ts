@@ -1,4 +1,4 @@
-/** One JSON request to the management API with a personal API key; an empty body reads as null. */
+/** An empty body reads as null. */
 export async function managementRequest<T = Record<string, any>>(
   baseUrl: string,
   key: string,
@@ -15,7 +15,7 @@ export async function managementRequest<T = Record<string, any>>(
   return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-/** Creates each flag over the management API; fails, naming the flag, on the first not answered 201. */
+/** Fails, naming the flag, on the first not answered 201. */
 export async function createFeatureFlags(
   managementUrl: string,
   credentials: { personal_api_key: string; project_id: number },
@@ -33,10 +33,7 @@ export async function createFeatureFlags(
   }
 }
 
-/**
- * A client of the management API bound to one key, for a test's set-up steps: each call answers the
- * body, and an answer of 300 or more fails the test with the request and what it answered.
- */
+/** For set-up steps: an answer of 300 or more fails the test with the request and its answer. */
 export function managementApi(baseUrl: string, key: string) {
   return async <T = Record<string, any>>(method: string, requestPath: string, body?: unknown): Promise<T> => {
     const response = await managementRequest<T>(baseUrl, key, method, requestPath, body);

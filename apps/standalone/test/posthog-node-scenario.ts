@@ -1,10 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/**
- * What an application does with the real posthog-node SDK pointed at our capture address, and
- * what the event listing must show for it afterwards. `run` makes every distinct id unique, so the
- * checks hold on a topic or database other tests also use.
- */
+/** `run` makes every distinct id unique, so the checks hold on a shared topic or database. */
 export interface SdkScenario {
   user: string;
   alias: string;
@@ -15,7 +11,6 @@ export function sdkScenario(run: string): SdkScenario {
   return { user: `user-${run}`, alias: `alias-${run}`, company: `acme-${run}` };
 }
 
-/** capture, identify, alias, groupIdentify and a grouped capture, then a flush (shutdown). */
 export async function sendWithPosthogNode(
   captureUrl: string,
   projectApiKey: string,
@@ -59,10 +54,7 @@ async function list(managementUrl: string, key: string, projectId: number, query
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
-/**
- * Reads the scenario back through the event listing, retrying until `timeoutMs` (in split mode
- * ingestion is asynchronous; `npm start` answers capture only once stored, so the first read holds).
- */
+/** Retries until `timeoutMs`: in split mode ingestion is asynchronous. */
 export async function expectListedBack(
   managementUrl: string,
   key: string,
@@ -104,8 +96,7 @@ export async function expectListedBack(
     });
   }
 
-  // The group event is listed under the group's own distinct id, and the grouped event carries
-  // the group key in the group type's column.
+  // The group event is listed under the group's own distinct id.
   const groupEvents = await list(
     managementUrl,
     key,

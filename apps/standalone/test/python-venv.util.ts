@@ -5,18 +5,13 @@ import path from 'node:path';
 import { runProcess, type ProcessResult } from '@hogbase/test-support';
 import { REPO_ROOT } from './app-process';
 
-/** A virtualenv holding one pinned package from PyPI, for the tests that drive real Python clients. */
 export interface PythonVenv {
   dir: string;
   python: string;
-  /** A console script the package installed (`schemathesis`, …). */
   bin(name: string): string;
 }
 
-/**
- * Where the virtualenv of `name` at `version` lives: under the user's cache, so that it outlives a
- * run and a new version gets a new directory instead of an upgrade in place.
- */
+/** Under the user's cache, so it outlives a run; a new version gets a new directory. */
 export function pythonVenv(name: string, version: string): PythonVenv {
   const dir = path.join(homedir(), '.cache', 'hogbase', `${name}-${version}`);
   return {
@@ -26,20 +21,14 @@ export function pythonVenv(name: string, version: string): PythonVenv {
   };
 }
 
-/** Runs a command from the repository root with the test's environment (PIP_* settings included). */
+/** From the repository root, with the test's environment (PIP_* settings included). */
 export function runCommand(command: string, args: string[], timeoutMs = 300_000): Promise<ProcessResult> {
   return runProcess(command, args, { cwd: REPO_ROOT, env: { ...process.env }, timeoutMs });
 }
 
-/**
- * The virtualenv `name-version` with `pip install <distribution>==<version>` done in it, reused when
- * the installed distribution already has that version. Throws with pip's (or venv's) last line of
- * error when it cannot be made, so that the caller decides whether that skips or fails its suite.
- */
+/** Reused when already at that version; throws with pip's last error line, so the caller decides skip or fail. */
 export async function ensurePythonPackage(options: {
-  /** The virtualenv's name, the first part of its directory name. */
   name: string;
-  /** The PyPI distribution to install. */
   distribution: string;
   version: string;
 }): Promise<PythonVenv> {

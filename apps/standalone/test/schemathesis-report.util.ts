@@ -1,10 +1,7 @@
-/**
- * Reads what one `schemathesis run` wrote with `--report ndjson,json` and turns it into findings a
- * reader can act on: each distinct failure (operation, check, status) once, with how often it was
- * seen and a curl command that reproduces its first case.
- */
+// One `schemathesis run`'s `--report ndjson,json` as findings: each distinct failure once, with its
+// count and a curl command reproducing its first case.
 
-/** One request and its answer, as Schemathesis records them (bodies base64-encoded). */
+/** Bodies base64-encoded. */
 interface Interaction {
   request: {
     method: string;
@@ -33,24 +30,22 @@ interface Recorder {
   interactions?: Record<string, Interaction>;
 }
 
-/** One distinct failure: the same operation failing the same check the same way. */
+/** The same operation failing the same check the same way. */
 export interface SchemathesisFinding {
   operation: string;
   check: string;
-  /** Schemathesis's code and title, e.g. `ST103 Undocumented status code`. */
+  /** E.g. `ST103 Undocumented status code`. */
   title: string;
-  /** The status answered, or `no answer` when the request itself failed. */
+  /** `no answer` when the request itself failed. */
   status: string;
   cases: number;
-  /** Schemathesis's explanation for the first case (what was received and what is documented). */
+  /** For the first case. */
   message: string;
-  /** The first case's answer body, cut short. */
   answer: string;
-  /** The first case as a curl command; the key is left as `$HOGBASE_PERSONAL_API_KEY`. */
+  /** The first case; the key is left as `$HOGBASE_PERSONAL_API_KEY`. */
   curl: string;
 }
 
-/** A problem that stopped Schemathesis from testing (part of) an operation, e.g. an invalid document. */
 export interface SchemathesisError {
   operation: string;
   message: string;
@@ -58,7 +53,6 @@ export interface SchemathesisError {
 }
 
 export interface SchemathesisRun {
-  /** The run's JSON report: `complete`, `exit_code`, `operations`, `test_cases`, `running_time`. */
   summary: {
     complete: boolean;
     exit_code: number;
@@ -67,20 +61,15 @@ export interface SchemathesisRun {
     operations: { total: number; selected: number; tested: number; errored: number; skipped: number };
     test_cases: { generated: number };
   };
-  /** HTTP requests Schemathesis sent (recorded interactions). */
   requests: number;
   findings: SchemathesisFinding[];
   errors: SchemathesisError[];
-  /** Run-wide failures: a FatalError, an interruption. */
   fatal: string[];
 }
 
 const ANSWER_LIMIT = 300;
 
-/**
- * Parses the NDJSON event stream and the JSON report of one run. A run killed part-way leaves an
- * empty JSON report and a cut last event: what it recorded until then is still read.
- */
+/** A run killed part-way leaves an empty JSON report and a cut last event: what it recorded is still read. */
 export function readSchemathesisRun(ndjson: string, jsonReport: string): SchemathesisRun {
   const findings = new Map<string, SchemathesisFinding>();
   const errors = new Map<string, SchemathesisError>();
@@ -202,7 +191,7 @@ function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The request as curl; the filtered credential is shown as a variable the reader sets. */
+/** The filtered credential is shown as a variable the reader sets. */
 export function curlCommand(request: Interaction['request']): string {
   const parts = ['curl', '-X', request.method];
   for (const [name, values] of Object.entries(request.headers)) {
@@ -218,7 +207,6 @@ export function curlCommand(request: Interaction['request']): string {
   return parts.join(' ');
 }
 
-/** Findings and errors as text, grouped by operation, for a test failure and the report file. */
 export function formatSchemathesisRun(name: string, run: SchemathesisRun): string {
   const { summary } = run;
   const lines = [

@@ -1,8 +1,4 @@
-/**
- * Flags the SDK suites create and evaluate both locally and through `/flags?v=2`: a rollout with a
- * payload, a multivariate experiment with payloads, person-property conditions (a list, icontains,
- * a numeric comparison) and a group flag.
- */
+/** Evaluated both locally and through `/flags?v=2` by the SDK suites. */
 export const SDK_TEST_FLAGS: Record<string, unknown>[] = [
   {
     key: 'half-rollout',
@@ -65,7 +61,6 @@ export const SDK_TEST_FLAGS: Record<string, unknown>[] = [
   },
 ];
 
-/** A person the SDK suites evaluate the flags for, with what the flags' conditions read. */
 export interface SdkTestPerson {
   distinctId: string;
   personProperties: { plan: string; email: string; age: number };
@@ -73,7 +68,7 @@ export interface SdkTestPerson {
   groupProperties: { company: { employees: number } };
 }
 
-/** Seeded pseudo-random persons: the same run every time, a failure names the person. */
+/** Seeded: the same run every time, and a failure names the person. */
 export function sdkTestPeople(count: number, seed: number, prefix: string): SdkTestPerson[] {
   let state = seed;
   const next = () => {

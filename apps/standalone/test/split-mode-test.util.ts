@@ -15,7 +15,6 @@ import {
   type AppProcess,
 } from './app-process';
 
-/** What `npm run admin -- bootstrap` prints. */
 export interface BootstrapCredentials {
   personal_api_key: string;
   project_id: number;
@@ -23,9 +22,8 @@ export interface BootstrapCredentials {
 }
 
 /**
- * A split deployment for a test: one new Postgres database, a temporary DATA_DIR, the broker
- * `npm test` started, and each app run alone (`apps/<app>/src/main.ts`) with the same environment.
- * cleanUp() kills whatever app is still running, so a failed test leaves nothing behind.
+ * A split deployment: a new Postgres database, a temporary DATA_DIR, npm test's broker, each app run
+ * alone. cleanUp() kills whatever app is still running.
  */
 export class SplitModeForTest {
   private readonly apps: AppProcess[] = [];
@@ -33,13 +31,12 @@ export class SplitModeForTest {
   private constructor(
     readonly env: NodeJS.ProcessEnv,
     private readonly brokers: string[],
-    /** Ingestion's consumer group (the env's KAFKA_CONSUMER_GROUP). */
     private readonly consumerGroup: string,
     private readonly database: TestDatabase,
     private readonly dataDir: string,
   ) {}
 
-  /** A DATA_DIR under the temp directory named `tempPrefix…`; `splitModeEnv` plus `extraEnv`. */
+  /** `splitModeEnv` plus `extraEnv`. */
   static async prepare(
     tempPrefix: string,
     consumerGroup: string,
@@ -58,7 +55,7 @@ export class SplitModeForTest {
     return new SplitModeForTest(env, brokers, consumerGroup, database, dataDir);
   }
 
-  /** Bootstraps the first user and project, as an operator does before starting the apps. */
+  /** As an operator does before starting the apps. */
   async bootstrapOwner(email: string): Promise<BootstrapCredentials> {
     const bootstrap = await runProcess('npm', ['run', 'admin', '--', 'bootstrap', '--email', email], {
       cwd: REPO_ROOT,
@@ -69,7 +66,7 @@ export class SplitModeForTest {
     return JSON.parse(bootstrap.stdout) as BootstrapCredentials;
   }
 
-  /** Starts one app on `port` (a free one unless given) and waits for its `/_ready`. */
+  /** On a free port unless given. */
   async start(
     name: 'capture' | 'ingestion' | 'management' | 'workers',
     port?: number,
@@ -82,7 +79,6 @@ export class SplitModeForTest {
     return { app, url };
   }
 
-  /** Capture and ingestion, ready, with ingestion's consumer running. */
   async startCaptureAndIngestion(): Promise<{
     capture: AppProcess;
     ingestion: AppProcess;
@@ -96,9 +92,8 @@ export class SplitModeForTest {
   }
 
   /**
-   * Waits until ingestion's group has committed, on every partition of the events topic, past the
-   * topic's current end. Called once capture has answered 200: the broker holds the events then, so
-   * ingestion has written them all when this returns.
+   * Until ingestion's group has committed past the events topic's current end on every partition.
+   * Called after capture's 200s, so every event is written when this returns.
    */
   async waitForIngestionCaughtUp(ingestion: AppProcess): Promise<void> {
     const kafka = createKafkaClient({ brokers: this.brokers, clientId: `${this.consumerGroup}-test` });
@@ -126,7 +121,6 @@ export class SplitModeForTest {
     }
   }
 
-  /** Kills the apps still running, drops the database and removes DATA_DIR. */
   async cleanUp(): Promise<void> {
     await killApps(...this.apps);
     await this.database.drop();

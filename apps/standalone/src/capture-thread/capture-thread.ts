@@ -8,42 +8,33 @@ import type { Readiness } from '@hogbase/service-runtime';
 import type { CaptureThreadData, FromCaptureThread, ToCaptureThread } from './capture-thread.protocol';
 import { toPublishFailure } from './port-publisher';
 
-/** How often the queue's readiness is looked at, and passed on when it changed. */
 const QUEUE_READINESS_POLL_MS = 500;
-/** How long a readiness or metrics question may wait for the thread's answer. */
 const ANSWER_TIMEOUT_MS = 5_000;
 
 export interface CaptureThreadOptions {
   config: CaptureConfig;
   logLevel: LogLevel;
   databaseUrl: string;
-  /** The queue the thread's events go to: the in-process bus, or Kafka. */
+  /** The in-process bus, or Kafka. */
   publisher: EventPublisher;
   logger: Logger;
 }
 
-/** The capture service running on its thread, as the management port probes it. */
 export interface CaptureThread {
-  /** `http://host:port` capture listens on. */
   url: string;
   ready(): Promise<Readiness>;
-  /** Capture's metrics, rendered by the thread. */
   metrics: Pick<Registry, 'metrics'>;
-  /** Capture's own stop (intake first, then what is in flight), then the thread ends. */
+  /** Intake first, then what is in flight, then the thread ends. */
   stop(): Promise<void>;
 }
 
 const sameReadiness = (a: QueueReadiness, b: QueueReadiness) => a.ready === b.ready && a.reason === b.reason;
 
 /**
- * npm start runs capture on a worker thread of its own: decompressing, parsing and answering the
- * SDKs' requests then takes nothing from the main thread, where ingestion's Postgres (PGlite) and
- * ClickHouse writes run, and the process uses a second core. The thread has its own Postgres pool;
- * its events go through `publisher` on the main thread, and its publish resolves when that one
- * did (the bus: once ingestion stored them), so a 200 still means stored.
- *
- * An error that ends the thread ends the process, as an uncaught exception in capture did when it
- * ran on the main thread.
+ * Capture runs on a worker thread of its own, so the SDKs' requests take nothing from the main thread
+ * (PGlite, chDB) and the process uses a second core. Its events go through `publisher` on the main
+ * thread, and its publish resolves when that one did, so a 200 still means stored. An error that
+ * ends the thread ends the process.
  */
 export async function startCaptureThread(options: CaptureThreadOptions): Promise<CaptureThread> {
   const { publisher, logger } = options;
@@ -54,7 +45,7 @@ export async function startCaptureThread(options: CaptureThreadOptions): Promise
     databaseUrl: options.databaseUrl,
     queue: queueReadiness,
   };
-  // The same extension as this file: .ts under npm start's transpiler, .js in the image's dist/.
+  // .ts under npm start's transpiler, .js in the image.
   const worker = new Worker(path.join(__dirname, `capture-thread.worker${path.extname(__filename)}`), {
     workerData: data,
   });

@@ -4,10 +4,6 @@ import { createCapturePool, startCaptureService } from '@hogbase/capture-server'
 import type { CaptureThreadData, FromCaptureThread, ToCaptureThread } from './capture-thread.protocol';
 import { PortPublisher } from './port-publisher';
 
-/**
- * The capture thread of npm start (capture-thread.ts starts it): the whole capture service with
- * its own Postgres pool, publishing through the main thread's queue.
- */
 async function runCaptureThread(
   port: NonNullable<typeof parentPort>,
   data: CaptureThreadData,
@@ -54,6 +50,5 @@ async function runCaptureThread(
 }
 
 if (!parentPort) throw new Error('capture-thread.worker runs as a worker thread (capture-thread.ts)');
-// A failure (to start, say) is an unhandled rejection: it ends the thread, and the main thread's
-// 'error' handler gets it.
+// A failure is an unhandled rejection: it ends the thread, and the main thread's 'error' handler gets it.
 void runCaptureThread(parentPort, workerData as CaptureThreadData);

@@ -8,7 +8,7 @@ import {
 } from '@hogbase/queue';
 import type { FromCaptureThread, PublishFailure } from './capture-thread.protocol';
 
-/** The error a failed publish rejects with on this side: the queue's own classes, by name. */
+/** The queue's own error classes, by name. */
 export function toPublishError(failure: PublishFailure): Error {
   if (failure.name === 'MessageTooLargeError') {
     return new MessageTooLargeError(failure.message, failure.maxBytes);
@@ -27,11 +27,7 @@ export function toPublishFailure(error: unknown): PublishFailure {
   };
 }
 
-/**
- * The capture thread's publisher: each publish goes to the main thread's publisher (the bus or
- * Kafka) and resolves when that one did, so a 200 still means what it means there. Readiness is
- * what the main thread last reported (`setReadiness`).
- */
+/** Resolves when the main thread's publisher did, so a 200 still means what it means there. */
 export class PortPublisher implements EventPublisher {
   private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   private nextId = 0;
@@ -54,7 +50,6 @@ export class PortPublisher implements EventPublisher {
     });
   }
 
-  /** The main thread's answer to publish `id`. */
   settle(id: number, failure: PublishFailure | undefined): void {
     const publish = this.pending.get(id);
     if (!publish) return;
@@ -72,7 +67,6 @@ export class PortPublisher implements EventPublisher {
     return this.closed ? { ready: false, reason: 'capture is stopping' } : this.readiness;
   }
 
-  /** Takes no more publishes and waits for the main thread's answers to those in flight. */
   close(): Promise<void> {
     this.closed = true;
     this.closing ??=
