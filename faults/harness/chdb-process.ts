@@ -1,19 +1,16 @@
 import { closeClickHouse, createClickHouse, EVENTS_TABLE, type ClickHouseClient } from '@hogbase/clickhouse';
 
-/** What a chDB child process of the harness gets from its command line. */
 export interface ChDbProcessContext {
   client: ClickHouseClient;
   /** `<database>.events`. */
   table: string;
   teamId: string;
-  /** The arguments after `<dataPath> <database> <teamId>`. */
   args: string[];
 }
 
 /**
- * Runs a harness child process that opens chDB (one process at a time may open its data path):
- * argv is `<dataPath> <database> <teamId> ...args`; what `work` returns is printed as JSON on
- * stdout, chDB is closed, and the process exits 0 (1, with the error on stderr, if anything failed).
+ * A harness child process that opens chDB (one process at a time may): argv `<dataPath> <database>
+ * <teamId> ...args`; prints what `work` returns as JSON and exits 0, or 1 with the error on stderr.
  */
 export function runChDbProcess(work: (context: ChDbProcessContext) => Promise<unknown>): void {
   const main = async (): Promise<void> => {

@@ -3,10 +3,7 @@ import { DEAD_LETTER_TOPIC } from '@hogbase/event-contract';
 import { KafkaEventConsumer, type ConsumedMessage } from '@hogbase/queue';
 import { eventually } from '@hogbase/test-support';
 
-/**
- * The first message of the dead-letter topic that `matches`, read from the topic's beginning in a
- * group of its own; fails after `timeoutMs`.
- */
+/** Read from the topic's beginning in a group of its own; fails after `timeoutMs`. */
 export async function waitForDeadLetter(
   brokers: string[],
   matches: (message: ConsumedMessage) => boolean,

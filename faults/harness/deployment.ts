@@ -20,27 +20,20 @@ import { startPostgresServer, type PostgresServer } from './postgres-server';
 const CLICKHOUSE_DATABASE = 'hogbase';
 const COMMAND_TIMEOUT_MS = 120_000;
 
-/**
- * One app of a deployment (`apps/<name>/src/main.ts`), started, stopped and killed by a scenario as
- * often as it needs, on a fixed port so that a restarted one is where its clients expect it.
- */
+/** One app of a deployment, on a fixed port so a restarted one is where its clients expect it. */
 export class AppSlot<Name extends string = string> {
   app: AppProcess | undefined;
   /** Exits the suite did not cause: what the fault suite exists to rule out. */
   readonly unexpectedExits: string[] = [];
-  /** What each finished process of this slot printed, oldest first. */
   private readonly outputs: string[] = [];
 
-  /**
-   * `startedWhen`: `ready` waits in start() for `/_ready` to answer 200; `listening` for any answer
-   * of `/_health` (an app whose dependencies are down answers, not ready; see waitReady).
-   */
+  /** `ready` waits for `/_ready`; `listening` for any answer of `/_health` (an app with a dependency down answers). */
   constructor(
     readonly name: Name,
     readonly url: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly startedWhen: 'ready' | 'listening' = 'ready',
-    /** How long start() and waitReady() wait (npm start's crash recovery under load takes longer). */
+    /** npm start's crash recovery under load takes longer. */
     private readonly readyTimeoutMs = READY_TIMEOUT_MS,
   ) {}
 
@@ -86,7 +79,7 @@ export class AppSlot<Name extends string = string> {
     );
   }
 
-  /** SIGTERM, as Kubernetes stops a pod: the exit status. Fails (after a SIGKILL) past the 20 s bound. */
+  /** As Kubernetes stops a pod; fails (after a SIGKILL) past the 20 s bound. */
   async stop(): Promise<ExitStatus> {
     const app = this.app;
     if (!app) throw new Error(`${this.name} is not running`);
@@ -94,7 +87,7 @@ export class AppSlot<Name extends string = string> {
     return stopApp(app);
   }
 
-  /** kill -9: no drain, no goodbye to the consumer group or the job engine. */
+  /** No drain, no goodbye to the consumer group or the job engine. */
   async kill(): Promise<void> {
     const app = this.app;
     if (!app) throw new Error(`${this.name} is not running`);
@@ -102,7 +95,7 @@ export class AppSlot<Name extends string = string> {
     await killApps(app);
   }
 
-  /** `/_ready`'s status code now (0: no answer). */
+  /** 0: no answer. */
   async readiness(): Promise<number> {
     try {
       return (await fetch(`${this.url}/_ready`, { signal: AbortSignal.timeout(5_000) })).status;
@@ -111,12 +104,11 @@ export class AppSlot<Name extends string = string> {
     }
   }
 
-  /** What every process of this slot printed, oldest first. */
   output(): string {
     return [...this.outputs, this.app?.output() ?? ''].join('\n');
   }
 
-  /** Lines at warn level or above (pino JSON), counted by message: what an operator reads during an outage. */
+  /** Warn and above (pino JSON), by message: what an operator reads during an outage. */
   warnings(): Record<string, number> {
     const counts: Record<string, number> = {};
     for (const line of this.output().split('\n')) {
@@ -134,23 +126,16 @@ export class AppSlot<Name extends string = string> {
   }
 }
 
-/**
- * The engines of a deployment the suite controls: its own PostgreSQL server, its own Kafka broker,
- * chDB under a temporary data folder, and the environment every app of it gets.
- */
+/** Its own PostgreSQL server and Kafka broker, chDB under a temporary folder, and the apps' environment. */
 export interface FaultEngines {
   postgres: PostgresServer;
   kafka: KafkaServer;
   dataDir: string;
-  /** Ingestion's consumer group. */
   groupId: string;
   env: NodeJS.ProcessEnv;
-  /** `npm run admin -- bootstrap`: the first user and project, as an operator makes them. */
+  /** As an operator makes them. */
   bootstrap(email: string): Promise<BootstrapCredentials>;
-  /**
-   * Runs a chDB child process of the harness (chdb-process.ts) on the deployment's chDB for the
-   * project `teamId`, and answers what it printed. Only while no app has chDB open.
-   */
+  /** Runs chdb-process.ts `script` on the deployment's chDB; only while no app has chDB open. */
   chDbProcess<T>(script: string, teamId: number, args?: string[]): Promise<T>;
   destroy(): Promise<void>;
 }
@@ -161,7 +146,7 @@ export interface BootstrapCredentials {
   personal_api_key: string;
 }
 
-/** Starts the engines; `extraEnv` is added to the apps' environment. Nothing is left behind if it fails. */
+/** Nothing is left behind if it fails. */
 export async function startFaultEngines(
   log: (message: string) => void,
   extraEnv: NodeJS.ProcessEnv = {},

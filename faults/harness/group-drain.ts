@@ -3,9 +3,8 @@ import { createKafkaClient } from '@hogbase/queue';
 import { eventually } from '@hogbase/test-support';
 
 /**
- * Waits until `groupId` has committed the events topic's end on every partition: every event
- * capture acknowledged is then in Postgres and ClickHouse (ingestion commits only after both
- * writes). `describe` adds context (e.g. ingestion's output) to the timeout's message.
+ * Until `groupId` has committed the events topic's end on every partition: ingestion commits only
+ * after both writes, so every acknowledged event is then stored.
  */
 export async function waitForGroupDrained(
   brokers: string[],

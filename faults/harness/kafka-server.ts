@@ -9,7 +9,7 @@ interface BrokerHandle {
   stop(): Promise<void>;
 }
 
-/** What the suite uses of tools/kafka-broker.mjs (plain ESM, no types). */
+/** tools/kafka-broker.mjs is plain ESM, no types. */
 interface KafkaBrokerModule {
   startKafkaBroker: (options: {
     port: number;
@@ -20,17 +20,13 @@ interface KafkaBrokerModule {
   }) => Promise<BrokerHandle & { port: number; controllerPort: number }>;
 }
 
-/**
- * A single-node KRaft broker of the suite's own that it can stop, kill and start again on the same
- * ports and the same data, as `npm test` starts one (tools/kafka-broker.mjs).
- */
+/** A KRaft broker of the suite's own, stopped, killed and restarted on the same ports and data. */
 export interface KafkaServer {
   brokers: string;
-  /** SIGTERM: the broker shuts down cleanly. */
   stop(): Promise<void>;
-  /** kill -9: the broker dies with whatever it had not flushed (the page cache keeps it). */
+  /** kill -9: unflushed data survives only in the page cache. */
   kill(): Promise<void>;
-  /** Starts it again on the same ports and log dir; resolves once it answers. */
+  /** Resolves once it answers. */
   start(): Promise<void>;
   destroy(): Promise<void>;
 }

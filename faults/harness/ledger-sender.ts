@@ -4,26 +4,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface SenderOptions {
   captureUrl: string;
   apiKey: string;
-  /** Events per second the sender aims at (default 1,000). */
+  /** Default 1,000. */
   eventsPerSecond?: number;
-  /** Events per `/batch/` request (default 50, posthog-node's flush size). */
+  /** Default 50, posthog-node's flush size. */
   batchSize?: number;
-  /** Distinct ids the events are spread over. */
   persons?: number;
-  /** A prefix of the distinct ids, so that scenarios of one project can be told apart. */
+  /** So scenarios of one project can be told apart. */
   label: string;
 }
 
 export interface SenderReport {
-  /** Events the sender made (each posted until acknowledged, however many attempts that took). */
+  /** Each posted until acknowledged. */
   sent: number;
-  /** Events whose request capture answered 200: each must be listed exactly once. */
+  /** Answered 200: each must be listed exactly once. */
   acknowledged: number;
-  /** Requests answered otherwise (or not at all), each retried with the same events. */
+  /** Each retried with the same events. */
   failedAttempts: number;
-  /** Failed attempts by what they got: an HTTP status or the network error's code. */
+  /** By HTTP status or network error code. */
   failures: Record<string, number>;
-  /** The distinct ids the events went to. */
   distinctIds: string[];
 }
 
@@ -33,10 +31,9 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 120_000;
 
 /**
- * An SDK that never gives up: posts `/batch/` requests at a steady rate and, when one is not
- * answered 200 (a 503, a reset connection, a refused one, a timeout), posts the same events (same
- * uuids and timestamps) again with capped back-off until it is. The ledger is the uuids of every
- * event capture acknowledged: after a fault, each of them must be listed exactly once.
+ * An SDK that never gives up: posts `/batch/` at a steady rate and retries a failed request with the
+ * same events (uuids, timestamps) until answered 200. After a fault, each acknowledged uuid must be
+ * listed exactly once.
  */
 export class LedgerSender {
   readonly ledger = new Set<string>();
@@ -44,7 +41,6 @@ export class LedgerSender {
   private failedAttempts = 0;
   private sent = 0;
   private running = false;
-  /** Set when stop() gave up: the retry loops end. */
   private abandoned = false;
   private readonly inFlight = new Set<Promise<void>>();
   private loop: Promise<void> | undefined;
@@ -64,15 +60,11 @@ export class LedgerSender {
     this.loop = this.run();
   }
 
-  /** Requests still waiting for their 200. */
   get pending(): number {
     return this.inFlight.size;
   }
 
-  /**
-   * Stops making new requests and waits until every request made so far has been acknowledged;
-   * after `timeoutMs` it gives up on them and throws.
-   */
+  /** Waits until every request made so far is acknowledged; throws after `timeoutMs`. */
   async stop(timeoutMs = STOP_TIMEOUT_MS): Promise<SenderReport> {
     this.running = false;
     await this.loop;
@@ -129,7 +121,6 @@ export class LedgerSender {
     });
   }
 
-  /** Posts the batch until capture answers 200, then records its uuids. */
   private async deliver(events: { uuid: string; body: Record<string, unknown> }[]): Promise<void> {
     const payload = JSON.stringify({ api_key: this.options.apiKey, batch: events.map((e) => e.body) });
     for (let attempt = 1; !this.abandoned; attempt++) {
@@ -144,7 +135,7 @@ export class LedgerSender {
     }
   }
 
-  /** 'ok', or what the attempt got instead (an HTTP status, a network error's code). */
+  /** 'ok', or an HTTP status or network error code. */
   private async post(payload: string): Promise<string> {
     try {
       const response = await fetch(`${this.options.captureUrl}/batch/`, {

@@ -1,8 +1,5 @@
-// Prints what the events table lists for a project, as JSON on stdout: the uuids as the listing
-// reads them (FINAL: one row per event, as the API lists it) and the raw row count (redelivered
-// batches are extra rows until ClickHouse merges them). A child process because the embedded
-// ClickHouse (chDB) lets one process at a time open its data path.
-//
+// Prints the project's listed uuids (FINAL, as the API lists them) and the raw row count (redelivered
+// batches are extra rows until a merge). A child process: chDB lets one process open its data path.
 // usage: node -r @swc-node/register faults/harness/listed-events.process.ts <dataPath> <database> <teamId>
 import { runChDbProcess } from './chdb-process';
 

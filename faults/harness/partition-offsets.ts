@@ -3,13 +3,12 @@ import { createKafkaClient } from '@hogbase/queue';
 
 export interface PartitionOffsets {
   partition: number;
-  /** The partition's end (the offset of its next message). */
+  /** The offset of its next message. */
   end: bigint;
-  /** What the group has committed there (-1: nothing yet). */
+  /** -1: nothing yet. */
   committed: bigint;
 }
 
-/** The events topic's partitions: their ends and what `groupId` has committed, by partition. */
 export async function partitionOffsets(brokers: string[], groupId: string): Promise<PartitionOffsets[]> {
   const admin = createKafkaClient({ brokers, clientId: 'partition-offsets' }, { quiet: true }).admin();
   await admin.connect();

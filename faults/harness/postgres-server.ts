@@ -6,27 +6,22 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { freePort, runProcess } from '@hogbase/test-support';
 
-/** The role the services log in as: not a superuser, so that the suite may take LOGIN away from it. */
+/** Not a superuser, so the suite may take LOGIN away from it. */
 export const APP_ROLE = 'hogbase';
 const APP_PASSWORD = 'hogbase-faults';
 const APP_DATABASE = 'hogbase';
 const COMMAND_TIMEOUT_MS = 60_000;
 
-/**
- * A PostgreSQL server of the suite's own, from the machine's PostgreSQL binaries, in a temporary
- * folder: the suite stops it (fast or immediate), takes logins away and kills sessions, which it
- * must not do to the machine's cluster `main` that `npm test` and a developer share.
- */
+/** In a temporary folder: the suite stops it and kills sessions, which it must not do to the shared cluster. */
 export interface PostgresServer {
   port: number;
-  /** What the services get as DATABASE_URL: the app role, over TCP on 127.0.0.1. */
+  /** The app role, over TCP on 127.0.0.1. */
   appUrl: string;
-  /** Runs SQL in the app's database as the superuser `postgres`, over the server's Unix socket. */
+  /** As `postgres`, over the Unix socket. */
   superuser<T extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** `pg_ctl stop -m <mode>`: `fast` rolls back and disconnects; `immediate` is a crash (recovery at start). */
+  /** `fast` rolls back and disconnects; `immediate` is a crash (recovery at start). */
   stop(mode: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
-  /** Stops the server (immediate) and removes its folder. */
   destroy(): Promise<void>;
 }
 
@@ -41,10 +36,7 @@ function binDir(): string {
   return path.join(root, versions[0], 'bin');
 }
 
-/**
- * initdb refuses to run as root: as root, the server's commands run as the OS user `postgres`
- * (the Debian package's), otherwise as the current user.
- */
+/** initdb refuses root: as root, the server's commands run as the OS user `postgres`. */
 function asServerUser(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }

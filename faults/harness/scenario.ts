@@ -3,21 +3,17 @@ import { eventually } from '@hogbase/test-support';
 import { LedgerSender, type SenderReport } from './ledger-sender';
 import { SplitDeployment } from './split-deployment';
 
-/** The sender's rate: FAULTS_EVENTS_PER_SECOND, default 1,000 events/s. */
 const EVENTS_PER_SECOND = Number(process.env.FAULTS_EVENTS_PER_SECOND ?? 1_000);
-/** Load before the fault and after recovery, so each fault hits a pipeline in full flow. */
+/** Each fault hits a pipeline in full flow. */
 const STEADY_MS = 4_000;
 const POLL_MS = 250;
 
-/** A line in the suite's output (figures for the issue note; nothing asserts on time). */
+/** Figures for reading; nothing asserts on time. */
 export function report(message: string): void {
   process.stdout.write(`[faults] ${message}\n`);
 }
 
-/**
- * Runs `fault` under a retrying sender: steady load, the fault (which returns once the deployment
- * has recovered), steady load again, then waits for every request to be acknowledged.
- */
+/** Steady load, the fault (returns once recovered), steady load, then every request acknowledged. */
 export async function underLoad(
   deployment: SplitDeployment,
   label: string,
@@ -47,7 +43,7 @@ export async function underLoad(
   return { ...result, ledger: sender.ledger };
 }
 
-/** `eventually` with the suite's budget: the milliseconds until `probe` held, for the report. */
+/** Answers the milliseconds until `probe` held, for the report. */
 export async function timeUntil(
   what: string,
   probe: () => Promise<boolean>,
@@ -58,7 +54,6 @@ export async function timeUntil(
   return Date.now() - started;
 }
 
-/** Samples `probe` every POLL_MS for `ms` and returns every value seen. */
 export async function sample<T>(ms: number, probe: () => Promise<T>): Promise<T[]> {
   const seen: T[] = [];
   const until = Date.now() + ms;
@@ -70,9 +65,8 @@ export async function sample<T>(ms: number, probe: () => Promise<T>): Promise<T[
 }
 
 /**
- * The suite's verdict after a fault: ingestion has committed everything, and the events listing
- * holds every acknowledged event exactly once (and nothing that was never acknowledged); every
- * distinct id has one person; no process exited without being told to.
+ * Ingestion has committed everything, the listing holds every acknowledged event exactly once and
+ * nothing else, every distinct id has one person, no process exited unasked.
  */
 export async function expectEveryAcknowledgedEventListedOnce(
   deployment: SplitDeployment,
@@ -101,10 +95,7 @@ export async function expectEveryAcknowledgedEventListedOnce(
   expect(deployment.unexpectedExits()).toEqual([]);
 }
 
-/**
- * One fault-spec file's deployment and ledger: started before its tests, destroyed after. The
- * ledger grows over the file's scenarios and every verdict checks all of it.
- */
+/** Started before the file's tests; the ledger grows over its scenarios and every verdict checks all of it. */
 export function faultSuite(): {
   readonly deployment: SplitDeployment;
   verify(result: { ledger: ReadonlySet<string>; distinctIds: string[] }): Promise<void>;

@@ -1,19 +1,12 @@
-// Fills whole hours with events for the batch-export fault scenarios (ClickHouse migrated by
-// `admin migrate` before), then prints, as JSON on stdout, how many events each hour holds as a
-// run reads it (FINAL, `[start, end)`). A child process because the embedded ClickHouse (chDB)
-// lets one process at a time open its data path: the workers open it after this exits.
-//
-// Each hour gets its number of events (generated in ClickHouse, random uuids, 50 to a timestamp so
-// that the run's (timestamp, uuid) cursor has ties to break), a redelivered copy of its first 1,000
-// rows (what a Kafka redelivery leaves until a merge), and 100 events on each side of both bounds.
-// Their created_at (capture's receipt) is now, before the export exists: each belongs to the
-// interval of its timestamp, not to the one it arrived in.
-//
+// Fills whole hours with events for the batch-export scenarios and prints each hour's count as a run
+// reads it (FINAL, `[start, end)`). A child process: chDB lets one process open its data path.
+// Per hour: 50 events a timestamp (ties for the run's (timestamp, uuid) cursor), a redelivered copy
+// of the first 1,000 rows, and 100 events on each side of both bounds. created_at is now: each event
+// belongs to the interval of its timestamp, not its arrival.
 // usage: node -r @swc-node/register faults/harness/seed-events.process.ts \
 //          <dataPath> <database> <teamId> <hourStartMs>:<events>...
 import { runChDbProcess } from './chdb-process';
 
-/** Events on each side of each bound of an hour: the first and last microsecond in, the next ones out. */
 const AT_BOUNDS = 100;
 const REDELIVERED = 1_000;
 
@@ -34,7 +27,6 @@ runChDbProcess(async ({ client, table, teamId, args: hours }) => {
     const [hourStartMs, perHour] = hour.split(':').map(Number);
     const start = hourStartMs / 1_000;
     const end = start + 3_600;
-    // 50 events a timestamp, spread over the hour (200,000 events: 900 ms apart).
     const step = Math.floor((3_600_000 / Math.ceil(perHour / 50)) * 1_000);
     await insert(
       perHour,
@@ -52,7 +44,7 @@ runChDbProcess(async ({ client, table, teamId, args: hours }) => {
         offset: offsetMicros,
       });
     }
-    // A Kafka redelivery: the same events again, one more row each until ClickHouse merges them.
+    // A Kafka redelivery: one more row each until ClickHouse merges them.
     await client.command({
       query: `INSERT INTO ${table} SELECT * FROM ${table}
                  WHERE team_id = {teamId:Int64} AND timestamp >= toDateTime64({start:Int64}, 6, 'UTC')

@@ -7,17 +7,12 @@ const DRAIN_TIMEOUT_MS = 180_000;
 export type ServiceName = 'capture' | 'ingestion';
 
 export interface ListedEvents {
-  /** The uuids the events listing reads (FINAL), with repeats if any. */
+  /** FINAL, with repeats if any. */
   uuids: string[];
-  /** Rows before ClickHouse merges the redelivered ones away. */
   rawRows: number;
 }
 
-/**
- * The split deployment a platform team runs, on engines the suite controls: its own PostgreSQL
- * server, its own Kafka broker, chDB under a temporary data folder; capture and ingestion each as
- * `apps/<app>/src/main.ts`, on fixed ports so that a restarted one is where the sender expects it.
- */
+/** Capture and ingestion on engines the suite controls, on fixed ports so a restarted one is where the sender expects it. */
 export class SplitDeployment {
   readonly capture: AppSlot<ServiceName>;
   readonly ingestion: AppSlot<ServiceName>;
@@ -31,7 +26,7 @@ export class SplitDeployment {
   ) {
     this.postgres = engines.postgres;
     this.kafka = engines.kafka;
-    // Started when their probe server answers: a scenario starts them while a dependency is down.
+    // Started when their probe server answers: a scenario may start them with a dependency down.
     this.capture = new AppSlot<ServiceName>(
       'capture',
       `http://127.0.0.1:${ports.capture}`,
@@ -67,30 +62,21 @@ export class SplitDeployment {
     }
   }
 
-  /** Ingestion's consumer group. */
   get groupId(): string {
     return this.engines.groupId;
   }
 
-  /** Exits of capture or ingestion that the suite did not cause. */
   unexpectedExits(): string[] {
     return [...this.capture.unexpectedExits, ...this.ingestion.unexpectedExits];
   }
 
-  /**
-   * Waits until ingestion's group has committed everything the events topic holds: every event
-   * capture acknowledged is then in Postgres and ClickHouse (offsets move only after both writes).
-   */
   async drained(): Promise<void> {
     await waitForGroupDrained([this.kafka.brokers], this.engines.groupId, DRAIN_TIMEOUT_MS, () =>
       this.ingestion.output(),
     );
   }
 
-  /**
-   * What the events table lists for the project. chDB lets one process at a time open its data
-   * path, so ingestion is stopped (SIGTERM: it must exit 0) for the read and started again after.
-   */
+  /** chDB lets one process open its data path: ingestion is stopped (it must exit 0) for the read. */
   async listedEvents(): Promise<ListedEvents> {
     const status = await this.ingestion.stop();
     if (status.code !== 0) throw new Error(`ingestion exited with ${JSON.stringify(status)} on SIGTERM`);
@@ -105,7 +91,6 @@ export class SplitDeployment {
     }
   }
 
-  /** Persons of the project and the distinct ids pointing at them. */
   async persons(): Promise<{ persons: number; distinctIds: number }> {
     const [row] = await this.postgres.superuser<{ persons: string; distinct_ids: string }>(
       `SELECT (SELECT count(*) FROM persons WHERE team_id = $1) AS persons,

@@ -17,15 +17,11 @@ interface InitialCredentials {
   project_api_key: string;
 }
 const COMMAND_TIMEOUT_MS = 120_000;
-/**
- * Half the split deployment's default: one process (on the suite's machine) runs capture, ingestion,
- * the workers and both engines, and a restart's crash recovery meets the requests piled up meanwhile.
- */
+/** Half the split default: one process runs everything, and crash recovery meets the piled-up requests. */
 const EVENTS_PER_SECOND = Number(process.env.FAULTS_EVENTS_PER_SECOND ?? 500);
-/** A restart of npm start after kill -9 (PGlite's recovery) on a loaded machine. */
+/** npm start's restart after kill -9 (PGlite's recovery) on a loaded machine. */
 const READY_TIMEOUT_MS = 180_000;
 
-/** The environment of `npm start` with no service around it: embedded Postgres, chDB and bus. */
 function standaloneEnv(dataDir: string, ports: { management: number; capture: number }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -47,11 +43,7 @@ function standaloneEnv(dataDir: string, ports: { management: number; capture: nu
   return env;
 }
 
-/**
- * `npm start` (apps/standalone) on a DATA_DIR of the suite's, on fixed ports so that a restarted
- * one is where the sender expects it. Its readiness is the management port's `/_ready`, which
- * covers capture, ingestion and the workers of the process.
- */
+/** On fixed ports; readiness is the management port's `/_ready`, which covers the whole process. */
 export class StandaloneDeployment {
   readonly server: AppSlot<'standalone'>;
   readonly captureUrl: string;
@@ -73,7 +65,7 @@ export class StandaloneDeployment {
     this.captureUrl = `http://127.0.0.1:${ports.capture}`;
   }
 
-  /** Starts it on `dataDir` (a new temporary one when absent) and reads the initial credentials. */
+  /** A new temporary DATA_DIR when absent. */
   static async start(dataDir?: string): Promise<StandaloneDeployment> {
     const ownsDataDir = !dataDir;
     const dir = dataDir ?? (await mkdtemp(path.join(tmpdir(), 'hogbase-faults-standalone-')));
@@ -90,7 +82,6 @@ export class StandaloneDeployment {
     }
   }
 
-  /** Another `npm start` on the same DATA_DIR, on ports of its own. */
   async startIntruder(): Promise<AppProcess> {
     return startApp('standalone', {
       ...this.env,
@@ -99,7 +90,7 @@ export class StandaloneDeployment {
     });
   }
 
-  /** `GET /api/organizations/`'s status now (0: no answer): a management call that reads Postgres. */
+  /** 0: no answer. A management call that reads Postgres. */
   async managementStatus(): Promise<number> {
     try {
       const { personal_api_key: key } = await this.initialCredentials();
@@ -129,10 +120,7 @@ export class StandaloneDeployment {
     });
   }
 
-  /**
-   * What the events table lists for the project. chDB lets one process at a time open its data
-   * path, so the server is stopped (SIGTERM: it must exit 0) for the read and started again after.
-   */
+  /** chDB lets one process open its data path: the server is stopped (it must exit 0) for the read. */
   async listedEvents(): Promise<ListedEvents> {
     const status = await this.server.stop();
     if (status.code !== 0) throw new Error(`npm start exited with ${JSON.stringify(status)} on SIGTERM`);
@@ -156,7 +144,6 @@ export class StandaloneDeployment {
     }
   }
 
-  /** Persons of the project and the distinct ids pointing at them, through the server's Postgres socket. */
   async persons(): Promise<{ persons: number; distinctIds: number }> {
     const client = new Client({ connectionString: await findRunningEmbeddedPostgres(this.dataDir) });
     await client.connect();
@@ -179,10 +166,8 @@ export class StandaloneDeployment {
 }
 
 /**
- * The verdict of an npm start scenario: every event the sender made was acknowledged (the sender
- * retried until it was), the events table lists each acknowledged uuid exactly once and nothing
- * else, every distinct id has one person, the server did not exit unasked, and it is ready again.
- * On the in-process bus a 200 means stored, so there is nothing to drain first.
+ * Every event acknowledged, each listed exactly once and nothing else, one person per distinct id,
+ * no unasked exit, ready again. On the in-process bus a 200 means stored: nothing to drain first.
  */
 export async function expectEveryAcknowledgedEventListedOnce(
   deployment: StandaloneDeployment,

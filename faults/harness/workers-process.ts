@@ -7,11 +7,10 @@ import { createTestS3Client, eventually, freePort, REPO_ROOT, runProcess } from 
 import { AppSlot, startFaultEngines, type FaultEngines } from './deployment';
 import type { PostgresServer } from './postgres-server';
 
-/** The database on the suite's server that the Postgres destination writes to (a customer's warehouse). */
+/** A customer's warehouse on the suite's server. */
 const DESTINATION_DATABASE = 'batch_export_destination';
 const COMMAND_TIMEOUT_MS = 120_000;
 
-/** A batch-export run as the workers leave it in Postgres. */
 export interface RunRow {
   id: string;
   status: string;
@@ -22,7 +21,7 @@ export interface RunRow {
   latest_error: string | null;
 }
 
-/** What the S3 destination of a scenario needs: S3Mock from tools/s3-server.mjs, as `npm test` starts it. */
+/** S3Mock from tools/s3-server.mjs, as `npm test` starts it. */
 export interface S3Server {
   endpoint: string;
   client: S3Client;
@@ -37,12 +36,9 @@ interface S3ServerModule {
 }
 
 /**
- * The batch-export side of a split deployment on engines the suite controls: its own PostgreSQL
- * server (TLS on, since the Postgres destination connects with TLS only), its own Kafka broker
- * (ingestion's, which the workers consult), chDB under a temporary data folder, and the management
- * app (which creates exports and backfills) and the workers, each as `apps/<app>/src/main.ts` with
- * the same ENCRYPTION_KEYS. chDB belongs to one process at a time: events are seeded, the
- * management app creates the backfill, then the workers run it, in turn.
+ * The batch-export side of a split deployment: its own PostgreSQL (TLS on: the Postgres destination
+ * requires it), Kafka broker, chDB, and the management app and workers with one ENCRYPTION_KEYS.
+ * chDB belongs to one process at a time: seeding, then the management app, then the workers.
  */
 export class WorkersDeployment {
   readonly workers: AppSlot<'workers'>;
@@ -68,16 +64,12 @@ export class WorkersDeployment {
   }
 
   static async start(log: (message: string) => void): Promise<WorkersDeployment> {
-    // Ingestion's Kafka, no ingestion: the workers alone ask its consumer group how far it got,
-    // and with no event captured there is nothing for a run to wait for.
+    // Ingestion's Kafka without ingestion: with nothing captured, no run waits for it.
     const engines = await startFaultEngines(log, {
-      // What a platform team shares between the management app and the workers (a Secret).
       ENCRYPTION_KEYS: randomBytes(32).toString('base64'),
     });
-    // The destinations' S3 is the suite's own S3Mock (s3Server), never `npm test`'s.
     delete engines.env.S3_ENDPOINT;
     try {
-      // As an operator deploys: Postgres, ClickHouse (chDB under DATA_DIR) and the Kafka topics.
       const migrate = await runProcess('npm', ['run', '--silent', 'admin', '--', 'migrate'], {
         cwd: REPO_ROOT,
         env: engines.env,
@@ -99,10 +91,7 @@ export class WorkersDeployment {
     }
   }
 
-  /**
-   * Writes each hour's events (seed-events.process.ts), before any app opens chDB. Returns the
-   * events each hour holds as a run reads it, by hour start (ms).
-   */
+  /** Before any app opens chDB. Returns each hour's events as a run reads them, by hour start (ms). */
   async seedEvents(hours: readonly { start: Date; events: number }[]): Promise<Map<number, number>> {
     const counts = await this.engines.chDbProcess<Record<string, number>>(
       'faults/harness/seed-events.process.ts',
@@ -112,11 +101,7 @@ export class WorkersDeployment {
     return new Map(Object.entries(counts).map(([start, count]) => [Number(start), count]));
   }
 
-  /**
-   * Creates an hourly export and a backfill of one hour through the management API, as a user
-   * does, then stops the management app (it opened chDB to find the project's first event).
-   * Returns the backfill's one run.
-   */
+  /** Then stops the management app, which opened chDB. Returns the backfill's one run. */
   async createBackfilledExport(
     name: string,
     destination: { type: string; config: Record<string, unknown> },
@@ -155,7 +140,6 @@ export class WorkersDeployment {
     return row;
   }
 
-  /** The backfill's status, as the API shows it. */
   async backfillStatus(backfillId: string): Promise<string | undefined> {
     const [row] = await this.postgres.superuser<{ status: string }>(
       'SELECT status FROM batch_export_backfills WHERE id = $1',
@@ -164,7 +148,7 @@ export class WorkersDeployment {
     return row?.status;
   }
 
-  /** The Postgres destination's config (a TLS connection to the suite's server, self-signed). */
+  /** TLS to the suite's server, self-signed. */
   postgresDestination(tableName: string): Record<string, unknown> {
     const url = new URL(this.postgres.appUrl);
     return {
@@ -178,7 +162,6 @@ export class WorkersDeployment {
     };
   }
 
-  /** Runs `read` on a connection to the destination database. */
   async destination<T>(read: (client: Client) => Promise<T>): Promise<T> {
     const url = new URL(this.postgres.appUrl);
     url.pathname = `/${DESTINATION_DATABASE}`;
@@ -191,7 +174,7 @@ export class WorkersDeployment {
     }
   }
 
-  /** S3Mock, started on first use (the fault suite runs without `npm test`'s servers). */
+  /** Started on first use: the fault suite runs without `npm test`'s servers. */
   async s3Server(): Promise<S3Server> {
     if (this.s3) return this.s3.server;
     const modulePath = path.join(REPO_ROOT, 'tools', 's3-server.mjs');
@@ -217,7 +200,6 @@ export class WorkersDeployment {
     return server;
   }
 
-  /** Exits of the apps that the suite did not cause. */
   unexpectedExits(): string[] {
     return [...this.workers.unexpectedExits, ...this.management.unexpectedExits];
   }
@@ -244,10 +226,7 @@ export class WorkersDeployment {
   }
 }
 
-/**
- * Turns TLS on in the suite's server with a self-signed certificate: the Postgres destination
- * connects with TLS only, as PostHog's does (sslmode=require). SSL settings take a reload.
- */
+/** The Postgres destination connects with TLS only, as PostHog's does (sslmode=require). */
 async function enableTls(postgres: PostgresServer): Promise<void> {
   const [{ data_directory: dataDirectory }] = await postgres.superuser<{ data_directory: string }>(
     'SHOW data_directory',
@@ -274,7 +253,7 @@ async function enableTls(postgres: PostgresServer): Promise<void> {
     { cwd: '/', env: process.env, timeoutMs: COMMAND_TIMEOUT_MS },
   );
   if (made.code !== 0) throw new Error(`openssl could not make a certificate:\n${made.stderr}`);
-  // The server (the OS user `postgres` when the suite runs as root) must own its key, mode 0600.
+  // The server's OS user must own its key, mode 0600.
   const owner = await stat(dataDirectory);
   for (const file of [certificate, key]) await chown(file, owner.uid, owner.gid);
   await chmod(key, 0o600);
