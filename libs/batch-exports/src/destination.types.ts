@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 
-/** The contract between the batch-export runner (workers) and a destination: see README.md. */
+/** The contract between the batch-export runner (workers) and a destination. */
 
 export interface ExportRunInfo {
   runId: string;
@@ -14,7 +14,7 @@ export interface ExportRunInfo {
 }
 
 export interface ExportChunk {
-  /** In `DestinationWriter.format`, streamed out of ClickHouse. */
+  /** In `DestinationWriter.format`. */
   body: Readable;
   records: number;
   /** Stored once the destination has taken the chunk. */
@@ -37,7 +37,7 @@ export interface DestinationWriter {
   readonly clickHouseSettings?: Readonly<Record<string, string>>;
   /** Undefined when the whole interval must be one chunk (a single Parquet object). */
   readonly maxChunkRows: number | undefined;
-  /** Resolves once the destination has the chunk durably. */
+  /** Resolves once the destination holds the chunk durably. */
   write(chunk: ExportChunk, signal: AbortSignal): Promise<WriteResult>;
   /** After the last chunk, or none (an empty interval). */
   finish(signal: AbortSignal): Promise<WriteResult>;
@@ -45,7 +45,6 @@ export interface DestinationWriter {
   abort(): Promise<void>;
 }
 
-/** From the destination's unsealed config. */
 export type DestinationFactory = (config: Record<string, unknown>, run: ExportRunInfo) => DestinationWriter;
 
 /** An events model row (JSONEachRow): timestamps as ISO 8601 strings in UTC, JSON properties as objects. */
@@ -73,7 +72,6 @@ export interface ExportedPersonRow {
   properties: Record<string, unknown>;
   /** Bumped when the distinct id moves to another person (a merge). */
   person_distinct_id_version: number;
-  /** Bumped on every change of the person. */
   person_version: number;
   created_at: string;
   /** The change that put it in its run. */

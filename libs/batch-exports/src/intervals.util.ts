@@ -45,7 +45,6 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** As milliseconds of a UTC calendar. */
 function wallClock(timeZone: string, instant: number): number {
   const parts: Record<string, number> = {};
   for (const part of formatter(timeZone).formatToParts(new Date(instant))) {
@@ -111,7 +110,6 @@ function hourStart(timeZone: string, instant: number, wall: number): number {
 
 export function nextIntervalStart(interval: BatchExportInterval, timeZone: string, start: Date): Date {
   if (interval === 'hour') {
-    // Around a half-hour DST change, the next whole hour of the wall clock.
     for (let probe = start.getTime() + HOUR; probe < start.getTime() + 4 * HOUR; probe += 15 * MINUTE) {
       const next = intervalStart('hour', timeZone, new Date(probe));
       if (next > start) return next;
@@ -129,7 +127,6 @@ export function nextIntervalStart(interval: BatchExportInterval, timeZone: strin
   return next;
 }
 
-/** Oldest first. */
 export function intervalsOverlapping(
   interval: BatchExportInterval,
   timeZone: string,

@@ -4,10 +4,7 @@ import type { ExportedEventRow, ExportedPersonRow } from '../destination.types';
 
 const NEWLINE = 0x0a;
 
-/**
- * A `JSONEachRow` body one line at a time, pulled only as fast as rows are consumed: memory holds
- * one line, never the chunk. Lines are split on bytes and decoded whole (multi-byte characters).
- */
+/** Pulled as rows are consumed, one line in memory; split on bytes and decoded whole (multi-byte characters). */
 export class JsonLinesReader<Row extends object = ExportedEventRow> {
   bytesRead = 0;
   rowsRead = 0;
@@ -87,7 +84,6 @@ export const PERSON_ROWS: RowKind<ExportedPersonRow> = {
   },
 };
 
-/** A wrong type is a NonRetryableExportError. */
 export class DestinationConfigReader {
   constructor(
     private readonly destination: string,

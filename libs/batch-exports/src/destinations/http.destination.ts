@@ -21,7 +21,7 @@ export interface HttpDestinationOptions {
   maxBodyBytes: number;
   /** Then the chunk fails, and the run retries later from its cursor. */
   maxAttempts: number;
-  /** Doubled at each attempt up to `maxBackoffMs`. */
+  /** Doubled each attempt up to `maxBackoffMs`. */
   initialBackoffMs: number;
   maxBackoffMs: number;
   /** A longer Retry-After fails the chunk instead of waiting. */
@@ -41,7 +41,6 @@ export const DEFAULT_HTTP_DESTINATION_OPTIONS: HttpDestinationOptions = {
 };
 
 const RESPONSE_EXCERPT_CHARS = 300;
-/** What is read of a refusing receiver's answer; the rest is never read. */
 const RESPONSE_READ_BYTES = 4 * 1024;
 
 export function parseHttpDestinationConfig(config: Record<string, unknown>): HttpDestinationConfig {
@@ -102,7 +101,6 @@ export class HttpDestinationWriter implements DestinationWriter {
       for await (const row of reader.rows()) {
         const event = Buffer.from(JSON.stringify(toCaptureEvent(row)));
         const overhead = this.header.length + this.footer.length + this.separator.length;
-        // An event alone is sent anyway.
         if (events > 0 && overhead + bodyBytes + event.length > this.options.maxBodyBytes) await send();
         if (events > 0) {
           parts.push(this.separator);
@@ -130,7 +128,7 @@ export class HttpDestinationWriter implements DestinationWriter {
     return Promise.resolve();
   }
 
-  /** Retries 5xx, 429 and network failures with capped back-off. */
+  /** Retries 5xx, 429 and network failures. */
   private async post(body: Buffer, signal: AbortSignal): Promise<void> {
     const target = new URL(this.config.url).host;
     let lastFailure = '';
@@ -193,7 +191,6 @@ function strictFetch(): EgressFetch {
   return strictEgressFetch;
 }
 
-/** A receiver may answer anything: the rest is left unread. */
 async function readStart(response: Response, maxBytes: number): Promise<string> {
   if (!response.body) return '';
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -213,7 +210,7 @@ async function readStart(response: Response, maxBytes: number): Promise<string> 
   return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
 }
 
-/** As PostHog's HTTP export writes it (same keys, same order). */
+/** Same keys and order as PostHog's HTTP export. */
 export function toCaptureEvent(row: ExportedEventRow): Record<string, unknown> {
   const properties: Record<string, unknown> = { ...(row.properties ?? {}) };
   // PostHog sends $set / $set_once in properties: a row whose properties lack them gets them from the columns.
@@ -239,7 +236,7 @@ function backoff(attempt: number, options: HttpDestinationOptions): number {
   return Math.round(capped * (0.75 + Math.random() * 0.25));
 }
 
-/** In milliseconds; undefined when absent or unreadable. */
+/** Undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   const trimmed = value.trim();
@@ -248,7 +245,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** NOTE: by name: fetch's errors come from Node's own realm, where `instanceof` another realm's TypeError fails. */
+/** By name: fetch's errors come from Node's own realm, where `instanceof` fails. */
 function isNetworkFailure(error: unknown): boolean {
   const name = (error as { name?: unknown } | null)?.name;
   return name === 'TypeError' || name === 'TimeoutError';
@@ -262,7 +259,7 @@ function describeNetworkFailure(error: unknown): string {
   return detail ? `${error.message} (${detail})` : error.message;
 }
 
-/** `options` are for tests; `fetch` goes where the egress policy lets it (public targets by default). */
+/** `fetch` goes where the egress policy lets it (public targets by default). */
 export function createHttpDestination(
   config: Record<string, unknown>,
   run: ExportRunInfo,

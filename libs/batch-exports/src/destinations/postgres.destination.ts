@@ -43,7 +43,7 @@ const EVENT_COLUMNS = [
   ['timestamp', 'TIMESTAMP WITH TIME ZONE', 'timestamptz'],
 ] as const;
 
-/** One row per (team_id, distinct_id), its primary key; versions BIGINT, as PostHog's export creates them. */
+/** Versions BIGINT, as PostHog's export creates them. */
 const PERSON_COLUMNS = [
   ['team_id', 'INTEGER', 'integer'],
   ['distinct_id', 'TEXT', 'text'],
@@ -61,7 +61,7 @@ type Column = readonly [name: string, type: string, arrayType: string];
 
 interface TableModel<Row extends object> {
   columns: readonly Column[];
-  /** The upsert's conflict key: a unique index on exactly these columns. */
+  /** A unique index on exactly these columns. */
   key: readonly string[];
   keyIsPrimary: boolean;
   /** PostHog adds model fields over time: write only the columns an existing table has. */
@@ -112,7 +112,6 @@ const PERSONS_TABLE: TableModel<ExportedPersonRow> = {
   },
 };
 
-/** Per INSERT statement; a chunk is several statements in one transaction. */
 const STATEMENT_MAX_ROWS = 1_000;
 const STATEMENT_MAX_BYTES = 8 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -245,7 +244,7 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
       application_name: `hogbase batch export ${this.run.runId}`.slice(0, 63),
       options: '-c TimeZone=UTC',
     });
-    // NOTE: unheard, a connection dropped between queries would crash the process.
+    // Unheard, a connection dropped between queries would crash the process.
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -397,7 +396,6 @@ export class PostgresDestinationWriter<Row extends object> implements Destinatio
   }
 }
 
-/** One INSERT's rows, bound as one array per column and unnested by the server. */
 class StatementBatch<Row extends object> {
   private readonly byKey = new Map<string, ColumnValue[]>();
   bytes = 0;

@@ -21,7 +21,6 @@ export interface S3KeyOptions {
   prefix: string;
   fileFormat: S3FileFormat;
   compression: S3Compression | null;
-  /** Set when `max_file_size_mb` is. */
   fileNumber: number | null;
 }
 
@@ -129,7 +128,6 @@ function baseFileName(run: ExportRunInfo): string {
   return `${intervalStartName(run)}-${pythonIsoFormat(run.dataIntervalEnd)}`;
 }
 
-/** Python formats a missing start as `None`. */
 function intervalStartName(run: ExportRunInfo): string {
   return run.dataIntervalStart === null ? 'None' : pythonIsoFormat(run.dataIntervalStart);
 }
@@ -140,7 +138,6 @@ function knownNames(variables: Record<string, string>): string {
     .join(', ');
 }
 
-/** `posixpath.join(a, b)`. */
 export function posixJoin(head: string, tail: string): string {
   if (tail.startsWith('/')) return tail;
   if (head === '' || head.endsWith('/')) return head + tail;

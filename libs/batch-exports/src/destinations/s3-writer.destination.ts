@@ -20,7 +20,7 @@ export interface S3DestinationWriter extends DestinationWriter {
   readonly clickHouseSettings: Readonly<Record<string, string>>;
 }
 
-/** One object per interval, or a new one each time `max_file_size_mb` is reached, then a manifest. */
+/** A new object each time `max_file_size_mb` is reached, then a manifest. */
 export class S3Writer implements S3DestinationWriter {
   readonly format: 'JSONEachRow' | 'Parquet';
   /** A restarted run writes the same keys again, never a duplicate. */
@@ -30,11 +30,9 @@ export class S3Writer implements S3DestinationWriter {
   readonly clickHouseSettings: Readonly<Record<string, string>>;
 
   private readonly client: S3Client;
-  /** The manifest. */
   private readonly filesUploaded: string[] = [];
   private current: ObjectUpload | null = null;
   private completedBytes = 0;
-  /** A line split across reads. */
   private partialLine: Buffer | null = null;
   private closed = false;
 
@@ -122,7 +120,6 @@ export class S3Writer implements S3DestinationWriter {
         await this.takeLines(data, signal);
       }
     }
-    // A chunk ends at a row's end: the next object may start here.
     if (this.partialLine !== null) {
       await this.writeLines(this.partialLine, signal);
       this.partialLine = null;
@@ -145,10 +142,9 @@ export class S3Writer implements S3DestinationWriter {
   }
 
   /**
-   * TRICKY: a compressor holds input back, so the compressed size is exact only after a flush;
-   * until then `compressed at last flush + raw bytes since` bounds it. Lines go in while the bound
-   * is under the limit, then a flush gives the gap left, which shrinks geometrically: an object
-   * ends at most one line (plus the trailer) past the limit.
+   * A compressor holds input back: `compressed at last flush + raw bytes since` bounds the size.
+   * Lines go in while the bound is under the limit, then a flush shows the gap left: an object ends
+   * at most one line (plus the trailer) past the limit.
    */
   private async writeLines(lines: Buffer, signal: AbortSignal): Promise<void> {
     const limit = this.config.maxFileSizeBytes ?? Number.POSITIVE_INFINITY;
@@ -186,7 +182,6 @@ export class S3Writer implements S3DestinationWriter {
       throw new Error('S3 destination: Parquet without max_file_size_mb takes the interval as one chunk');
     }
     const key = s3ObjectKey(this.run, { ...this.keyOptions(), fileNumber });
-    // NOTE: each chunk is a complete Parquet file, compressed by ClickHouse: uploaded as it is.
     const upload = new ObjectUpload(this.client, this.objectParams(key), null);
     this.current = upload;
     chunk.body.once('error', (error) => upload.input.destroy(error));

@@ -10,7 +10,7 @@ import type { JsonLinesCompression, S3DestinationConfig } from './s3-destination
 import { classifyS3Error } from './s3.errors';
 
 const MIB = 1024 * 1024;
-/** S3's smallest multipart part: with QUEUE_SIZE in flight, memory per object stays small. */
+/** S3's smallest part: with QUEUE_SIZE in flight, memory per object stays small. */
 const PART_SIZE = 5 * MIB;
 const QUEUE_SIZE = 2;
 const ABORT_TIMEOUT_MS = 30_000;
@@ -44,9 +44,7 @@ export interface ObjectParams {
   SSEKMSKeyId?: string;
 }
 
-/** bytes → compressor → lib-storage Upload (one PUT under a part's size, multipart above). */
 export class ObjectUpload {
-  /** Uncompressed bytes go in here. */
   readonly input: Transform;
   readonly key: string;
   private readonly bucket: string;
@@ -92,7 +90,6 @@ export class ObjectUpload {
     return this.emittedBytes + this.input.readableLength;
   }
 
-  /** At least the size the object would have if flushed now. */
   get sizeUpperBound(): number {
     return this.compressedBytes + this.rawSinceFlush;
   }
@@ -120,7 +117,7 @@ export class ObjectUpload {
     await this.stored(signal);
   }
 
-  /** Once its input has ended (a piped Parquet chunk ends it). */
+  /** Once its input has ended. */
   async stored(signal: AbortSignal): Promise<void> {
     await settled((resolve, reject) => void this.done.then(resolve, reject), null, signal);
     this.completed = true;
