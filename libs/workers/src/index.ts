@@ -1,4 +1,3 @@
-// The workers service and what it runs on.
 export { startWorkersService } from './workers.service';
 export { createWorkersPool, openWorkersEngines } from './workers-engines.util';
 

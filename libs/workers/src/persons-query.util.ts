@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
 
-// A persons run's queries; the rule is in libs/workers/README.md ("Which persons a run exports").
-// Postgres builds each JSON line, and a chunk is read through a server-side cursor a page at a time.
+// A persons run's queries (the rule: libs/workers/README.md). Postgres builds each JSON line, and a
+// chunk is read through a server-side cursor a page at a time.
 
 export interface PersonsSelection {
   teamId: number;
@@ -112,7 +112,6 @@ function branches(
   };
 }
 
-/** The run's `records_total_count`. */
 export function personsCountQuery(selection: PersonsSelection): BuiltQuery {
   const { distinctIdLast, personLast, values } = branches(selection, undefined);
   return {
@@ -147,7 +146,6 @@ export async function countPersonRows(pool: Pool, selection: PersonsSelection): 
 export interface PersonsChunk {
   body: Readable;
   records: number;
-  /** The run's cursor once the destination took the chunk. */
   until: PersonsCursor;
   /** Frees the server's cursor and the connection, even if the body was left unread. */
   close(): Promise<void>;
@@ -156,10 +154,8 @@ export interface PersonsChunk {
 const PAGE_ROWS = 1_000;
 
 /**
- * Undefined when the run has no rows left.
- *
- * TRICKY: a holdable cursor (`WITH HOLD`), read outside any transaction: one held open during an
- * upload would pin the snapshot, and on PGlite (one session) hold up every other query.
+ * Undefined when the run has no rows left. A holdable cursor (`WITH HOLD`) read outside any
+ * transaction: one held open during an upload would pin the snapshot, and on PGlite hold up every query.
  */
 export async function openPersonsChunk(
   pool: Pool,

@@ -44,7 +44,7 @@ const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
 export interface RunExecutorDeps {
   store: RunStore;
-  /** The management API's: persons and runs. */
+  /** The management API's. */
   pool: Pool;
   clickhouse: ClickHouseClient;
   database: string;
@@ -204,10 +204,8 @@ interface SourceChunk {
   close?: () => Promise<void>;
 }
 
-/** Events from ClickHouse, persons from Postgres. */
 interface RunSource {
   count(): Promise<number>;
-  /** Undefined once done. */
   next(after: string | undefined, maxRows: number): Promise<SourceChunk | undefined>;
   owns(cursor: string | null): boolean;
 }

@@ -1,7 +1,6 @@
 import { assertDatabaseName, EVENTS_TABLE } from '@hogbase/clickhouse';
 
-// A run's ClickHouse queries; the rule that makes runs exact (each event's owning time) is in
-// libs/workers/README.md ("Which events a run exports").
+// A run's ClickHouse queries; what makes runs exact (each event's owning time) is in libs/workers/README.md.
 
 /** As PostHog's batch exports name them. */
 const JSON_FIELDS: Record<string, string> = {
@@ -73,7 +72,6 @@ const PARQUET_FIELDS: Record<string, string> = {
   person_id: 'toString(events.person_id)',
 };
 
-/** compileBatchExportQuery's output. */
 export interface CustomColumns {
   columns: { alias: string; sql: string }[];
   params: Readonly<Record<string, string | number>>;
@@ -164,7 +162,6 @@ function selection(selection: RunSelection, after: RunCursor | undefined, until?
   return { query: `FROM ${table} AS events FINAL WHERE ${conditions.join(' AND ')}`, params };
 }
 
-/** The run's `records_total_count`. */
 export function countQuery(run: RunSelection): BuiltQuery {
   const { query, params } = selection(run, undefined);
   return { query: `SELECT count() AS rows ${query}`, params };

@@ -22,7 +22,6 @@ const LONG_WAIT_MS = 60_000;
 
 /** What the workers run on; the caller opened them and closes them after `stop()`. */
 export interface WorkersEngines {
-  /** The management API's Postgres. */
   pool: Pool;
   /** For the job engine, which opens a small pool of its own. */
   databaseUrl: string;
@@ -48,7 +47,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Batch-export runs on pg-boss (README.md). Returns at once; pg-boss starts in the background, retried while Postgres is down. */
+/** Returns at once; pg-boss starts in the background, retried while Postgres is down. */
 export function startWorkersService(
   config: WorkersConfig,
   engines: WorkersEngines,

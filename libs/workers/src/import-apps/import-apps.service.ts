@@ -34,7 +34,6 @@ interface AppJob {
 export interface ImportAppsOptions {
   pool: Pool;
   config: AppsRuntimeConfig;
-  /** Where `posthog.capture` puts events. */
   publisher: EventPublisher;
   logger: Logger;
   registry: Registry;
@@ -104,7 +103,6 @@ export class ImportApps {
     });
   }
 
-  /** Called once the job engine runs. */
   async start(boss: PgBoss): Promise<void> {
     const callLimitSeconds = Math.ceil(this.options.config.timeLimitMs / 1_000);
     // A run holds its key while active: after a crash the job engine frees it once this has passed.
