@@ -11,17 +11,15 @@ import { printRoundsTable, summaryLine, type BenchSummary, type Metric } from '.
 import { recordSdkRequests, toQueueMessages } from './sdk-requests.util';
 import { startWebhookReceiver, type Arrivals, type WebhookReceiver } from './webhook-receiver.util';
 
-/** Messages per publish call while filling a topic (the publisher splits them into 1 MB requests). */
+/** Per publish call while filling a topic. */
 const PRODUCE_CHUNK = 5_000;
-/** Webhook bodies kept per round to replay the app's two steps outside the job engine. */
+/** Kept per round to time the app's two steps outside the job engine. */
 const REPLAYED_EVENTS = 500;
-/** The job engine's queue of stored batches (libs/apps-runtime/src/app-destinations.ts). */
 const BATCH_QUEUE = 'app-destinations';
 const RETRY_QUEUE = 'app-destination-retries';
-/** Batch jobs AppDestinations runs at once when ingestion gives it no concurrency (its default). */
+/** AppDestinations' default concurrency. */
 const JOB_WORKERS = 2;
 
-/** The destination of the issue: a `composeWebhook` app posting each event to the config's URL. */
 const DESTINATION_CODE = `exports.composeWebhook = (event, { config }) => ({
   url: config.url,
   body: JSON.stringify({ uuid: event.uuid, event: event.event, distinct_id: event.distinct_id, properties: event.properties }),
@@ -35,29 +33,24 @@ const logger = pino({ level: 'warn' }).child({ app: 'ingestion' });
 type Variant = 'bare' | 'apps';
 
 interface Drain {
-  /** Events per second from the first batch handed to the handler to the last one it finished. */
   eventsPerSecond: number;
   startupSeconds: number;
-  /** performance.now() when the service was handed the first batch. */
   firstBatchAt: number;
-  /** performance.now() when the handler finished the last event (stored and handed off). */
+  /** Stored and handed off. */
   finishedAt: number;
 }
 
-/** How the job engine ran the round's batch jobs, from its own job rows. */
 interface JobStats {
   jobs: number;
   events: number;
-  /** Sum over jobs of completed − started: the workers' time inside jobs. */
+  /** The workers' time inside jobs. */
   busySeconds: number;
-  /** First job started → last job completed. */
   spanSeconds: number;
-  /** Median time a job waited in the queue (created → started). */
+  /** Created → started. */
   medianWaitSeconds: number;
   retryJobs: number;
 }
 
-/** The app's two steps timed one event at a time, outside the job engine. */
 interface StepTimes {
   sandboxMs: number;
   fetchMs: number;
@@ -85,11 +78,7 @@ async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, describe: 
   }
 }
 
-/**
- * Starts a consumer and waits until `expected` messages went through it. Unlike the ingestion
- * benchmark's drain it leaves the service running: its destinations keep delivering after the last
- * batch, and stopping the service would hand the rest back to the job engine.
- */
+/** Unlike the ingestion bench's drain it leaves the service running: its destinations keep delivering. */
 async function drain(
   groupId: string,
   expected: number,
@@ -106,7 +95,7 @@ async function drain(
     if (handled >= expected) finish(performance.now());
   });
   try {
-    // Generous: a slow machine must not fail the run, only show a low figure.
+    // Generous: a slow machine shows a low figure, not a failure.
     const finishedAt = await withTimeout(
       done,
       Math.max(120_000, expected * 5),
@@ -128,7 +117,6 @@ async function drain(
   }
 }
 
-/** Installs the destination for `project` as rows, the way the management API leaves them. */
 async function installDestination(pipeline: IngestionPipeline, project: Project, url: string): Promise<void> {
   const { pool } = pipeline;
   const pluginId = (
@@ -187,10 +175,8 @@ async function jobStats(pipeline: IngestionPipeline, teamId: number): Promise<Jo
 }
 
 /**
- * The two steps a worker takes per event, one event at a time in a runtime of their own, on bodies
- * the receiver got: the sandbox's `composeWebhook`, then the host's fetch of what it returned.
- * Their sum beside the workers' time per event in the job rows says how much of a job is the app and
- * how much the engine around it.
+ * The two steps a worker takes per event, timed alone: the sandbox's `composeWebhook`, then the fetch.
+ * Beside the job rows they say how much of a job is the app and how much the engine around it.
  */
 async function timeSteps(pipeline: IngestionPipeline, teamId: number, bodies: string[]): Promise<StepTimes> {
   const runtime = createAppsRuntime(pipeline.pool, pipeline.config.apps, logger);
@@ -226,12 +212,8 @@ async function timeSteps(pipeline: IngestionPipeline, teamId: number, bodies: st
 }
 
 /**
- * 8. Kafka → ingestion with one `composeWebhook` destination → webhooks on a loopback receiver.
- * Each round fills two topics with the same `appsEvents` posthog-node events, for two new projects,
- * and drains them in rotating order: bare ingestion (as benchmark 3, no apps), and ingestion as
- * apps/ingestion runs it with the job engine, for the project that has the destination enabled. The
- * apps run ends, like the bare one, when the handler finished the last event (stored and handed
- * off in one job per batch); then every event's webhook must reach the receiver.
+ * 8. Kafka → ingestion with one `composeWebhook` destination → webhooks on a loopback receiver, against
+ * bare ingestion in rotating order; then every event's webhook must reach the receiver.
  */
 export async function runAppsBench(
   config: BenchConfig,
@@ -295,7 +277,7 @@ export async function runAppsBench(
         drained[variant] = result;
         try {
           if (expected) {
-            // Delivery runs at its own pace; a slow one is a figure, not a failure, up to a point.
+            // A slow delivery is a figure, not a failure, up to a point.
             arrivals = await withTimeout(expected.done, Math.max(300_000, events * 50), () => {
               const current = expected.current();
               return `round ${round}: ${current.received} of ${events} webhooks arrived`;

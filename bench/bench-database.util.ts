@@ -13,9 +13,9 @@ export interface Project {
 
 export interface BenchDatabase {
   url: string;
-  /** Creates a project (team) row; each benchmark round works in its own. */
+  /** Each benchmark round works in its own. */
   createProject(name: string): Promise<Project>;
-  /** Drops the database, terminating its connections. Safe to call twice. */
+  /** Safe to call twice. */
   drop(): Promise<void>;
 }
 
@@ -29,11 +29,7 @@ async function withServer<T>(serverUrl: string, work: (client: Client) => Promis
   }
 }
 
-/**
- * A throwaway database on the server of `serverUrl`, migrated like production (the TypeORM
- * migrations of libs/postgres), with one organization. The name contains `test` so the shared
- * guard of libs/test-support lets it be created and dropped.
- */
+/** Migrated like production; the name contains `test`, so the test-support guard lets it be dropped. */
 export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
   const name = `hogbase_test_pipeline_bench_${process.pid}`;
   assertTestDatabaseName(name);

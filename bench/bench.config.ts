@@ -11,59 +11,34 @@ export const BENCHMARKS = [
   'apps',
   'standalone',
 ] as const;
-/** What the exports benchmark writes to S3, beside its baseline. */
 export const EXPORT_FORMATS = ['JSONLines', 'Parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export type BenchmarkName = (typeof BENCHMARKS)[number];
-/**
- * How the listing bench loads a project's events: `arrival` in time order, as ingestion writes
- * them (older events in 1M-row inserts, the newest day in ingestion-sized inserts); `scattered`
- * in 1M-row inserts that each span the whole year (every month then holds overlapping parts that
- * FINAL has to merge: the worst case, which ingestion never produces).
- */
+/** See bench/README.md (`BENCH_LISTING_LOAD`); `scattered` is a worst case ingestion never produces. */
 export const LISTING_LOADS = ['arrival', 'scattered'] as const;
 export type ListingLoad = (typeof LISTING_LOADS)[number];
 
+/** The `BENCH_*` options in bench/README.md. */
 export interface BenchConfig {
-  /** Which benchmarks run, in this order. */
   benchmarks: BenchmarkName[];
-  /** Measured rounds per benchmark; every figure is the median over them. */
   rounds: number;
-  /** Length of one autocannon round (capture benchmarks). */
   durationSeconds: number;
-  /** Unmeasured load before the first round of each HTTP target (JIT, connections, caches). */
   warmupSeconds: number;
-  /** Concurrent HTTP connections of the load generator. */
   connections: number;
-  /** Events per posthog-node /batch/ request. */
   eventsPerBatch: number;
-  /** Distinct ids the generated events are spread over (persons in ingestion). */
   persons: number;
-  /** Events put on Kafka per ingestion round. */
   ingestionEvents: number;
-  /** Events put on Kafka per apps round (each delivered as one webhook). */
   appsEvents: number;
-  /** /batch/ requests per second during the end-to-end lag rounds. */
   lagBatchesPerSecond: number;
-  /** Length of one end-to-end lag round. */
   lagSeconds: number;
-  /** When set, the capture and ceiling processes write V8 CPU profiles (.cpuprofile) here. */
   cpuProfileDir: string | undefined;
-  /** Events in the project at each size the listing is measured at, ascending. */
   listingSizes: number[];
-  /** Timed requests per listing query per round. */
   listingRequests: number;
-  /** How the listing's events are inserted: see LISTING_LOADS. */
   listingLoad: ListingLoad;
-  /** Events in the hour the exports benchmark exports. */
   exportEvents: number;
-  /** The S3 formats exported each round (JSONLines gzip, Parquet zstd), in this order. */
   exportFormats: ExportFormat[];
-  /** An S3-compatible endpoint (path-style); else S3Mock is started for the run. */
   s3Endpoint: string | undefined;
-  /** A PostgreSQL server whose role may CREATE DATABASE; else the machine's cluster 15/main. */
   databaseUrl: string | undefined;
-  /** Kafka bootstrap brokers; else a single KRaft broker is started from the cached jars. */
   kafkaBrokers: string[] | undefined;
 }
 

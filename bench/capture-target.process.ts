@@ -1,15 +1,7 @@
-// A child process serving the HTTP target of a capture benchmark on 127.0.0.1, on a free port it
-// reports to the parent over IPC. Its own process, so the load generator does not share its event
-// loop. Started by target-process.util.ts:
-//
-//   BENCH_TARGET=capture  the capture service as apps/capture starts it (openCaptureEngines,
-//                         startCaptureService): a KafkaEventPublisher (acks -1), tokens and flags
-//                         over a pg Pool. Needs DATABASE_URL and KAFKA_BROKERS. With
-//                         CAPTURE_WORKERS > 1, as apps/capture runs then: this process supervises
-//                         that many workers sharing the port (startCaptureCluster).
-//   BENCH_TARGET=ceiling  a plain node:http server that reads each body, gunzips it when the
-//                         SDK gzipped it, JSON-parses it and answers {status: 1}: what any
-//                         capture must do at least, so the most this machine can do.
+// The HTTP target of a capture benchmark, in its own process so the load generator does not share
+// its event loop; reports its port over IPC.
+//   BENCH_TARGET=capture  the capture service as apps/capture starts it (CAPTURE_WORKERS > 1: a cluster).
+//   BENCH_TARGET=ceiling  node:http that gunzips, JSON-parses and answers: the most this machine can do.
 import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +10,6 @@ import pino from 'pino';
 import { openCaptureEngines, startCaptureCluster, startCaptureService } from '@hogbase/capture-server';
 import { ConfigError, loadCaptureConfig, runMain } from '@hogbase/config';
 
-/** The first message a target sends its parent. */
 export interface TargetListening {
   type: 'listening';
   port: number;
@@ -27,8 +18,7 @@ export interface TargetListening {
 const HOST = '127.0.0.1';
 
 async function startCapture(): Promise<{ port: number; stop(): Promise<void> }> {
-  // The app's own config reader and composition root, so limits and timeouts are the production
-  // defaults; only the address differs (loopback, a free port).
+  // The production defaults; only the address differs.
   const config = { ...loadCaptureConfig(), host: HOST, port: 0 };
   const logger = pino({ level: 'warn' });
   const engines = openCaptureEngines(config, logger);
@@ -69,7 +59,7 @@ async function startCeiling(): Promise<{ port: number; stop(): Promise<void> }> 
   };
 }
 
-/** The primary of CAPTURE_WORKERS workers, listening once the first of them does. */
+/** Listening once the first worker does. */
 function startCaptureWorkers(workers: number): Promise<{ port: number; stop(): Promise<void> }> {
   const logger = pino({ level: 'warn' });
   return new Promise((resolve) => {
@@ -118,9 +108,8 @@ async function main(): Promise<void> {
     );
   };
   process.once('SIGTERM', stop);
-  // NOTE: a Ctrl-C reaches this process too (same process group); the parent stops it anyway.
+  // A Ctrl-C reaches this process too; the parent stops it anyway.
   process.once('SIGINT', stop);
-  // The parent gone (crashed) means nobody will stop us.
   process.once('disconnect', stop);
   const listening: TargetListening = { type: 'listening', port: target.port };
   process.send?.(listening);

@@ -23,7 +23,6 @@ export interface CaptureBenchTargets {
   brokers: string[];
 }
 
-/** Distinct recorded bodies each connection cycles through. */
 const DISTINCT_BATCH_BODIES = 32;
 const DISTINCT_SINGLE_BODIES = 500;
 
@@ -32,17 +31,16 @@ interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   failed: number;
-  /** CPU time the path's process spent during the run (user + system), ms. */
+  /** User + system, ms. */
   cpuMs: number;
 }
 
-/** One of the compared paths, run for a number of seconds at the benchmark's concurrency. */
 interface LoadPath {
   name: 'ceiling' | 'publish' | 'capture';
   run(durationSeconds: number): Promise<LoadResult>;
 }
 
-/** Closed loop over HTTP: each connection sends its next request once the previous one is answered. */
+/** Closed loop: each connection sends its next request once the previous one is answered. */
 function httpPath(
   name: 'ceiling' | 'capture',
   target: TargetProcess,
@@ -68,10 +66,8 @@ function httpPath(
 }
 
 /**
- * The Kafka part of capture alone: the same queue messages capture would publish for each request,
- * through a KafkaEventPublisher configured as capture's (acks -1), with as many publishes in flight
- * as the HTTP paths have connections. No HTTP, no decoding: what capture could reach if those were
- * free.
+ * The Kafka part of capture alone: the same messages through a publisher set up as capture's, as many
+ * in flight as the HTTP paths have connections. No HTTP, no decoding.
  */
 function publishPath(
   publisher: KafkaEventPublisher,
@@ -111,10 +107,7 @@ function publishPath(
   };
 }
 
-/**
- * Every path, round after round, rotating which goes first so drift on a shared machine hits them
- * alike. Ratios are taken per round (its runs are seconds apart), then their median.
- */
+/** Rotating order; ratios per round (its runs are seconds apart), then their median. */
 async function comparePaths(
   config: BenchConfig,
   paths: LoadPath[],
@@ -145,7 +138,6 @@ function comparisonMetrics(
   durationSeconds: number,
 ): Metric[] {
   const eventsPerSecond = (result: LoadResult) => result.requestsPerSecond * eventsPerRequest;
-  // Events in the run: its rate times its length, which the CPU time covers.
   const cpuPerThousand = (result: LoadResult) =>
     result.cpuMs / ((eventsPerSecond(result) * durationSeconds) / 1000);
   const ratio = (of: LoadResult[], to: LoadResult[]) =>
@@ -220,7 +212,6 @@ function comparisonMetrics(
   ];
 }
 
-/** Runs the three paths with a publisher set up like capture's, closed afterwards. */
 async function compare(
   config: BenchConfig,
   targets: CaptureBenchTargets,

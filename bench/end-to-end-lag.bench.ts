@@ -21,29 +21,25 @@ import { recordSdkRequests, type SdkRequest } from './sdk-requests.util';
 import type { TargetProcess } from './target-process.util';
 
 const POLL_INTERVAL_MS = 20;
-/** Most uuids asked for in one poll query. */
 const POLL_CHUNK = 5_000;
 const WARMUP_INTERVAL_MS = 250;
 const WARMUP_REQUESTS = 120;
 const SETTLE_TIMEOUT_MS = 60_000;
 
 interface Lags {
-  /** Capture's 200 → the first SELECT by uuid that finds the event in ClickHouse, ms. */
+  /** Capture's 200 → the first SELECT by uuid that finds it, ms. */
   clickhouse: number[];
-  /** Capture's 200 → a consume-only consumer of the events topic receives the event, ms. */
+  /** Capture's 200 → a consume-only consumer receives it, ms. */
   kafka: number[];
 }
 
 /**
- * Times each event from capture's 200 to two arrivals: in ClickHouse (polled by uuid; exact to one
- * poll interval plus one query) and at a consume-only consumer (the Kafka part of the lag, the
- * baseline). A consumer may receive an event before the client has read the 200 (the broker acked
- * it first): that lag counts as 0.
+ * Exact to one poll interval plus one query. A consumer may receive an event before the 200 is read
+ * (the broker acked it first): that lag counts as 0.
  */
 class LagTracker {
   private readonly awaitingClickHouse = new Map<string, number>();
   private readonly awaitingKafka = new Map<string, number>();
-  /** Consumed before its 200 was seen: uuid → when. */
   private readonly consumedEarly = new Map<string, number>();
   private lags: Lags = { clickhouse: [], kafka: [] };
   private polling: Promise<void> | undefined;
@@ -55,7 +51,6 @@ class LagTracker {
     private readonly teamId: number,
   ) {}
 
-  /** Events answered 200 and not yet found in ClickHouse or not yet consumed. */
   get pendingCount(): number {
     return this.awaitingClickHouse.size + this.awaitingKafka.size;
   }
@@ -77,7 +72,6 @@ class LagTracker {
     }
   }
 
-  /** The handler of the consume-only consumer. */
   readonly consume = (batch: ConsumedBatch): Promise<void> => {
     const consumedAt = performance.now();
     for (const message of batch.messages) {
@@ -94,7 +88,7 @@ class LagTracker {
     return Promise.resolve();
   };
 
-  /** The lags measured since the last call; forgets them and every event still pending. */
+  /** Forgets them and every event still pending. */
   takeLags(): Lags {
     const lags = this.lags;
     this.lags = { clickhouse: [], kafka: [] };
@@ -118,7 +112,6 @@ class LagTracker {
     })();
   }
 
-  /** Throws the error that stopped the polling, if one did. */
   assertPolling(): void {
     if (this.failure !== undefined) throw new Error('polling ClickHouse failed', { cause: this.failure });
   }
@@ -132,8 +125,8 @@ class LagTracker {
     if (this.awaitingClickHouse.size === 0) return;
     const uuids = [...this.awaitingClickHouse.keys()].slice(0, POLL_CHUNK);
     const askedAt = performance.now();
-    // TRICKY: `uuid IN {uuids:Array(UUID)}` silently matches nothing on chDB 3.4 (the array is
-    // taken as one value); the subquery form matches and still uses the sorting key.
+    // `uuid IN {uuids:Array(UUID)}` silently matches nothing on chDB 3.4 (the array is one value);
+    // the subquery form matches and still uses the sorting key.
     const result = await this.pipeline.clickhouse.query({
       query: `SELECT toString(uuid) AS uuid FROM ${BENCH_CLICKHOUSE_DATABASE}.events
               WHERE team_id = {teamId:Int64} AND uuid IN (SELECT arrayJoin({uuids:Array(UUID)}))`,
@@ -149,7 +142,6 @@ class LagTracker {
   }
 }
 
-/** 'ok', or what capture answered instead of 200, or why it did not answer. */
 async function post(target: TargetProcess, request: SdkRequest): Promise<string> {
   try {
     const response = await fetch(`${target.url}${request.path}`, {
@@ -164,10 +156,7 @@ async function post(target: TargetProcess, request: SdkRequest): Promise<string>
   }
 }
 
-/**
- * Sends `requests` open-loop at `perSecond` (each at its due time, whether or not earlier ones
- * were answered) and tells the tracker when each was answered. Resolves once all were answered.
- */
+/** Open loop: each request at its due time, whether or not earlier ones were answered. */
 async function sendAtRate(
   target: TargetProcess,
   requests: readonly SdkRequest[],
@@ -205,11 +194,7 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<v
   while (!condition() && performance.now() < deadline) await sleep(POLL_INTERVAL_MS);
 }
 
-/**
- * 4. End-to-end lag: posthog-node /batch/ bodies at a fixed rate through the capture app (a child
- * process) and Kafka into the ingestion pipeline (this process). Each round waits until every
- * event of the round is found (or a timeout) before the next.
- */
+/** 4. End-to-end lag; each round waits until every event is found (or a timeout) before the next. */
 export async function runLagBench(
   config: BenchConfig,
   pipeline: IngestionPipeline,
@@ -228,8 +213,7 @@ export async function runLagBench(
   });
 
   const tracker = new LagTracker(pipeline, project.id);
-  // NOTE: new groups starting at the end of the events topic (the capture benchmarks filled it).
-  // They read only what arrives after they joined, so warm-up batches go out until both saw one.
+  // New groups start at the topic's end and read only what arrives after: warm up until both saw one.
   const consumeOnly = pipeline.createConsumer(`bench_lag_kafka_${process.pid}`, [EVENTS_TOPIC], false);
   const rounds: (Lags & { failed: number; unfound: number; callMs: number; callEvents: number })[] = [];
   let ingestion: BenchIngestion | undefined;
@@ -255,7 +239,6 @@ export async function runLagBench(
           ')',
       );
     }
-    // Let the last warm-up batches through, then start clean.
     await sleep(1_000);
     tracker.takeLags();
     ingestion.takeCalls();

@@ -1,10 +1,6 @@
-// One step of the exports benchmark in a Node process of its own, so that its peak memory (the
-// kernel's RSS high-water mark, reset just before the measured path) is that path's alone. Started
-// by exports.bench.ts, one process at a time: chDB binds its data directory to one process.
-//
-// Env: BENCH_EXPORT_REQUEST (an ExportStepRequest as JSON), and the workers' own settings:
-// DATABASE_URL (the bench database), CLICKHOUSE_DATABASE, CLICKHOUSE_DATA_PATH, ENCRYPTION_KEYS.
-// IPC: sends one ExportStepResult, then exits.
+// One step of the exports benchmark in a process of its own, so its peak RSS is that path's alone
+// (chDB binds its data directory to one process). Env: BENCH_EXPORT_REQUEST (an ExportStepRequest as
+// JSON) and the workers' settings. IPC: sends one ExportStepResult, then exits.
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Transform } from 'node:stream';
@@ -24,11 +20,9 @@ import { prepareEventStores } from '@hogbase/ingestion';
 import { clickhouseTime, createWorkersPool, executeRun, RunStore } from '@hogbase/workers';
 
 export type ExportStepRequest =
-  /** Puts `events` events of `teamId` into the hour from `hourStart` (ISO 8601). */
   | { step: 'load'; teamId: number; events: number; hourStart: string }
-  /** The baseline: the hour's rows, `SELECT … FORMAT JSONEachRow`, into /dev/null. */
+  /** The baseline: the hour's rows into /dev/null. */
   | { step: 'select'; teamId: number; hourStart: string; hourEnd: string }
-  /** The workers' executeRun of the run row `runId`. */
   | { step: 'export'; runId: string };
 
 export type ExportStepResult =
@@ -36,22 +30,18 @@ export type ExportStepResult =
   | {
       type: 'measured';
       rows: number;
-      /** Bytes the path wrote: to /dev/null, or what the destination reported (compressed). */
+      /** To /dev/null, or what the destination reported (compressed). */
       bytes: number;
       seconds: number;
-      /** RSS once everything was open, just before the measured path. */
       rssBeforeBytes: number;
-      /** The RSS high-water mark from just before the path to its end. */
       peakRssBytes: number;
     };
 
 const LOAD_CHUNK = 250_000;
 
 /**
- * Resets the kernel's RSS high-water mark (VmHWM) to the current RSS, so that start-up (module
- * compilation, opening chDB) does not count. False where /proc does not allow it.
- * NOTE: not process.resourceUsage().maxRSS: clear_refs does not reset it, and after a spawn it can
- * start from the parent's high-water mark.
+ * Resets VmHWM to the current RSS, so start-up does not count; false where /proc does not allow it.
+ * Not resourceUsage().maxRSS: clear_refs does not reset it, and a spawn can inherit the parent's.
  */
 function resetPeakRss(): boolean {
   try {
@@ -68,18 +58,13 @@ function peakRssBytes(resetWorked: boolean): number {
 }
 const HOUR_MICROSECONDS = 3_600_000_000;
 
-/** A UUID's text derived from `seed` (a SQL expression): ids shared by rows, as sessions and persons are. */
+/** Ids shared by rows, as sessions and persons are. */
 function uuidFrom(seed: string): string {
   const half = (salt: number) => `toFixedString(reinterpretAsString(cityHash64(${seed}, ${salt})), 8)`;
   return `reinterpretAsUUID(concat(${half(1)}, ${half(2)}))`;
 }
 
-/**
- * Events as the JS SDK sends them from a shop's pages: about 650 bytes of properties (browser,
- * OS, URLs, session, window and device ids, UTM tags), person properties, an element chain on
- * autocapture, 50,000 persons, timestamps spread at random over the hour and `created_at` (when
- * capture received them) up to 2 s later.
- */
+/** Events as the JS SDK sends them from a shop's pages (bench/README.md describes the rows). */
 function insertQuery(database: string): string {
   return `INSERT INTO ${assertDatabaseName(database)}.events
       (uuid, event, properties, timestamp, team_id, distinct_id, elements_chain, created_at,
@@ -122,7 +107,6 @@ async function load(request: Extract<ExportStepRequest, { step: 'load' }>): Prom
   const clickhouse = createClickHouse(config);
   try {
     const startedAt = performance.now();
-    // The deployment's migrate step, as the other benchmarks create the events table.
     await prepareEventStores({ clickhouse: { client: clickhouse, database: config.database } });
     for (let from = 0; from < request.events; from += LOAD_CHUNK) {
       await clickhouse.command({
@@ -135,8 +119,7 @@ async function load(request: Extract<ExportStepRequest, { step: 'load' }>): Prom
         },
       });
     }
-    // One part, as an hour-old hour mostly is: background merges of the load's parts would
-    // otherwise run inside whichever measured path opens chDB first.
+    // One part, as an hour-old hour mostly is: background merges would run inside a measured path.
     await clickhouse.command({ query: `OPTIMIZE TABLE ${assertDatabaseName(config.database)}.events FINAL` });
     const result = await clickhouse.query({
       query: `SELECT count() AS rows FROM ${assertDatabaseName(config.database)}.events FINAL WHERE team_id = {team:Int64}`,
@@ -151,10 +134,8 @@ async function load(request: Extract<ExportStepRequest, { step: 'load' }>): Prom
 }
 
 /**
- * The baseline and the export open the same engines, so that the RSS both start from is the same:
- * what executeRun runs on in the workers (their Postgres pool, ClickHouse, the keys, the
- * destinations), read from the workers' config. Not openWorkersEngines: what else the service
- * needs (ingestion's progress on Kafka, for when a run may start) is no part of executing one.
+ * The baseline and the export open the same engines (what executeRun runs on, from the workers'
+ * config), so both start from the same RSS. Not openWorkersEngines: ingestion's progress is no part of a run.
  */
 async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): Promise<ExportStepResult> {
   const config = loadWorkersConfig(process.env);
@@ -174,7 +155,7 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
     logger,
   };
   try {
-    // The engine's first query starts it (tables, caches): not part of either path.
+    // The engine's first query starts it: not part of either path.
     await (await clickhouse.query({ query: 'SELECT 1', format: 'JSONEachRow' })).json();
     const reset = resetPeakRss();
     const rssBeforeBytes = process.memoryUsage().rss;
@@ -183,8 +164,7 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
     let bytes = 0;
     if (request.step === 'select') {
       const database = assertDatabaseName(config.clickhouse.database);
-      // The run's own selection (FINAL, the hour, its order) and the export's default fields, in
-      // ClickHouse's own JSON: what the export adds is chunking, the JSON it builds, gzip and S3.
+      // The run's own selection and default fields: what the export adds is chunking, its JSON, gzip and S3.
       const { stream } = await clickhouse.exec({
         query: `SELECT toString(uuid) AS uuid, timestamp, _timestamp AS _inserted_at, created_at, event, properties,
                        distinct_id, elements_chain, person_properties, toString(person_id) AS person_id
@@ -212,8 +192,7 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
       await pipeline(stream, counter, createWriteStream('/dev/null'));
       rows = lines;
     } else {
-      // What workers.service.ts hands executeRun, built as a variable: a field the deps gain later
-      // (set from the workers' config here) does not break this call's type check.
+      // A variable, so a field the deps gain later does not break this call's type check.
       const deps = {
         ...engines,
         store: new RunStore(pool),
@@ -246,7 +225,6 @@ async function measure(request: Exclude<ExportStepRequest, { step: 'load' }>): P
 async function main(): Promise<void> {
   const raw = process.env.BENCH_EXPORT_REQUEST;
   if (!raw) throw new ConfigError('BENCH_EXPORT_REQUEST', '', 'is required');
-  // The parent went away (Ctrl-C, a crash): nothing is waiting for this step.
   process.once('disconnect', () => process.exit(1));
   const request = JSON.parse(raw) as ExportStepRequest;
   const result = request.step === 'load' ? await load(request) : await measure(request);

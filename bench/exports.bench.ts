@@ -27,7 +27,6 @@ const EXPORTS_DATABASE = 'hogbase_bench_exports';
 const BUCKET = 'hogbase-bench-exports';
 const STOP_TIMEOUT_MS = 15_000;
 
-/** What each format's export writes, as a user would configure it. */
 const DESTINATION_FORMATS: Record<ExportFormat, { label: string; config: Record<string, unknown> }> = {
   JSONLines: { label: 'S3 JSONLines gzip', config: { file_format: 'JSONLines', compression: 'gzip' } },
   Parquet: { label: 'S3 Parquet zstd', config: { file_format: 'Parquet', compression: 'zstd' } },
@@ -37,17 +36,13 @@ type PathName = 'select' | ExportFormat;
 
 type Measured = Extract<ExportStepResult, { type: 'measured' }>;
 
-/**
- * Runs bench/export-run.process.ts steps one at a time, each in a fresh Node process on the same
- * chDB directory (made for this run), and owns them: `close` stops a step still running (Ctrl-C)
- * and removes the directory.
- */
+/** Steps one at a time, each a fresh process on the same chDB directory; `close` stops a running one and removes it. */
 export class ExportSteps {
   private child: ChildProcess | undefined;
 
   private constructor(
     readonly dataPath: string,
-    /** Seals the destination configs of the runs; the steps get it as ENCRYPTION_KEYS. */
+    /** The steps get it as ENCRYPTION_KEYS. */
     readonly encryptionKey: Buffer,
     private readonly env: NodeJS.ProcessEnv,
   ) {}
@@ -55,7 +50,7 @@ export class ExportSteps {
   static async open(databaseUrl: string): Promise<ExportSteps> {
     const encryptionKey = randomBytes(32);
     const dataPath = await mkdtemp(path.join(tmpdir(), 'hogbase-bench-exports-'));
-    // The workers' own settings; the embedded chDB whatever the caller's CLICKHOUSE_URL says.
+    // The embedded chDB, whatever the caller's CLICKHOUSE_URL says.
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -63,7 +58,6 @@ export class ExportSteps {
       CLICKHOUSE_DATA_PATH: dataPath,
       ENCRYPTION_KEYS: encryptionKey.toString('base64'),
       LOG_LEVEL: 'warn',
-      // The bench's S3 server listens on loopback.
       EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
     };
     delete env.CLICKHOUSE_URL;
@@ -86,8 +80,7 @@ export class ExportSteps {
       let result: ExportStepResult | undefined;
       child.once('message', (message: ExportStepResult) => (result = message));
       child.once('error', reject);
-      // Resolved on exit, not on the message: the next step may open the chDB directory only once
-      // this process has let go of it.
+      // Resolved on exit: the next step may open chDB only once this process has let go of it.
       child.once('exit', (code, signal) => {
         if (this.child === child) this.child = undefined;
         if (result && code === 0) resolve(result);
@@ -127,7 +120,6 @@ async function ensureBucket(s3: S3Client): Promise<void> {
   }
 }
 
-/** Keys and sizes of the objects under `prefix`. */
 async function listObjects(s3: S3Client, prefix: string): Promise<{ key: string; size: number }[]> {
   const objects: { key: string; size: number }[] = [];
   let token: string | undefined;
@@ -141,7 +133,6 @@ async function listObjects(s3: S3Client, prefix: string): Promise<{ key: string;
   return objects;
 }
 
-/** Lines of a gzipped JSONLines object, read back from S3 as a stream. */
 async function countGzipLines(s3: S3Client, key: string): Promise<number> {
   const object = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
   let lines = 0;
@@ -151,10 +142,7 @@ async function countGzipLines(s3: S3Client, key: string): Promise<number> {
   return lines;
 }
 
-/**
- * One export and one run row for the hour, as the management API and the scheduler write them
- * (the export per path and round: the scheduled-run index allows one run per export and interval).
- */
+/** A new export per path and round: the scheduled-run index allows one run per export and interval. */
 async function createRun(
   pool: Pool,
   secrets: SecretBox,
@@ -177,11 +165,7 @@ async function createRun(
   return runId;
 }
 
-/**
- * Rows per second from ClickHouse to S3 through the workers' real run (`executeRun`: Postgres run
- * store, chunked reads of chDB, the S3 destination, multipart uploads to S3Mock), and each path's
- * peak RSS, beside the same rows read with one `SELECT … FORMAT JSONEachRow` into /dev/null.
- */
+/** 7. The workers' `executeRun` of one hour to S3, beside one `SELECT … FORMAT JSONEachRow` into /dev/null. */
 export async function runExportsBench(
   config: BenchConfig,
   services: ExportsBenchServices,
@@ -189,7 +173,6 @@ export async function runExportsBench(
 ): Promise<BenchSummary> {
   const { database, steps } = services;
   const project = await database.createProject('exports');
-  // A past hour, well before now: the run's interval has ended long ago.
   const hourStart = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS);
   const hour = { start: hourStart, end: new Date(hourStart.getTime() + HOUR_MS) };
   const loaded = await steps.run({
@@ -242,7 +225,7 @@ export async function runExportsBench(
     await pool.end();
   }
 
-  /** Runs the export of `format` for the hour, then checks what S3 holds and removes it. */
+  /** Then checks what S3 holds and removes it. */
   async function exportRound(format: ExportFormat, round: number): Promise<ExportStepResult> {
     const prefix = `round-${round + 1}/${format.toLowerCase()}/{table}`;
     const runId = await createRun(pool, secrets, project.id, hour, {
@@ -282,7 +265,7 @@ export async function runExportsBench(
   const rate = (name: PathName) => of(name).map((result) => result.rows / result.seconds);
   const baseline = rate('select');
   const mebibytes = (values: number[]) => values.map((value) => value / MIB);
-  /** Peak RSS, and how far above the RSS it started from: what the path itself held. */
+  /** Peak RSS, and how far above the starting RSS: what the path itself held. */
   const memory = (name: PathName, key: string, label: string): Metric[] => [
     {
       key: `${key}_peak_rss_mib`,

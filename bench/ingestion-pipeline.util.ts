@@ -28,38 +28,30 @@ import {
   type KafkaEventPublisher,
 } from '@hogbase/queue';
 
-/** The ClickHouse database of the benchmarks, in a chDB data directory made for this run. */
 export const BENCH_CLICKHOUSE_DATABASE = 'hogbase_bench';
 
-/** Ingestion running as apps/ingestion runs it, on a consumer group and topics of the benchmark's. */
+/** On a consumer group and topics of the benchmark's. */
 export interface BenchIngestion {
-  /** Events by outcome (written, dropped, dead_letter), from the service's metrics. */
+  /** By outcome (written, dropped, dead_letter). */
   outcomes(): Promise<Record<string, number>>;
-  /** Duration (ms) and size of each batch the service handled since the last take. */
+  /** Since the last take. */
   takeCalls(): { durationsMs: number[]; sizes: number[] };
-  /** Mean ms per handler call of its two stages, and rows per ClickHouse insert, from the service's histograms. */
+  /** Mean ms per handler call of its two stages, and rows per ClickHouse insert. */
   stageMeans(): Promise<{ postgresMs: number; clickhouseMs: number; rowsPerInsert: number }>;
   stop(): Promise<void>;
 }
 
-/**
- * What apps/ingestion/src/main.ts opens, in this process: chDB (the embedded engine, a temp data
- * path), a Postgres pool for persons (DATABASE_POOL_SIZE's default), a dead-letter publisher; the
- * service itself is started per benchmark round (startIngestion).
- */
+/** What apps/ingestion/src/main.ts opens, in this process; the service itself starts per round. */
 export interface IngestionPipeline {
   clickhouse: ClickHouseClient;
   events: EventsWriter;
   pool: Pool;
   deadLetters: KafkaEventPublisher;
   kafka: KafkaConfig & { brokers: string[] };
-  /** The ingestion config the service runs with (the apps' runtime settings among it). */
   config: IngestionConfig;
   /**
-   * startIngestionService over these engines, consuming `topics` in `groupId`; `onBatch` once each
-   * batch is written, with the performance.now() at which the service was handed it. `withApps`
-   * gives the service the job engine's Postgres, as apps/ingestion does, so it runs destinations;
-   * without it ingestion is bare (no pipeline apps).
+   * `onBatch` once each batch is written, with when the service was handed it. `withApps` gives it
+   * the job engine, as apps/ingestion does; without it ingestion runs no pipeline apps.
    */
   startIngestion(
     groupId: string,
@@ -68,7 +60,7 @@ export interface IngestionPipeline {
     onBatch?: (batch: ConsumedBatch, startedAt: number) => void,
     options?: { withApps?: boolean },
   ): Promise<BenchIngestion>;
-  /** A bare consumer with ingestion's settings (default batch size and concurrency), in its own group. */
+  /** With ingestion's settings, in its own group. */
   createConsumer(groupId: string, topics: string[], fromBeginning: boolean): KafkaEventConsumer;
   countEvents(teamId: number): Promise<number>;
   close(): Promise<void>;
@@ -76,7 +68,6 @@ export interface IngestionPipeline {
 
 const logger = pino({ level: 'warn' }).child({ app: 'ingestion' });
 
-/** Ingestion's consumer, timing each call of the service's handler. */
 class TimedConsumer extends KafkaEventConsumer {
   constructor(
     options: KafkaConsumerOptions,
@@ -102,14 +93,13 @@ export async function openIngestionPipeline(
   databaseUrl: string,
 ): Promise<IngestionPipeline> {
   const dataPath = await mkdtemp(path.join(tmpdir(), 'hogbase-bench-chdb-'));
-  // The app's own config reader: the production defaults, on the bench's Postgres, broker and chDB.
+  // The production defaults, on the bench's Postgres, broker and chDB.
   const config: IngestionConfig = loadIngestionConfig({
     ...process.env,
     DATABASE_URL: databaseUrl,
     KAFKA_BROKERS: brokers.join(','),
     CLICKHOUSE_DATABASE: BENCH_CLICKHOUSE_DATABASE,
     CLICKHOUSE_DATA_PATH: dataPath,
-    // The bench's webhook receivers listen on loopback.
     EGRESS_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
   });
   const kafka = { ...config.kafka, brokers };
@@ -142,11 +132,10 @@ export async function openIngestionPipeline(
       let calls = { durationsMs: [] as number[], sizes: [] as number[] };
       // Set once startIngestionService returns, which is before it starts the consumer.
       const running: { service?: RunningService } = {};
-      // TRICKY: the service starts the destinations' job engine beside the consumer, and a batch
-      // that comes first fails ("not started yet") and is retried after a back-off. A running
-      // deployment has its engine up, so the consumer joins only once the engine is.
+      // The service starts the job engine beside the consumer, and a batch that came first would fail
+      // and back off: as in a running deployment, the consumer joins once the engine is up.
       const destinationsStarted = async () => {
-        // Bounded, so that a stop meanwhile ends it: the service retries a failed start until stopped.
+        // Bounded, so a stop meanwhile ends it.
         const deadline = Date.now() + 60_000;
         while (
           running.service === undefined ||

@@ -6,41 +6,33 @@ import type { BenchIngestion, IngestionPipeline } from './ingestion-pipeline.uti
 import { median, printRoundsTable, summaryLine, type BenchSummary, type Metric } from './report.util';
 import { recordSdkRequests, toQueueMessages } from './sdk-requests.util';
 
-/** Messages per publish call while filling a topic (the publisher splits them into 1 MB requests). */
+/** Per publish call while filling a topic. */
 const PRODUCE_CHUNK = 5_000;
 
 interface HandlerCalls {
-  /** Median duration of one handler call (persons transaction + ClickHouse insert), ms. */
+  /** Persons transaction + ClickHouse insert, ms. */
   medianMs: number;
-  /** Median events per handler call (one partition's part of a fetch). */
+  /** One partition's part of a fetch. */
   medianEvents: number;
-  /** Mean ms per call in the persons transaction. */
   postgresMs: number;
-  /** Mean ms per call writing to ClickHouse, waiting for a shared insert included. */
+  /** Waiting for a shared insert included. */
   clickhouseMs: number;
-  /** Mean rows per ClickHouse insert (concurrent calls share one). */
+  /** Concurrent calls share one. */
   rowsPerInsert: number;
 }
 
 interface Drain {
-  /** Events per second from the first batch handed to the handler to the last one it finished. */
   eventsPerSecond: number;
-  /** Consumer start to the first batch (group join, offsets, first fetch). */
+  /** Group join, offsets, first fetch. */
   startupSeconds: number;
-  /**
-   * CPU time of this whole process (every thread: chDB's inserts and merges among them) from the
-   * consumer's start to the last event, per 1,000 events. Less sensitive than the rate to what
-   * else runs on the machine.
-   */
+  /** The whole process's CPU (chDB's threads too) per 1,000 events: steadier than the rate on a busy machine. */
   cpuMsPer1000: number;
 }
 
-/** Starts consuming; calls `onBatch` once each batch is done, with when it was handed over. */
 type StartConsuming = (
   onBatch: (batch: ConsumedBatch, startedAt: number) => void,
 ) => Promise<{ stop(): Promise<void> }>;
 
-/** Runs `start` until `expected` messages went through it, then stops it. */
 async function drain(groupId: string, expected: number, start: StartConsuming): Promise<Drain> {
   const startedAt = performance.now();
   const cpuAtStart = process.cpuUsage();
@@ -48,7 +40,7 @@ async function drain(groupId: string, expected: number, start: StartConsuming): 
   let handled = 0;
   let finish: (doneAt: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => (finish = resolve));
-  // Generous: a slow machine must not fail the run, only show a low figure.
+  // Generous: a slow machine shows a low figure, not a failure.
   const timeoutMs = Math.max(120_000, expected * 5);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
@@ -79,12 +71,8 @@ async function drain(groupId: string, expected: number, start: StartConsuming): 
 }
 
 /**
- * 3. Kafka → ingestion → ClickHouse. Each round fills a topic of its own (the events topic's
- * partition count) with `ingestionEvents` posthog-node events as capture queues them, for a new
- * project, then drains it twice in fresh consumer groups: a baseline that only JSON-parses the
- * messages (the consume ceiling), and the real path (startIngestionService: persons and groups in
- * Postgres, one ClickHouse insert per batch, offsets committed after). The round ends when the
- * handler finished the last event; ClickHouse is then asked for the project's row count.
+ * 3. Kafka → ingestion → ClickHouse: each round's topic drained twice in fresh groups, a JSON-parse
+ * baseline then the real path; ClickHouse must then hold the project's every row.
  */
 export async function runIngestionBench(
   config: BenchConfig,

@@ -1,11 +1,7 @@
-// A child process serving the management app for the event-listing benchmark, on 127.0.0.1 and a
-// free port, reading events from a chDB data directory of its own. Started by listing.bench.ts.
-//
-// Env: DATABASE_URL (the bench database, migrated), BENCH_LISTING_DATA_PATH (chDB directory).
-// IPC: sends {type: 'listening', port, key}; on {type: 'generate', total, load} it creates a
-// project, inserts `total` events into it (and a ninth as many into another team, mixed in) as
-// `load` says, then answers {type: 'generated', projectId, total, seconds, parts}: `parts` is how
-// many active parts the events table has then (FINAL merges the parts that overlap what it reads).
+// The management app for the listing benchmark, reading a chDB directory of its own.
+// Env: DATABASE_URL, BENCH_LISTING_DATA_PATH. IPC: sends {type: 'listening', port, key}; on
+// {type: 'generate', total, load} makes a project as bench/README.md (5) says and answers
+// {type: 'generated', projectId, total, seconds, parts} (`parts`: active parts, which FINAL merges).
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { closeClickHouse, createClickHouse, migrateClickHouse } from '@hogbase/clickhouse';
@@ -14,11 +10,11 @@ import { BootstrapService, createManagementApp } from '@hogbase/management-api';
 import type { ListingLoad } from './bench.config';
 
 export const LISTING_DATABASE = 'hogbase_bench_listing';
-/** Events a generated project spans, newest at start-up: a year, so every window of the listing matters. */
+/** A year, so every window of the listing matters. */
 const SPAN_SECONDS = 365 * 86_400;
 const DAY_SECONDS = 86_400;
 const INSERT_CHUNK = 1_000_000;
-/** Rows per insert of the newest day under `arrival`: what ingestion's shared inserts hold (bench/README.md). */
+/** What ingestion's shared inserts hold. */
 const INGESTION_INSERT_ROWS = 1_500;
 
 export type ListingTargetMessage =
@@ -52,10 +48,7 @@ async function main(): Promise<void> {
   const credentials = await bootstrap.bootstrap(owner);
   const newestMicros = BigInt(Date.now()) * 1_000n;
 
-  /**
-   * `count` events of the project at uniformly spread times over the `seconds` before `end`
-   * (seconds before start-up), plus a ninth as many of another project mixed in.
-   */
+  /** Uniformly over the `seconds` before `end`, plus a ninth as many of another project mixed in. */
   async function insertSlice(teamId: number, count: number, end: number, seconds: number): Promise<void> {
     await clickhouse.command({
       query: `INSERT INTO ${LISTING_DATABASE}.events
@@ -80,10 +73,6 @@ async function main(): Promise<void> {
     });
   }
 
-  /**
-   * A new project of `total` events over the year before start-up, loaded as `load` says
-   * (LISTING_LOADS in bench.config.ts).
-   */
   async function generate(total: number, load: ListingLoad): Promise<void> {
     const project = await bootstrap.bootstrap({ ...owner, projectName: `${total} events, ${load}` });
     const teamId = project.project_id;

@@ -1,13 +1,5 @@
-// `npm run bench`: throughput and latency of the event pipeline on this machine, against real
-// services: PostgreSQL, a Kafka broker and chDB. Not part of the test suite. See bench/README.md.
-//
-//   npm run bench                       every benchmark
-//   npm run bench -- batch lag          some of them (batch, capture, ingestion, lag, listing, flags,
-//                                       exports, apps, standalone)
-//   BENCH_ROUNDS=5 BENCH_INGEST_EVENTS=100000 npm run bench
-//
-// Everything it starts (the broker, S3Mock, the capture processes, the database, the chDB directories,
-// the PostgreSQL cluster if it was down) is stopped or removed on the way out, also on Ctrl-C.
+// `npm run bench`: throughput and latency of the event pipeline against real services (bench/README.md).
+// Everything it starts is stopped or removed on the way out, also on Ctrl-C.
 import os from 'node:os';
 import { ConfigError, loadKafkaConfig } from '@hogbase/config';
 import { prepareEventStores } from '@hogbase/ingestion';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** A process's fields after its command name (which may hold spaces), from /proc/<pid>/stat. */
+/** The command name may hold spaces. */
 function statFields(pid: string | number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -10,10 +10,7 @@ function statFields(pid: string | number): string[] | undefined {
   }
 }
 
-/**
- * User + system CPU time so far of a process and its children (capture's workers), ms, from /proc
- * (clock ticks of 10 ms).
- */
+/** User + system CPU of a process and its children (capture's workers), ms, from /proc. */
 export function processCpuMs(pid: number): number {
   const cpuOf = (fields: string[]) =>
     ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;

@@ -1,4 +1,4 @@
-/** The middle value (the mean of the two middle ones for an even count). */
+/** The mean of the two middle ones for an even count. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((left, right) => left - right);
@@ -13,9 +13,7 @@ export function percentile(values: readonly number[], fraction: number): number 
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
 }
 
-/** One measured quantity across the rounds of a benchmark. */
 export interface Metric {
-  /** Key in the JSON summary. */
   key: string;
   label: string;
   rounds: number[];
@@ -28,7 +26,6 @@ function format(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-/** A table, one row per metric: every round, then the median. */
 export function printRoundsTable(title: string, metrics: readonly Metric[]): void {
   const roundCount = Math.max(...metrics.map((metric) => metric.rounds.length));
   const header = [
@@ -48,7 +45,6 @@ export function printTable(title: string, header: readonly string[], rows: reado
   const widths = header.map((cell, column) =>
     Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
-  // The first column reads left-aligned, numbers right-aligned.
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
@@ -63,14 +59,10 @@ export interface BenchSummary {
   bench: string;
   median: Record<string, number>;
   rounds: Record<string, number[]>;
-  /** The settings of the run (events per batch, connections, ...). */
   [setting: string]: unknown;
 }
 
-/**
- * The machine-readable line of a benchmark: `{"bench": name, ...settings, "median": {...}, "rounds": {...}}`
- * on one line, so `npm run bench | grep '^{"bench"'` collects them.
- */
+/** One line, so `npm run bench | grep '^{"bench"'` collects them. */
 export function summaryLine(
   bench: string,
   settings: Record<string, unknown>,

@@ -3,12 +3,12 @@ import { PostHog } from 'posthog-node';
 import { decodePayload, normalizeBatch, parseBatch } from '@hogbase/capture-core';
 import { toQueueMessage, type QueueMessage, type RawEvent } from '@hogbase/event-contract';
 
-/** One HTTP request exactly as posthog-node sends it (gzip, its headers), recorded, not sent. */
+/** Exactly as posthog-node sends it (gzip, its headers), recorded, not sent. */
 export interface SdkRequest {
   path: string;
   headers: Record<string, string>;
   body: Buffer;
-  /** The events inside, decoded (for uuids and for single-event bodies). */
+  /** Decoded. */
   events: RawEvent[];
 }
 
@@ -16,13 +16,12 @@ export interface SdkTraffic {
   token: string;
   requests: number;
   eventsPerBatch: number;
-  /** Distinct ids the events are spread over. */
   persons: number;
-  /** Same seed, same event mix and properties (uuids and timestamps are the SDK's own). */
+  /** Same seed, same mix (uuids and timestamps are the SDK's own). */
   seed: number;
 }
 
-/** mulberry32: a small seeded generator, so every run sends the same mix. */
+/** mulberry32, so every run sends the same mix. */
 function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
@@ -45,10 +44,7 @@ const PAGES = [
 const SOURCES = ['newsletter', 'google', 'twitter', 'partner', undefined];
 const FEATURES = ['dashboards', 'exports', 'cohorts', 'api-keys', 'sso'];
 
-/**
- * A server-side mix: page views, orders with a company group, feature usage and identifies with
- * person properties, as a backend calling posthog-node would send them.
- */
+/** As a backend calling posthog-node would send them. */
 function sdkCall(client: PostHog, random: () => number, persons: number): void {
   const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)];
   const distinctId = `user-${Math.floor(random() * persons)}`;
@@ -109,16 +105,11 @@ function sdkCall(client: PostHog, random: () => number, persons: number): void {
   }
 }
 
-/** The batch object inside a recorded posthog-node request. */
 export function decodeSdkBody(body: Buffer): { api_key: string; batch: RawEvent[]; sent_at?: string } {
   return JSON.parse(gunzipSync(body).toString('utf8')) as { api_key: string; batch: RawEvent[] };
 }
 
-/**
- * Runs the real posthog-node client with a `fetch` that records each request instead of sending
- * it, flushing every `eventsPerBatch` calls: one gzipped /batch/ body per flush, as the SDK sends
- * it by default.
- */
+/** Flushing every `eventsPerBatch` calls: one gzipped /batch/ body per flush, the SDK's default. */
 export async function recordSdkRequests(traffic: SdkTraffic): Promise<SdkRequest[]> {
   const recorded: SdkRequest[] = [];
   const client = new PostHog(traffic.token, {
@@ -165,16 +156,11 @@ export async function recordSdkRequests(traffic: SdkTraffic): Promise<SdkRequest
   return recorded;
 }
 
-/** A /capture/ body: one event as SDKs that post single events send it. */
 export function singleEventBody(token: string, event: RawEvent): string {
   return JSON.stringify({ api_key: token, ...event });
 }
 
-/**
- * What capture puts on the queue for these requests: the capture core's decode, parse and
- * normalise, then the queue message, for project `teamId`; with `token`, the messages carry it
- * (ingestion dead-letters a message whose token is not its project's).
- */
+/** As capture queues them; with `token`, the messages carry it (ingestion dead-letters a wrong one). */
 export function toQueueMessages(
   requests: readonly SdkRequest[],
   teamId: number,

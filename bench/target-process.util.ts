@@ -9,10 +9,9 @@ export type TargetKind = 'capture' | 'ceiling';
 
 export interface TargetProcess {
   kind: TargetKind;
-  /** `http://127.0.0.1:<port>` */
   url: string;
   pid: number;
-  /** SIGTERM, then SIGKILL if it has not exited in time. Safe to call twice. */
+  /** SIGKILL if it has not exited in time. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -21,10 +20,7 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/**
- * Runs bench/capture-target.process.ts in its own Node process (the pinned Node, TypeScript through
- * @swc-node/register like `npm start`) and resolves once it listens.
- */
+/** On the pinned Node, TypeScript through @swc-node/register like `npm start`; resolves once it listens. */
 export async function startTarget(
   kind: TargetKind,
   env: Record<string, string>,

@@ -3,32 +3,29 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-/** What a destination's webhooks brought in one round. */
 export interface Arrivals {
   /** performance.now() of the first and the last expected event's webhook. */
   firstAt: number;
   lastAt: number;
-  /** Distinct expected events received. */
   received: number;
-  /** Webhooks of an event received before (at-least-once delivery may send one twice). */
+  /** At-least-once delivery may send one twice. */
   duplicates: number;
-  /** Webhooks of no expected event (another round's, or a body without a uuid). */
+  /** Another round's, or a body without a uuid. */
   unexpected: number;
-  /** A few bodies as received, to replay the app's work outside the job engine. */
+  /** To replay the app's work outside the job engine. */
   samples: string[];
 }
 
-/** A round's wait for webhooks: resolves once every expected uuid arrived. */
 export interface ExpectedWebhooks {
   done: Promise<Arrivals>;
   /** So far, for an error message. */
   current(): Arrivals;
 }
 
-/** A loopback HTTP server standing in for a destination's receiver: answers 200 to every POST. */
+/** Answers 200 to every POST. */
 export interface WebhookReceiver {
   url: string;
-  /** From now on, counts the webhooks of `uuids` (replacing the previous round's expectation). */
+  /** Replaces the previous round's expectation. */
   expect(uuids: ReadonlySet<string>, sampleCount: number): ExpectedWebhooks;
   close(): Promise<void>;
 }
@@ -51,10 +48,7 @@ function uuidOf(body: string): string | undefined {
   }
 }
 
-/**
- * Runs in the bench process, so it shares the event loop with ingestion and the destinations: its
- * work per webhook (read the body, parse it, note the uuid) is small beside theirs.
- */
+/** Shares the event loop with ingestion: its work per webhook is small beside theirs. */
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   let round:
     | {
