@@ -1,12 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
-// Compiles the services to plain JavaScript in dist/, what the container image runs (no runtime
-// transpiler): tsc rather than a bundler, because NestJS's dependency injection reads the
-// constructor types that only tsc's `emitDecoratorMetadata` records.
-//
-// The `@hogbase/*` aliases of tsconfig.base.json become packages under dist/node_modules, each
-// pointing at its lib's compiled index, so Node resolves them the ordinary way from any file in
-// dist/ while third-party packages still come from the node_modules beside dist/.
+// Compiles the services to JavaScript in dist/ for the image: tsc, not a bundler, because NestJS's
+// injection reads the constructor types only `emitDecoratorMetadata` records. The `@hogbase/*`
+// aliases become packages under dist/node_modules, so Node resolves them the ordinary way.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,14 +19,14 @@ const tsc = spawnSync(
 );
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
-// Files the code reads beside itself at run time.
+// Read beside the code at run time.
 cpSync(path.join(root, 'libs/clickhouse/migrations'), path.join(dist, 'libs/clickhouse/migrations'), {
   recursive: true,
 });
 cpSync(path.join(root, 'docker/entrypoint.js'), path.join(dist, 'hogbase.js'));
 
 /**
- * Here rather than imported: the image build copies this file alone.
+ * Not imported: the image build copies this file alone.
  * @param {string} file
  * @returns {unknown}
  */

@@ -1,8 +1,5 @@
 // @ts-check
-/**
- * Fails when docs/code-map.md names a file that does not exist, or a symbol its file does not
- * declare: the map is only useful while it is true.
- */
+// Fails when docs/code-map.md names a missing file, or a symbol its file does not declare.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

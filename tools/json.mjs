@@ -1,8 +1,7 @@
 // @ts-check
 
 /**
- * JSON.parse typed as what it returns, `unknown`: the caller states the shape it expects.
- *
+ * Typed `unknown`: the caller states the shape it expects.
  * @param {string} text
  * @returns {unknown}
  */

@@ -1,12 +1,6 @@
 // @ts-check
-// What the Java test services launched from Node have in common (tools/kafka-broker.mjs and
-// tools/s3-server.mjs): a cache of jars fetched once with Maven, loopback ports, the machine's Java
-// with a class-data-sharing archive, one supervised JVM process (its output in a log file, stopped
-// with SIGTERM then SIGKILL, killed by an exit hook if Node dies first), a readiness loop, and the
-// `fetch` / `start` command line. Each launcher keeps what is its own: what it fetches, its
-// configuration and its readiness probe.
-//
-// Plain Node ESM, built-ins (and tools/json.mjs) only; not a public API of the repository.
+// What the Java test services (tools/kafka-broker.mjs, tools/s3-server.mjs) share: a Maven-fetched jar
+// cache, loopback ports, class-data sharing, one supervised JVM, a readiness loop, the command line.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -19,15 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { parseJson } from './json.mjs';
 
 export const MAVEN_DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1';
-/** Written last into a cache folder: lists what a complete fetch left there. */
 const MARKER_FILE = '.complete.json';
 export const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 20_000;
 
-/**
- * `${XDG_CACHE_HOME:-~/.cache}/hogbase/<name>`.
- * @param {string} name
- */
+/** `${XDG_CACHE_HOME:-~/.cache}/hogbase/<name>` @param {string} name */
 export function hogbaseCacheDir(name) {
   const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(cacheHome, 'hogbase', name);
@@ -53,13 +43,9 @@ function isAlive(pid) {
   }
 }
 
-/**
- * @typedef {{ code: number, signal: NodeJS.Signals | null, output: string }} RunResult
- */
+/** @typedef {{ code: number, signal: NodeJS.Signals | null, output: string }} RunResult */
 
 /**
- * Runs a command to completion with its output captured; resolves with the exit code.
- *
  * @param {string} command
  * @param {string[]} args
  * @param {{ cwd?: string, hint?: string }} [options]  `hint`: added to the error when it cannot run
@@ -82,13 +68,8 @@ export function run(command, args, { cwd, hint } = {}) {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Cache
-// ---------------------------------------------------------------------------------------------
-
 /**
- * Runs Maven in batch, quiet mode; throws `mvn could not fetch <what>` with its output on failure.
- *
+ * Maven in batch, quiet mode.
  * @param {string[]} args
  * @param {{ cwd?: string, hint?: string, what: string }} options
  */
@@ -101,9 +82,7 @@ export async function runMaven(args, { cwd, hint, what }) {
 }
 
 /**
- * `complete(marker)` for the marker of a complete `version` fetch in `cacheDir`; null when there is
- * none, it is for another version, or `complete` throws.
- *
+ * `complete(marker)` of a complete `version` fetch; null when there is none, or `complete` throws.
  * @template T
  * @param {string} cacheDir
  * @param {string} version
@@ -121,14 +100,10 @@ export function readCompleteCache(cacheDir, version, complete) {
   }
 }
 
-/**
- * What a launcher writes into the marker: the version and what it needs to find its files again.
- * @typedef {{ version: string } & Record<string, unknown>} CacheMarker
- */
+/** @typedef {{ version: string } & Record<string, unknown>} CacheMarker */
 
 /**
- * The last step of a fill: the marker that makes the staging folder a complete cache.
- *
+ * The last step of a fill: the marker makes the staging folder a complete cache.
  * @param {string} staging
  * @param {CacheMarker} marker
  */
@@ -137,8 +112,7 @@ export async function writeMarker(staging, marker) {
 }
 
 /**
- * Removes staging folders left by fetches that were interrupted (their process is gone).
- *
+ * Of fetches whose process is gone.
  * @param {string} parent
  * @param {string} base
  */
@@ -153,20 +127,15 @@ async function removeStaleStaging(parent, base) {
 }
 
 /**
- * Returns `readComplete(cacheDir)` when the cache folder holds a complete fetch, else calls
- * `fill(staging)` and returns `readComplete` of the result.
- *
- * The fetch goes to a staging folder beside the cache folder and is renamed into place only once
- * complete (`fill` writes the marker last), so an interrupted fetch never leaves a half cache and
- * two concurrent fetches do not corrupt each other.
- *
+ * The fetch goes to a staging folder renamed into place once complete (`fill` writes the marker
+ * last): an interrupted fetch never leaves a half cache, and concurrent fetches do not collide.
  * @param {object} options
  * @param {string} options.cacheDir  absolute
  * @param {(dir: string) => T | null} options.readComplete  null when `dir` is absent or incomplete
- * @param {(staging: string) => Promise<void>} options.fill  fetches into the (not yet created) staging folder
- * @param {string} options.what  names the cache in an error: 'the Kafka jar cache'
- * @param {string} options.fetching  logged before a fetch
- * @param {(complete: T) => string} options.fetched  logged after a fetch, with its duration
+ * @param {(staging: string) => Promise<void>} options.fill  into the (not yet created) staging folder
+ * @param {string} options.what  'the Kafka jar cache'
+ * @param {string} options.fetching
+ * @param {(complete: T) => string} options.fetched
  * @param {(message: string) => void} options.log
  * @returns {Promise<T>}
  * @template T
@@ -189,7 +158,7 @@ export async function ensureCached({ cacheDir, readComplete, fill, what, fetchin
   try {
     await fill(staging);
 
-    // Commit: a folder without a valid marker (an older layout, a manual copy) is replaced.
+    // A folder without a valid marker (an older layout, a manual copy) is replaced.
     if (existsSync(cacheDir) && !readComplete(cacheDir)) {
       await fs.rm(cacheDir, { recursive: true, force: true });
     }
@@ -210,13 +179,8 @@ export async function ensureCached({ cacheDir, readComplete, fill, what, fetchin
   return complete;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Ports and folders
-// ---------------------------------------------------------------------------------------------
-
 /**
- * Resolves with a port that was free a moment ago on 127.0.0.1 (0 picks one).
- *
+ * Free a moment ago on 127.0.0.1 (0 picks one).
  * @param {number} port
  * @returns {Promise<number>}
  */
@@ -233,9 +197,7 @@ function probePort(port) {
 }
 
 /**
- * `port` when it is free on 127.0.0.1 (else throws `busy(reason)`), or for 0 a free port other than
- * `avoid`.
- *
+ * `port` when free (else throws `busy(reason)`), or for 0 a free port other than `avoid`.
  * @param {number} port
  * @param {{ avoid?: number, busy: (reason: string) => string }} options
  */
@@ -255,9 +217,7 @@ export async function choosePort(port, { avoid, busy }) {
 }
 
 /**
- * The given folder (created if needed, kept), or a fresh temp folder `<tempPrefix>XXXXXX` that the
- * caller removes (`temporary: true`).
- *
+ * The given folder (created, kept), or a fresh temp folder the caller removes (`temporary: true`).
  * @param {string | undefined} dir
  * @param {string} tempPrefix
  */
@@ -270,17 +230,12 @@ export async function serviceFolder(dir, tempPrefix) {
   return { dir: await fs.mkdtemp(tempPrefix), temporary: true };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Java
-// ---------------------------------------------------------------------------------------------
-
 export function javaBinary() {
   return process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 
 /**
  * `\n<hint>` when a JVM's output says it is too old for the classes it ran, else ''.
- *
  * @param {string} output
  * @param {string} hint
  */
@@ -288,11 +243,7 @@ export function javaVersionHint(output, hint) {
   return /UnsupportedClassVersionError/.test(output) ? `\n${hint}` : '';
 }
 
-/**
- * The real path of the java that `javaBinary()` runs, or null when it cannot be found.
- *
- * @param {string} java
- */
+/** Null when it cannot be found. @param {string} java */
 async function resolveJava(java) {
   const candidates = java.includes(path.sep)
     ? [java]
@@ -312,13 +263,9 @@ async function resolveJava(java) {
 }
 
 /**
- * Class-data sharing (AppCDS): the first run dumps the classes it loaded into an archive
- * `<cacheDir>/cds/<name>.jsa` when it exits (-XX:ArchiveClassesAtExit); later runs map it
- * (-XX:SharedArchiveFile) and start about twice as fast. Classes loaded from jars nested in a fat
- * jar cannot be archived, so the classpath must be plain jars. The archive belongs to one JVM build
- * and one classpath: it is keyed by both, and a JVM that cannot use it ignores it silently (the
- * default -Xshare:auto), so the worst case is a slower start.
- *
+ * AppCDS: the first run archives the classes it loaded at exit; later runs map the archive. Nested
+ * fat-jar classes cannot be archived, so the classpath must be plain jars. Keyed by JVM build and
+ * classpath; a JVM that cannot use it ignores it (-Xshare:auto), so the worst case is a slower start.
  * @param {string} cacheDir
  * @param {string} name
  * @param {string} java
@@ -353,7 +300,7 @@ export async function classDataSharing(cacheDir, name, java, classpath) {
   return {
     jvmArgs: [`-XX:ArchiveClassesAtExit=${pending}`],
     createsArchive: true,
-    /** After a clean exit: put the new archive in place (rename is atomic; equal keys, equal files). */
+    /** After a clean exit; rename is atomic, and equal keys mean equal files. */
     commit: async () => {
       const stat = await fs.stat(pending).catch(() => null);
       if (!stat?.size) return;
@@ -364,13 +311,8 @@ export async function classDataSharing(cacheDir, name, java, classpath) {
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// The supervised JVM
-// ---------------------------------------------------------------------------------------------
-
 /**
- * Starts `java args` with stdout and stderr in `logFile` (truncated).
- *
+ * stdout and stderr in `logFile` (truncated).
  * @param {string} java
  * @param {string[]} args
  * @param {{ cwd: string, logFile: string }} options
@@ -385,21 +327,18 @@ function spawnJava(java, args, { cwd, logFile }) {
 }
 
 /**
- * Watches a spawned JVM: an exit hook kills it with SIGKILL (and cleans up) if this Node process
- * exits without stop(); stop() sends SIGTERM, then SIGKILL after 20 s, keeps the class-data archive
- * only after a clean run that was ready, and removes `removeOnStop`. Call from the tick that
- * spawned `child`, so its 'error' event is not missed.
- *
+ * An exit hook SIGKILLs the JVM if Node exits without stop(); stop() sends SIGTERM, then SIGKILL
+ * after 20 s, keeps the CDS archive only after a clean ready run, and removes `removeOnStop`. Call
+ * from the tick that spawned `child`, so its 'error' event is not missed.
  * @param {object} options
  * @param {import('node:child_process').ChildProcess} options.child
  * @param {string} options.label  'Kafka', in log lines
- * @param {string} options.logFile  the JVM's output
+ * @param {string} options.logFile
  * @param {Awaited<ReturnType<typeof classDataSharing>>} options.cds
- * @param {string} [options.removeOnStop]  a folder removed by stop() and by the exit hook
+ * @param {string} [options.removeOnStop]  a folder
  * @param {(message: string) => void} options.log
  */
 function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
-  // Last resort if this Node process exits without stop(): do not leave a JVM behind.
   const onExit = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     removeFolderNow(removeOnStop);
@@ -479,22 +418,17 @@ function superviseJvm({ child, label, logFile, cds, removeOnStop, log }) {
   };
 }
 
-/**
- * For a start that failed before its JVM was supervised.
- *
- * @param {string | undefined} folder
- */
+/** For a start that failed before its JVM was supervised. @param {string | undefined} folder */
 function removeFolderNow(folder) {
   if (folder) rmSync(folder, { recursive: true, force: true });
 }
 
 /**
- * Polls `isReady` every 200 ms until it resolves true; when the JVM exits first or the deadline
- * passes, stops it and throws `describeFailure(reason, output)` (`output`: the JVM's log).
- *
+ * Polls `isReady` until true; when the JVM exits first or the deadline passes, stops it and throws
+ * `describeFailure(reason, output)`.
  * @param {ReturnType<typeof superviseJvm>} service
  * @param {object} options
- * @param {string} options.java  the binary, for a spawn error
+ * @param {string} options.java
  * @param {string} options.role  'broker', in "the broker exited"
  * @param {number} options.started  Date.now() at the start
  * @param {number} options.startTimeoutMs
@@ -529,19 +463,16 @@ async function waitUntilReady(service, { java, role, started, startTimeoutMs, is
 }
 
 /**
- * Runs `prepare()` (it writes the configuration and resolves with the JVM's arguments), spawns
- * `java` with its output in `logFile`, supervises it (superviseJvm) and resolves once `isReady`
- * resolves true (waitUntilReady). A failed preparation or spawn removes `removeOnStop` and the
- * pending class-data archive.
- *
+ * `prepare()` writes the configuration and resolves with the JVM's arguments; a failed preparation
+ * or spawn removes `removeOnStop` and the pending CDS archive.
  * @param {object} options
  * @param {string} options.java
  * @param {string} options.cwd
  * @param {string} options.logFile
  * @param {Awaited<ReturnType<typeof classDataSharing>>} options.cds
  * @param {string} [options.removeOnStop]
- * @param {string} options.label  'Kafka', in log lines
- * @param {string} options.role  'broker', in "the broker exited"
+ * @param {string} options.label
+ * @param {string} options.role
  * @param {(message: string) => void} options.log
  * @param {() => Promise<string[]>} options.prepare
  * @param {number} options.started
@@ -585,15 +516,7 @@ export async function launchJvm({
   return service;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Command line
-// ---------------------------------------------------------------------------------------------
-
-/**
- * `<command> --name value --name=value ...`
- *
- * @param {string[]} argv
- */
+/** `<command> --name value --name=value ...` @param {string[]} argv */
 function parseArgs(argv) {
   const [command, ...rest] = argv;
   /** @type {Record<string, string>} */
@@ -620,9 +543,7 @@ export function toPort(value, fallback) {
 }
 
 /**
- * Resolves `{signal}` on the first SIGINT or SIGTERM (so the service can stop cleanly); a second
- * one exits at once with 130. Install before starting the service.
- *
+ * Resolves on the first SIGINT or SIGTERM; a second exits at once with 130. Install before starting.
  * @param {string} prefix
  */
 function firstStopSignal(prefix) {
@@ -646,15 +567,12 @@ function firstStopSignal(prefix) {
 }
 
 /**
- * The `fetch` / `start` command line of a launcher, run only when `moduleUrl` is the script Node was
- * started with. `start` runs the service in the foreground until SIGINT or SIGTERM (then stops it
- * cleanly; a second signal exits at once with 130), or until it dies on its own (then prints the
- * last lines of its output and exits 1).
- *
- * @param {string} moduleUrl  the launcher's import.meta.url
+ * The `fetch` / `start` command line, run only when `moduleUrl` is Node's main script. `start` runs
+ * the service until a signal (a second exits with 130) or until it dies (last output lines, exit 1).
+ * @param {string} moduleUrl  import.meta.url
  * @param {object} cli
- * @param {string} cli.prefix  '[kafka]', before every line
- * @param {string} cli.role  'broker', in "the broker exited on its own"
+ * @param {string} cli.prefix  '[kafka]'
+ * @param {string} cli.role  'broker'
  * @param {string} cli.defaultVersion
  * @param {string} cli.usage  printed (exit 2) for an unknown command
  * @param {(options: {cacheDir?: string, version: string}) => Promise<string>} cli.fetch  resolves with the line to print
@@ -681,7 +599,6 @@ export function runServiceCli(moduleUrl, { prefix, role, defaultVersion, usage, 
     const { service, line } = await start({ cacheDir, version, options });
     console.log(`${prefix} ${line}`);
 
-    // Run until a signal, or until the service dies on its own.
     const outcome = await Promise.race([service.exited.then((exit) => ({ exit })), signal]);
     if ('exit' in outcome) {
       const output = existsSync(service.logFile) ? readFileSync(service.logFile, 'utf8') : '';

@@ -1,29 +1,9 @@
 // @ts-check
-// A real Apache Kafka broker for tests and for split mode on one machine, with no Docker and
-// nothing installed by hand: the official Kafka jars are fetched once from Maven Central with the
-// machine's Maven (`mvn`) into a cache folder outside the repository, and run with the machine's
-// Java (17 or newer) as a single KRaft node (broker and controller in one process) on loopback.
-//
-// Library (plain Node ESM, built-ins and the shared tools/jvm-service.mjs only):
-//   import { ensureKafkaJars, startKafkaBroker } from './kafka-broker.mjs';
-//   const classpath = await ensureKafkaJars({ log });          // fetches once, then instant
-//   const kafka = await startKafkaBroker({ port: 0, log });    // port 0: free ports are picked
-//   process.env.KAFKA_BROKERS = kafka.brokers;                 // '127.0.0.1:<port>'
-//   await kafka.stop();
-//
-// Command line:
-//   node tools/kafka-broker.mjs fetch    fetch the jars into the cache (once) and print where
-//   node tools/kafka-broker.mjs start    run a broker on 127.0.0.1:9092 (controller 9093) in the
-//                                        foreground until Ctrl-C; options: --port N,
-//                                        --controller-port N, --data-dir DIR (config and kafka.log;
-//                                        default: a temp folder), --log-dir DIR (keep the topics'
-//                                        data there across restarts; default: fresh per start)
-//
-// Start-up speed: the first broker that starts and stops cleanly leaves a class-data-sharing
-// archive (AppCDS, ~50 MB) in the jar cache; later starts map it and are about twice as fast.
-//
-// Environment: XDG_CACHE_HOME (the cache goes to ${XDG_CACHE_HOME:-~/.cache}/hogbase/kafka-<v>),
-// JAVA_HOME (else `java` from PATH), and Maven's own settings (~/.m2/settings.xml, MAVEN_OPTS).
+// A real Kafka broker for tests and split mode on one machine, with no Docker: the official jars are
+// fetched once with the machine's Maven into a cache outside the repository, and run on its Java (17+)
+// as a single KRaft node on loopback.
+//   node tools/kafka-broker.mjs fetch | start [--port N] [--controller-port N] [--data-dir DIR] [--log-dir DIR]
+// Environment: XDG_CACHE_HOME, JAVA_HOME, and Maven's own settings.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -34,12 +14,11 @@ import path from 'node:path';
 import * as jvm from './jvm-service.mjs';
 
 /**
- * Pinned, so every machine runs the same broker. It is the newest Kafka 4 whose artifacts all
- * resolve on Maven Central: 4.4.0's `kafka_2.13` is published but its dependency
- * `kafka-tools-api:4.4.0` is not (and its poms leak test dependencies), so 4.4.0 cannot be fetched.
+ * The newest Kafka 4 whose artifacts all resolve on Maven Central: 4.4.0's dependency
+ * `kafka-tools-api:4.4.0` is not published.
  */
 export const KAFKA_VERSION = '4.3.1';
-/** SLF4J 1.x -> Log4j 2 binding; Kafka 4 ships Log4j 2 (log4j-core) but the binding only in its tarball. */
+/** Kafka 4 ships Log4j 2 but its SLF4J binding only in its tarball. */
 const LOG4J_VERSION = '2.25.4';
 const STARTED_LINE = /Kafka Server started|\bstarted \(kafka\.server/;
 
@@ -48,22 +27,14 @@ function defaultLog(message) {
   console.log(`[kafka] ${message}`);
 }
 
-/**
- * `${XDG_CACHE_HOME:-~/.cache}/hogbase/kafka-<version>`.
- * @param {string} [version]
- */
+/** @param {string} [version] */
 export function defaultCacheDir(version = KAFKA_VERSION) {
   return jvm.hogbaseCacheDir(`kafka-${version}`);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Jars
-// ---------------------------------------------------------------------------------------------
-
 /** @param {string} version */
 function pomXml(version) {
-  // Exclusions: some Kafka 4 poms list test-only libraries (Mockito, JUnit, ApacheDS) as runtime
-  // dependencies; a broker needs none of them.
+  // Some Kafka 4 poms list test-only libraries (Mockito, JUnit, ApacheDS) as runtime dependencies.
   const exclusions = [
     ['org.mockito', '*'],
     ['org.junit.jupiter', '*'],
@@ -106,8 +77,7 @@ function pomXml(version) {
 }
 
 /**
- * The classpath recorded by a complete fetch, or null when the folder is absent or incomplete.
- *
+ * Null when the folder is absent or incomplete.
  * @param {string} cacheDir
  * @param {string} version
  */
@@ -120,11 +90,7 @@ function readCompleteClasspath(cacheDir, version) {
 }
 
 /**
- * Returns the classpath (absolute jar paths) of an Apache Kafka broker, fetching
- * `org.apache.kafka:kafka_2.13:<version>` and its runtime dependencies with Maven the first time
- * (into a staging folder renamed into place once complete, with a marker listing the jars:
- * ensureCached in tools/jvm-service.mjs).
- *
+ * The broker's classpath (absolute jar paths), fetched with Maven the first time.
  * @param {{ cacheDir?: string, version?: string, log?: (message: string) => void }} [options]
  */
 export async function ensureKafkaJars({ cacheDir, version = KAFKA_VERSION, log = defaultLog } = {}) {
@@ -174,10 +140,6 @@ export async function ensureKafkaJars({ cacheDir, version = KAFKA_VERSION, log =
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Broker
-// ---------------------------------------------------------------------------------------------
-
 /**
  * @param {number} port
  * @param {string} what
@@ -193,9 +155,7 @@ function chooseKafkaPort(port, what, avoid) {
 }
 
 /**
- * One Kafka ApiVersions (v0) request on a fresh connection; resolves true when the broker answers
- * without error, false on any failure. Proves the broker serves the Kafka protocol, not just TCP.
- *
+ * One ApiVersions (v0) request on a fresh connection: proves the broker serves Kafka, not just TCP.
  * @param {number} port
  * @returns {Promise<boolean>}
  */
@@ -258,8 +218,7 @@ function serverProperties({ port, controllerPort, logDir, overrides }) {
     'min.insync.replicas': '1',
     // The app's migrate step creates topics; a typo must fail, not create a topic.
     'auto.create.topics.enable': 'false',
-    // One node: internal topics need replication factor 1 or consumer groups never find a
-    // coordinator. Few partitions so that the first group/transaction is quick to set up.
+    // One node: internal topics need replication factor 1, or groups never find a coordinator.
     'offsets.topic.replication.factor': '1',
     'offsets.topic.num.partitions': '1',
     'transaction.state.log.replication.factor': '1',
@@ -291,22 +250,18 @@ logger.request.level = WARN
 }
 
 /**
- * Starts a single-node KRaft Kafka broker (broker and controller in one JVM) on 127.0.0.1 and
- * resolves once it answers a Kafka protocol request.
- *
+ * A single-node KRaft broker on 127.0.0.1, resolved once it answers a Kafka protocol request.
  * @param {object} [options]
- * @param {string} [options.cacheDir]  the jar cache (default: defaultCacheDir(version))
- * @param {string} [options.version]   Kafka version (default: KAFKA_VERSION)
- * @param {string} [options.dataDir]   folder for server.properties and kafka.log (the broker's
- *   output); default: a temp folder removed by stop(). A given folder is kept.
- * @param {string} [options.logDir]    Kafka's data (log.dirs), kept across starts; default: a fresh
- *   temp folder inside dataDir, removed by stop()
- * @param {number} [options.port]            PLAINTEXT port; 0 (default) picks a free one
- * @param {number} [options.controllerPort]  CONTROLLER port; 0 (default) picks a free one
+ * @param {string} [options.cacheDir]
+ * @param {string} [options.version]
+ * @param {string} [options.dataDir]  server.properties and kafka.log; default a temp folder removed by stop()
+ * @param {string} [options.logDir]  Kafka's data, kept across starts; default fresh, removed by stop()
+ * @param {number} [options.port]  0 (default) picks a free one
+ * @param {number} [options.controllerPort]  0 (default) picks a free one
  * @param {Record<string, string|number|boolean>} [options.overrides]  extra server.properties
- * @param {string[]} [options.jvmArgs]  default ['-Xms256m', '-Xmx512m']
- * @param {boolean} [options.classDataSharing]  keep an AppCDS archive in the jar cache (default true)
- * @param {number} [options.startTimeoutMs]  default 90 s
+ * @param {string[]} [options.jvmArgs]
+ * @param {boolean} [options.classDataSharing]  default true
+ * @param {number} [options.startTimeoutMs]
  * @param {(message: string) => void} [options.log]
  * @returns {Promise<{brokers: string, port: number, controllerPort: number, pid: number,
  *   dataDir: string, logFile: string, exited: Promise<{code: number|null, signal: string|null}>,
@@ -332,7 +287,6 @@ export async function startKafkaBroker({
   port = await chooseKafkaPort(port, 'broker port', undefined);
   controllerPort = await chooseKafkaPort(controllerPort, 'controller port', port);
 
-  // What stop() removes: the whole data dir when we made it, else only the fresh log dir.
   /** @type {string | undefined} */
   let removeOnStop;
   const data = await jvm.serviceFolder(dataDir, path.join(os.tmpdir(), 'hogbase-kafka-'));
@@ -359,7 +313,7 @@ export async function startKafkaBroker({
     await fs.writeFile(log4jFile, log4jProperties('INFO'));
     await fs.writeFile(toolLog4jFile, log4jProperties('WARN'));
 
-    // Format the KRaft storage (static quorum: controller.quorum.voters, so no --standalone).
+    // Static quorum (controller.quorum.voters), so no --standalone.
     if (!existsSync(path.join(logDir, 'meta.properties'))) {
       const formatStarted = Date.now();
       const clusterId = randomBytes(16).toString('base64url');
@@ -392,7 +346,7 @@ export async function startKafkaBroker({
     }
 
     return [
-      // Kafka's own defaults (kafka-run-class.sh), then the caller's, which win.
+      // Kafka's own defaults, then the caller's, which win.
       '-XX:+UseG1GC',
       '-XX:MaxGCPauseMillis=20',
       '-XX:InitiatingHeapOccupancyPercent=35',
@@ -408,7 +362,6 @@ export async function startKafkaBroker({
     ];
   };
 
-  // Ready: the started line, then a real Kafka protocol answer.
   let sawStartedLine = false;
   const broker = await jvm.launchJvm({
     java,
@@ -447,10 +400,6 @@ export async function startKafkaBroker({
     stop: broker.stop,
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Command line
-// ---------------------------------------------------------------------------------------------
 
 jvm.runServiceCli(import.meta.url, {
   prefix: '[kafka]',

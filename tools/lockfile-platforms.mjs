@@ -1,10 +1,7 @@
 // @ts-check
-// Completes package-lock.json with entries for platform-specific optional packages that the
-// registry reachable here does not serve (e.g. chDB's macOS and arm64 engine builds). Without an
-// entry, `npm ci` refuses the lockfile as out of sync; with one that names its os/cpu, npm skips
-// the package on other platforms and fetches it where it applies.
-//
-// Run after any `npm install` that changes the lockfile: `node tools/lockfile-platforms.mjs`.
+// Adds package-lock.json entries for platform-specific optional packages this registry does not serve
+// (chDB's macOS and arm64 builds): without one `npm ci` refuses the lockfile; with os/cpu, npm skips it
+// elsewhere. Run after any `npm install` that changes the lockfile.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseJson } from './json.mjs';
 

@@ -1,31 +1,9 @@
 // @ts-check
-// An S3-compatible server for tests (batch exports write to S3), with no Docker and nothing
-// installed by hand: Adobe S3Mock (the Spring Boot server, `com.adobe.testing:s3mock`, its runnable
-// `exec` jar) is fetched once from Maven Central with the machine's Maven (`mvn`) into a cache folder
-// outside the repository, unpacked, and run with the machine's Java (17 or newer) on loopback, plain
-// HTTP, with its objects in a temp folder.
-//
-// Library (plain Node ESM, built-ins and the shared tools/jvm-service.mjs only):
-//   import { ensureS3MockJar, startS3Server } from './s3-server.mjs';
-//   const jar = await ensureS3MockJar({ log });          // fetches once, then instant
-//   const s3 = await startS3Server({ port: 0, log });    // port 0: a free port is picked
-//   process.env.S3_ENDPOINT = s3.endpoint;               // 'http://127.0.0.1:<port>'
-//   await s3.stop();
-//
-// Clients must use path-style addressing (`forcePathStyle: true` in the AWS SDK); any credentials
-// and region are accepted (S3Mock does not check signatures).
-//
-// Command line:
-//   node tools/s3-server.mjs fetch    fetch the server into the cache (once) and print where
-//   node tools/s3-server.mjs start    run a server on http://127.0.0.1:9090 in the foreground until
-//                                     Ctrl-C; options: --port N, --data-dir DIR (s3mock.log and the
-//                                     objects, kept across restarts; default: a temp folder)
-//
-// Start-up speed: the first server that starts and stops cleanly leaves a class-data-sharing
-// archive (AppCDS, ~50 MB) in the cache; later starts map it and are about twice as fast.
-//
-// Environment: XDG_CACHE_HOME (the cache goes to ${XDG_CACHE_HOME:-~/.cache}/hogbase/s3mock-<v>),
-// JAVA_HOME (else `java` from PATH), and Maven's own settings (~/.m2/settings.xml, MAVEN_OPTS).
+// An S3-compatible server for tests, with no Docker: Adobe S3Mock's `exec` jar is fetched once with the
+// machine's Maven into a cache outside the repository, unpacked, and run on its Java (17+) on loopback.
+// Clients must use path-style addressing; any credentials and region are accepted.
+//   node tools/s3-server.mjs fetch | start [--port N] [--data-dir DIR]
+// Environment: XDG_CACHE_HOME, JAVA_HOME, and Maven's own settings.
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -35,13 +13,8 @@ import path from 'node:path';
 import * as jvm from './jvm-service.mjs';
 
 /**
- * Pinned, so every machine runs the same server: the newest 4.x (Spring Boot 3.5, Java 17).
- * TRICKY: 5.0.0 to 5.2.0 (the newest) run on Java 17 too, but break multipart uploads from the
- * JavaScript SDK: for an UploadPart that carries both `x-amz-sdk-checksum-algorithm` and the
- * `x-amz-checksum-crc32` value (what the SDK sends for every part by default) they ignore the value,
- * answer without a part checksum, and then refuse CompleteMultipartUpload ("The upload was created
- * using a crc32 checksum. The complete request must include the checksum for each part"), so every
- * `@aws-sdk/lib-storage` Upload over 5 MB fails. 4.x takes the header's value and answers with it.
+ * The newest 4.x. 5.0.0 to 5.2.0 break the JavaScript SDK's multipart uploads: they ignore a part's
+ * `x-amz-checksum-crc32`, then refuse CompleteMultipartUpload, so every lib-storage Upload over 5 MB fails.
  */
 export const S3MOCK_VERSION = '4.12.4';
 
@@ -50,10 +23,7 @@ function defaultLog(message) {
   console.log(`[s3] ${message}`);
 }
 
-/**
- * `${XDG_CACHE_HOME:-~/.cache}/hogbase/s3mock-<version>`.
- * @param {string} [version]
- */
+/** @param {string} [version] */
 export function defaultCacheDir(version = S3MOCK_VERSION) {
   return jvm.hogbaseCacheDir(`s3mock-${version}`);
 }
@@ -61,13 +31,8 @@ export function defaultCacheDir(version = S3MOCK_VERSION) {
 const JAVA_HINT =
   'S3Mock needs Java 17 or newer: install a JDK (apt-get install openjdk-17-jre-headless) or set JAVA_HOME';
 
-// ---------------------------------------------------------------------------------------------
-// Jar
-// ---------------------------------------------------------------------------------------------
-
 /**
- * The unpacked launcher jar recorded by a complete fetch, or null when absent or incomplete.
- *
+ * Null when absent or incomplete.
  * @param {string} cacheDir
  * @param {string} version
  */
@@ -81,13 +46,8 @@ function readCompleteJar(cacheDir, version) {
 }
 
 /**
- * Returns the path of S3Mock's unpacked launcher jar (its dependencies in `lib/` beside it), fetching
- * `com.adobe.testing:s3mock:<version>:jar:exec` with Maven and unpacking it the first time (into a
- * staging folder renamed into place once complete, with a marker: ensureCached in
- * tools/jvm-service.mjs).
- *
- * Unpacked because class-data sharing cannot archive classes loaded from jars nested in a fat jar.
- *
+ * S3Mock's launcher jar (dependencies in `lib/` beside it), fetched with Maven the first time. Unpacked:
+ * class-data sharing cannot archive classes loaded from jars nested in a fat jar.
  * @param {{ cacheDir?: string, version?: string, log?: (message: string) => void }} [options]
  */
 export async function ensureS3MockJar({ cacheDir, version = S3MOCK_VERSION, log = defaultLog } = {}) {
@@ -102,8 +62,7 @@ export async function ensureS3MockJar({ cacheDir, version = S3MOCK_VERSION, log 
     fill: async (staging) => {
       const download = path.join(staging, 'download');
       await fs.mkdir(download, { recursive: true });
-      // cwd: the empty staging folder, so Maven runs without a project (a pom.xml in the caller's
-      // folder would otherwise be read).
+      // cwd: the empty staging folder, so Maven reads no pom.xml of the caller's.
       await jvm.runMaven(
         [
           `${jvm.MAVEN_DEPENDENCY_PLUGIN}:copy`,
@@ -146,15 +105,9 @@ export async function ensureS3MockJar({ cacheDir, version = S3MOCK_VERSION, log 
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Server
-// ---------------------------------------------------------------------------------------------
-
 /**
- * One unsigned S3 ListBuckets (`GET /`) on a fresh connection; resolves true when the server answers
- * 200 with a ListAllMyBucketsResult, false on any failure. Proves S3 is served, not just HTTP: the
- * store is created lazily on this first request.
- *
+ * One unsigned ListBuckets on a fresh connection: proves S3 is served, not just HTTP (the store is
+ * created lazily on this first request).
  * @param {number} port
  * @returns {Promise<boolean>}
  */
@@ -192,13 +145,9 @@ function listBucketsAnswers(port, timeoutMs = 2_000) {
 }
 
 /**
- * A Spring bean file read through `spring.main.sources`.
- *
- * TRICKY: S3Mock always adds a second plain-HTTP Tomcat connector (its `httpPort`) with no address,
- * so it would listen on every interface; `server.address` binds only the main connector. This bean
- * sets the extra connector's address to loopback while the context starts: Spring Boot binds
- * connectors only once every bean exists, and `lazy-init="false"` beats S3Mock's global lazy
- * initialization. The main connector, TLS off, is the endpoint; the extra one is unused.
+ * A Spring bean file (`spring.main.sources`). S3Mock adds a second plain-HTTP connector with no address,
+ * which would listen on every interface; this bean binds it to loopback before Spring binds connectors
+ * (`lazy-init="false"` beats S3Mock's global lazy initialization).
  */
 function loopbackConnectorXml() {
   return `<?xml version="1.0" encoding="UTF-8"?>
@@ -216,17 +165,15 @@ function loopbackConnectorXml() {
 }
 
 /**
- * Starts S3Mock on http://127.0.0.1:<port> and resolves once it answers an S3 ListBuckets.
- *
+ * S3Mock on http://127.0.0.1:<port>, resolved once it answers a ListBuckets.
  * @param {object} [options]
- * @param {string} [options.cacheDir]  the server cache (default: defaultCacheDir(version))
- * @param {string} [options.version]   S3Mock version (default: S3MOCK_VERSION)
- * @param {string} [options.dataDir]   folder for s3mock.log, the JVM's temp files and the objects
- *   (store/); default: a temp folder removed by stop(). A given folder is kept, objects included.
- * @param {number} [options.port]      HTTP port; 0 (default) picks a free one
- * @param {string[]} [options.jvmArgs]  default ['-Xmx512m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']
- * @param {boolean} [options.classDataSharing]  keep an AppCDS archive in the cache (default true)
- * @param {number} [options.startTimeoutMs]  default 90 s
+ * @param {string} [options.cacheDir]
+ * @param {string} [options.version]
+ * @param {string} [options.dataDir]  s3mock.log, temp files and objects; default a temp folder removed by stop()
+ * @param {number} [options.port]  0 (default) picks a free one
+ * @param {string[]} [options.jvmArgs]
+ * @param {boolean} [options.classDataSharing]  default true
+ * @param {number} [options.startTimeoutMs]
  * @param {(message: string) => void} [options.log]
  * @returns {Promise<{endpoint: string, port: number, pid: number, dataDir: string, logFile: string,
  *   exited: Promise<{code: number|null, signal: string|null}>, stop(): Promise<void>}>}
@@ -236,8 +183,7 @@ export async function startS3Server({
   version = S3MOCK_VERSION,
   dataDir,
   port = 0,
-  // C1 only and the serial collector: a test server handles little traffic, and both halve the
-  // JVM's start-up work on a 2-core machine.
+  // C1 only and the serial collector: less start-up work for a server that handles little traffic.
   jvmArgs = ['-Xmx512m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'],
   classDataSharing: useCds = true,
   startTimeoutMs = jvm.START_TIMEOUT_MS,
@@ -271,7 +217,7 @@ export async function startS3Server({
     return [
       '-XX:+ExitOnOutOfMemoryError',
       '-Djava.awt.headless=true',
-      // Tomcat's work folders go here, so a killed server leaves nothing in the system temp.
+      // So a killed server leaves nothing in the system temp.
       `-Djava.io.tmpdir=${tmpDir}`,
       ...(cds?.jvmArgs ?? []),
       ...jvmArgs,
@@ -320,10 +266,6 @@ export async function startS3Server({
     stop: server.stop,
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Command line
-// ---------------------------------------------------------------------------------------------
 
 jvm.runServiceCli(import.meta.url, {
   prefix: '[s3]',

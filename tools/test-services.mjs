@@ -1,7 +1,6 @@
 // @ts-check
-// The engines the test commands start and stop (`npm test`, `npm run test:deploy`): the machine's
-// PostgreSQL cluster, a Kafka broker and an S3-compatible server from cached jars, and Debian
-// packages a suite needs. Each start pushes its stop, so a caller stops exactly what it started.
+// The engines `npm test` and `npm run test:deploy` start and stop: the machine's PostgreSQL, Kafka and
+// S3Mock from cached jars, and Debian packages a suite needs. Each start pushes its stop.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -18,27 +17,17 @@ const TEST_ROLE = 'hogbase_test';
 const TEST_ROLE_PASSWORD = 'hogbase_test';
 const POSTGRES_READY_TIMEOUT_MS = 30_000;
 
-/**
- * A stop callback, pushed by each start; they run in reverse.
- * @typedef {() => Promise<void>} Stop
- */
+/** @typedef {() => Promise<void>} Stop */
+
+/** @typedef {Record<string, string | undefined>} ChildEnv */
 
 /**
- * The environment handed to the test processes, filled by the starts.
- * @typedef {Record<string, string | undefined>} ChildEnv
- */
-
-/**
- * The helpers, bound to the caller's log line and its interruption check (a Ctrl-C during
- * start-up still stops what already started).
- *
+ * `throwIfInterrupted`: a Ctrl-C during start-up still stops what already started.
  * @param {{ log: (message: string) => void, throwIfInterrupted?: () => void }} options
  */
 export function testServices({ log, throwIfInterrupted = () => undefined }) {
   /**
-   * Runs a command to completion. Output is captured (and returned) unless `inherit` is set.
-   * Resolves with the exit code instead of throwing so callers decide what a failure means.
-   *
+   * Resolves with the exit code, so callers decide what a failure means; output captured unless `inherit`.
    * @param {string} command
    * @param {string[]} args
    * @param {{ inherit?: boolean, cwd?: string, env?: NodeJS.ProcessEnv }} [options]
@@ -114,8 +103,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
           'run as root or set TEST_DATABASE_URL',
       );
     }
-    // SUPERUSER so tests can CREATE DATABASE and CREATE EXTENSION; this role only exists on a
-    // developer or CI machine's local cluster, reachable on 127.0.0.1.
+    // SUPERUSER so tests can CREATE DATABASE and EXTENSION: only on a local cluster, on 127.0.0.1.
     const sql = `DO $$
   BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${TEST_ROLE}') THEN
@@ -134,8 +122,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
   }
 
   /**
-   * Pushes a stop callback onto `stops` only if it starts the cluster itself.
-   *
+   * Pushes a stop only if it starts the cluster itself.
    * @param {ChildEnv} childEnv
    * @param {Stop[]} stops
    */
@@ -153,7 +140,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
       );
     } else {
       log(`starting PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER} on port ${cluster.port}`);
-      // Register the stop before starting: a half-started cluster must be stopped too.
+      // Before starting: a half-started cluster must be stopped too.
       stops.push(async () => {
         log(`stopping PostgreSQL ${POSTGRES_VERSION}/${POSTGRES_CLUSTER}`);
         const { code, stderr } = await run('pg_ctlcluster', [POSTGRES_VERSION, POSTGRES_CLUSTER, 'stop']);
@@ -169,9 +156,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
   }
 
   /**
-   * Honours KAFKA_BROKERS from the environment; otherwise starts a single-node KRaft broker from the
-   * cached jars (tools/kafka-broker.mjs) on free loopback ports and pushes its stop onto `stops`.
-   *
+   * KAFKA_BROKERS when set, else a broker from tools/kafka-broker.mjs.
    * @param {ChildEnv} childEnv
    * @param {Stop[]} stops
    */
@@ -182,19 +167,15 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
       return;
     }
     log('starting a Kafka broker (single KRaft node on 127.0.0.1, jars cached in ~/.cache/hogbase)');
-    // NOTE: startKafkaBroker resolves only once the broker answers and stops a broker that failed to
-    // start by itself, so there is no half-started broker to register; a Ctrl-C reaches the JVM too
-    // (same process group), and the module's exit hook kills it if this process dies without stop().
-    // It logs the ready line (address, start time) and the stopped line.
+    // It resolves only once the broker answers and stops a failed start itself; its exit hook kills
+    // the JVM if this process dies without stop().
     const kafka = await startKafkaBroker({ port: 0, log });
     stops.push(() => kafka.stop());
     childEnv.KAFKA_BROKERS = kafka.brokers;
   }
 
   /**
-   * Honours S3_ENDPOINT from the environment; otherwise starts Adobe S3Mock from the cached jar
-   * (tools/s3-server.mjs) on a free loopback port and pushes its stop onto `stops`.
-   *
+   * S3_ENDPOINT when set, else S3Mock from tools/s3-server.mjs.
    * @param {ChildEnv} childEnv
    * @param {Stop[]} stops
    */
@@ -205,21 +186,15 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
       return;
     }
     log('starting an S3-compatible server (Adobe S3Mock on 127.0.0.1, jar cached in ~/.cache/hogbase)');
-    // NOTE: as with Kafka, startS3Server resolves only once the server answers, stops a server that
-    // failed to start by itself, and kills the JVM from an exit hook if this process dies first.
+    // As with Kafka: no half-started server to register.
     const s3 = await startS3Server({ port: 0, log });
     stops.push(() => s3.stop());
     childEnv.S3_ENDPOINT = s3.endpoint;
   }
 
   /**
-   * The browser the posthog-js suites drive (apps/standalone/test/*-browser.e2e-spec.ts):
-   * CHROMIUM_PATH, or Debian's `chromium` package, installed with apt-get when it is missing (these
-   * machines run the tests as root and reach Debian's mirror).
-   *
-   * NOTE: a machine that cannot install it (not root, no mirror) still runs every other suite: the
-   * reason goes to CHROMIUM_UNAVAILABLE, and the browser suites skip with a warning that names it.
-   *
+   * CHROMIUM_PATH, or Debian's `chromium`, installed when missing. A machine that cannot install it
+   * still runs every other suite: the reason goes to CHROMIUM_UNAVAILABLE and the browser suites skip.
    * @param {ChildEnv} childEnv
    */
   async function ensureChromium(childEnv) {
@@ -248,8 +223,7 @@ export function testServices({ log, throwIfInterrupted = () => undefined }) {
   }
 
   /**
-   * Installs Debian packages with apt-get (these machines run the tests as root).
-   *
+   * These machines run the tests as root.
    * @param {string[]} packages
    */
   async function aptInstall(packages) {

@@ -1,21 +1,7 @@
 // @ts-check
-// `npm test`: starts the services the test tiers need (unless they are already given), runs every
-// project's `test` target through nx, then stops exactly what it started and exits with nx's code.
-//
-// Arguments after `--` go to `nx run-many` unchanged, for example:
-//   npm test -- --projects=management
-//   npm test -- --projects=test-support --skip-nx-cache
-//
-// Environment:
-//   TEST_DATABASE_URL  use this PostgreSQL (a role that may CREATE DATABASE) instead of the
-//                      machine's PostgreSQL 15 cluster `main`.
-//   KAFKA_BROKERS      use these Kafka brokers (host:port,...) instead of starting a single-node
-//                      KRaft broker from the cached jars (tools/kafka-broker.mjs).
-//   S3_ENDPOINT        use this S3-compatible server (http://host:port, path-style) instead of
-//                      starting Adobe S3Mock from the cached jar (tools/s3-server.mjs).
-//   EGRESS_ALLOWED_PRIVATE_NETWORKS
-//                      passed on; 127.0.0.0/8 when unset, since every test service is on loopback.
-//   CI                 passed through to nx and jest.
+// `npm test`: starts the services the test tiers need (unless given: TEST_DATABASE_URL, KAFKA_BROKERS,
+// S3_ENDPOINT), runs every project's `test` target through nx (arguments after `--` go to
+// `nx run-many`), then stops exactly what it started and exits with nx's code.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,14 +18,11 @@ const binDir = path.join(repoRoot, 'node_modules', '.bin');
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 };
 
 /**
- * Set once SIGINT/SIGTERM arrives; start-up steps check it so a Ctrl-C during start-up still cleans up.
+ * Checked by start-up steps, so a Ctrl-C during start-up still cleans up.
  * @type {'SIGINT' | 'SIGTERM' | null}
  */
 let receivedSignal = null;
-/**
- * The running nx process, so signals can be forwarded to it.
- * @type {import('node:child_process').ChildProcess | null}
- */
+/** @type {import('node:child_process').ChildProcess | null} */
 let nxProcess = null;
 
 /** @param {string} message */
@@ -60,10 +43,7 @@ const { startPostgres, startKafka, startS3, ensureChromium, stopServices } = tes
 });
 
 /**
- * Starts every service the tests need and fills `childEnv` with their URLs.
- * Returns stop callbacks, in start order; they run in reverse. If a start fails (or a signal
- * arrives) part-way, what already started is stopped before the error propagates.
- *
+ * Stop callbacks in start order; a failure or signal part-way stops what already started first.
  * @param {import('./test-services.mjs').ChildEnv} childEnv
  */
 async function startServices(childEnv) {
@@ -105,18 +85,14 @@ function runNx(childEnv, extraArgs) {
 }
 
 /**
- * The static checks CI would otherwise skip: the whole repository type-checks and lints with no
- * warning. They run only for a full `npm test`, not when arguments narrow the run.
- *
+ * The type-check and lint CI would otherwise skip; only for a full `npm test`.
  * @param {NodeJS.ProcessEnv} childEnv
  */
 async function runStaticChecks(childEnv) {
   const typecheck = await runTool(childEnv, 'tsc', ['-p', 'tsconfig.json', '--noEmit']);
   if (typecheck !== 0) return typecheck;
-  // tools/ is JavaScript, checked by its own tsconfig (checkJs, Node's ESM resolution).
   const toolsTypecheck = await runTool(childEnv, 'tsc', ['-p', 'tools/tsconfig.json']);
   if (toolsTypecheck !== 0) return toolsTypecheck;
-  // The code map names files and symbols; it is only useful while they all exist.
   const codeMap = checkCodeMap(path.join(repoRoot, 'docs/code-map.md'));
   for (const problem of codeMap.problems) log(problem);
   if (codeMap.entries === 0 || codeMap.problems.length > 0) return 1;
@@ -160,21 +136,13 @@ function onSignal(signal) {
   }
   receivedSignal = signal;
   log(`received ${signal}, shutting down`);
-  // NOTE: on Ctrl-C the terminal already signalled nx (same process group); forwarding is for
-  // `kill <pid>` from a supervisor, which only reaches us.
+  // On Ctrl-C the terminal already signalled nx; forwarding is for a supervisor's `kill <pid>`.
   nxProcess?.kill(signal);
 }
 
-/**
- * One line of tools/jest-summary-reporter.js.
- * @typedef {{ passed: number, failed: number, skipped: number }} RunTotals
- */
+/** One line of tools/jest-summary-reporter.js. @typedef {{ passed: number, failed: number, skipped: number }} RunTotals */
 
-/**
- * The closing line: totals over every Jest run, as `N passed, N failed[, N skipped]`.
- *
- * @param {string} file
- */
+/** `N passed, N failed[, N skipped]` over every Jest run. @param {string} file */
 function printSummary(file) {
   /** @type {RunTotals[]} */
   const runs = existsSync(file)
@@ -204,13 +172,11 @@ async function main() {
 
   const childEnv = {
     ...process.env,
-    // node_modules/.bin first so nx and jest run on the pinned Node (the `node` devDependency).
+    // So nx and jest run on the pinned Node.
     PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
     NX_DAEMON: 'false',
     NX_NO_CLOUD: 'true',
-    // The test services (PostgreSQL, Kafka, S3Mock) and the tests' receivers listen on loopback,
-    // which the server refuses to reach unless allowed. Tests that check the refusal build their own
-    // policy; the test helpers that start apps set this too (test:faults runs without this script).
+    // The test services listen on loopback, which the server refuses unless allowed.
     EGRESS_ALLOWED_PRIVATE_NETWORKS: process.env.EGRESS_ALLOWED_PRIVATE_NETWORKS ?? '127.0.0.0/8',
     TEST_SUMMARY_FILE: path.join(mkdtempSync(path.join(tmpdir(), 'hogbase-test-')), 'summary.jsonl'),
     // NestJS 12 ships as ES modules; Jest loads them through require(esm), which needs vm modules.

@@ -1,12 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
-// Checks docker/compose.yaml against the image's contract: each of our services runs one of the
-// image's commands with the settings it needs, starts after the migrate step, which starts after
-// healthy dependencies; ports are distinct and capture is published apart from the management API;
-// no secret is written in the file; our containers run hardened. When docker-compose (Debian
-// `docker-compose`, v1.29) or `docker compose` (v2) is installed, its offline `config` validation
-// runs too.
-//
+// Checks docker/compose.yaml against the image's contract: commands and settings, start order after
+// migrate and healthy dependencies, distinct ports, no written secret, hardened containers; plus
+// docker-compose's offline `config` validation when installed.
 //   node tools/deploy/check-compose.mjs [path/to/compose.yaml]   # exits 1 and lists the problems
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,8 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-// NOTE: `yaml` is not a direct dependency: it is the copy nx and cosmiconfig bring (v1 at the top
-// of node_modules). Only its parse(text, { merge }) is used, which v1 and v2 share.
+// `yaml` is the copy nx and cosmiconfig bring (v1); only parse(text, { merge }), which v1 and v2 share.
 import YAML from 'yaml';
 
 /**
@@ -28,19 +23,13 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 export const DEFAULT_COMPOSE_FILE = path.join(REPO_ROOT, 'docker/compose.yaml');
 
 export const IMAGE = 'hogbase/hogbase';
-/** The image's commands (its ENTRYPOINT takes one as the container's first argument). */
+/** The ENTRYPOINT takes one as the container's first argument. */
 export const IMAGE_COMMANDS = ['management', 'capture', 'ingestion', 'workers', 'migrate', 'admin'];
-/**
- * The commands that run a long-lived service with probes on this port.
- * @type {Record<string, number>}
- */
+/** @type {Record<string, number>} */
 export const SERVICE_PORTS = { management: 8000, capture: 8010, ingestion: 8020, workers: 8030 };
 
 const CLICKHOUSE = ['CLICKHOUSE_URL', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_DATABASE'];
-/**
- * What each command cannot run without in a deployment with servers (the brief's dependency list).
- * @type {Record<string, string[]>}
- */
+/** @type {Record<string, string[]>} */
 export const REQUIRED_SETTINGS = {
   management: ['DATABASE_URL', 'ENCRYPTION_KEYS', ...CLICKHOUSE],
   capture: ['DATABASE_URL', 'KAFKA_BROKERS'],
@@ -49,19 +38,16 @@ export const REQUIRED_SETTINGS = {
   migrate: ['DATABASE_URL', 'KAFKA_BROKERS', ...CLICKHOUSE],
 };
 
-/** Settings whose value is a secret: only ever a reference to the environment, never defaulted. */
+/** Only ever a reference to the environment, never defaulted. */
 const SECRET_SETTINGS = ['ENCRYPTION_KEYS', 'CLICKHOUSE_PASSWORD', 'POSTGRES_PASSWORD', 'SMTP_URL'];
-/** Secrets a deployment may leave out (an empty value is "unset" to the config). */
+/** An empty value is "unset" to the config. */
 const OPTIONAL_SECRETS = ['SMTP_URL'];
 const SECRET_NAME = /PASSWORD|SECRET|TOKEN|ENCRYPTION_KEYS|SMTP_URL|PRIVATE_KEY/;
-/** A required reference: `${NAME:?message}` or `${NAME?message}`. */
 const REQUIRED_REFERENCE = /^\$\{[A-Z0-9_]+:?\?[^}]*\}$/;
-/** An optional reference with no default: `${NAME}`, `${NAME:-}`, `${NAME-}`. */
 const EMPTY_REFERENCE = /^\$\{[A-Z0-9_]+(:?-)?\}$/;
 
 /**
- * Compose's interpolation, enough to read ports and hosts: defaults taken, required ones named.
- *
+ * Enough to read ports and hosts: defaults taken, required ones named.
  * @param {unknown} value
  * @param {Record<string, string | undefined>} [env]
  */
@@ -135,8 +121,7 @@ function dependsOn(service) {
 }
 
 /**
- * Published ports as {hostIp, published, target}, short ("ip:host:container") or long syntax.
- *
+ * Short ("ip:host:container") or long syntax.
  * @param {ComposeService} service
  * @returns {{ hostIp: string, published: string, target: number }[]}
  */
@@ -165,8 +150,7 @@ function seconds(duration) {
 }
 
 /**
- * The compose services that `host` (a URL or `host:port` list) points at.
- *
+ * The services that a URL or `host:port` list points at.
  * @param {ComposeScalar | undefined} value
  * @param {string[]} serviceNames
  */
@@ -205,8 +189,7 @@ function checkSecrets(name, environment, problems) {
         );
       }
     }
-    // A URL's password (postgres://user:pass@host) is a secret too. References are set aside
-    // first: their messages may hold any character, `/` and `@` included.
+    // A URL's password is a secret too. References first: their messages may hold `/` and `@`.
     /** @type {string[]} */
     const references = [];
     const masked = value.replace(
@@ -254,7 +237,7 @@ function checkHardening(name, service, command, problems) {
   if (!tmpfs.includes('/tmp') && !mounts.includes('/tmp')) problems.push(`${name}: no writable /tmp`);
   if (!mounts.includes('/data') && !tmpfs.includes('/data')) problems.push(`${name}: no volume on /data`);
   if (command in SERVICE_PORTS) {
-    // The drain takes ~15 s at worst: Docker's default 10 s would kill a service mid-drain.
+    // The drain takes up to ~15 s: Docker's default 10 s would kill a service mid-drain.
     if (!(seconds(service.stop_grace_period) >= 30)) {
       problems.push(`${name}: stop_grace_period must be at least 30s`);
     }
@@ -267,9 +250,7 @@ function checkHardening(name, service, command, problems) {
 }
 
 /**
- * Checks a compose file; resolves to the problems found (none: the file is right). `validate`
- * also runs docker-compose's own offline validation when one is installed.
- *
+ * Resolves to the problems found; `validate` also runs docker-compose's validation when installed.
  * @returns {Promise<string[]>}
  */
 export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = true } = {}) {
@@ -337,7 +318,6 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
   );
   if (keys.size > 1) problems.push('management, ingestion and workers must share one ENCRYPTION_KEYS');
 
-  // The order of start: dependencies healthy, then migrate to completion, then the services.
   const migrates = byCommand.migrate ?? [];
   for (const name of names) {
     for (const dependency of Object.keys(dependsOn(services[name]))) {
@@ -442,7 +422,6 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
     }
   }
 
-  // Secrets: references only, in every service (ours and the engines').
   for (const name of names) checkSecrets(name, environmentOf(services[name]), problems);
   for (const match of text.matchAll(/\$\{([A-Z0-9_]+):?-([^}]+)\}/g)) {
     if (SECRET_SETTINGS.includes(match[1]) || SECRET_NAME.test(match[1])) {
@@ -457,8 +436,6 @@ export async function checkCompose(file = DEFAULT_COMPOSE_FILE, { validate = tru
 const run = promisify(execFile);
 
 /**
- * YAML.parse typed as what it returns: the caller states the shape it expects.
- *
  * @param {string} text
  * @returns {unknown}
  */
@@ -466,11 +443,7 @@ function parseYaml(text) {
   return YAML.parse(text, { merge: true });
 }
 
-/**
- * Variables whose absence `${NAME:?…}` refuses, set to dummies so that validation can proceed.
- *
- * @param {string} text
- */
+/** Dummies for the variables `${NAME:?…}` requires, so validation can proceed. @param {string} text */
 function dummySecrets(text) {
   return Object.fromEntries(
     [...text.matchAll(/\$\{([A-Za-z0-9_]+):?\?/g)].map((match) => [
@@ -481,10 +454,8 @@ function dummySecrets(text) {
 }
 
 /**
- * docker-compose's offline `config` validation, when a client is installed: `docker compose`
- * (v2, the Compose spec as it is) or Debian's docker-compose 1.29 (whose schema predates the
- * top-level `name`, so a copy without it is validated). Neither installed: says so, fails nothing.
- *
+ * `docker compose` (v2) or Debian's docker-compose 1.29 (its schema predates top-level `name`, so a
+ * copy without it is validated). Neither installed: says so, fails nothing.
  * @param {string} file
  * @param {ComposeFile} compose
  */
@@ -515,7 +486,6 @@ export async function validateWithCompose(file, compose) {
   try {
     const { name: _name, ...withoutName } = compose;
     const copy = path.join(directory, 'compose.yaml');
-    // The merged document, so that the copy needs no anchors; build context made absolute.
     for (const service of Object.values(withoutName.services ?? {})) {
       if (service.build?.context)
         service.build.context = path.resolve(path.dirname(file), service.build.context);

@@ -1,13 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
-// Renders every kustomize target under k8s/ and checks it offline (manifest-check.mjs):
-//   1. `kubectl kustomize` builds it (manifest-toolchain.mjs);
-//   2. every object validates against the Kubernetes JSON schemas, strictly (manifest-toolchain.mjs);
-//   3. our own rules hold (manifest-rules.mjs).
-//
-// Usage: node tools/deploy/check-manifests.mjs  (exit code 1 on any failure)
-//        node tools/deploy/check-manifests.mjs --self-test  (breaks copies of k8s/: every check must
-//        fail; manifest-self-test.mjs)
+// Renders every kustomize target under k8s/, validates it strictly against the Kubernetes schemas and
+// applies our rules; exit 1 on any failure. `--self-test` breaks copies of k8s/: every check must fail.
 import { checkManifests } from './manifest-check.mjs';
 import { selfTestManifests } from './manifest-self-test.mjs';
 

@@ -1,7 +1,6 @@
 // @ts-check
-// The container image, built here without Docker or a registry: podman (with the runc runtime and
-// the lowered limits these sandboxes require) builds docker/Dockerfile on a stand-in for its base
-// image, made from Debian bookworm (debootstrap) and the pinned Node of the `node` devDependency.
+// The container image, built without Docker or a registry: podman builds docker/Dockerfile on a
+// stand-in for its base image made from Debian bookworm (debootstrap) and the pinned Node.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, copyFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,26 +13,22 @@ const packageJson = /** @type {{ version: string, devDependencies: Record<string
   parseJson(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'))
 );
 
-/** Node's version as package.json pins it (the image's base carries the same). */
 export const NODE_VERSION = packageJson.devDependencies.node;
-/** The Dockerfile's FROM (its NODE_IMAGE default), which the stand-in is tagged as. */
+/** The Dockerfile's FROM (its NODE_IMAGE default): the stand-in's tag. */
 export const BASE_IMAGE = baseImage(readFileSync(path.join(repoRoot, 'docker/Dockerfile'), 'utf8'));
-/** npm as the official node image bundles it, fetched from the npm registry. */
+/** As the official node image bundles it. */
 const NPM_VERSION = '11.19.1';
 export const VERSION = packageJson.version;
 export const IMAGE = `localhost/hogbase/hogbase:${VERSION}`;
 export const EMBEDDED_IMAGE = `localhost/hogbase/hogbase:${VERSION}-embedded-clickhouse`;
 
-/** What podman needs on every call here: runc (crun is refused) and limits the sandbox allows. */
+/** runc (crun is refused) and limits the sandbox allows. */
 export const PODMAN_RUNTIME = ['--runtime', 'runc'];
 export const PODMAN_LIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1000:1000'];
 
 const PACKAGES = { podman: 'podman', buildah: 'buildah', runc: 'runc', debootstrap: 'debootstrap' };
 
-/**
- * The helpers of tools/test-services.mjs with the caller's log line.
- * @typedef {ReturnType<typeof import('../test-services.mjs').testServices> & { log: (message: string) => void }} Services
- */
+/** @typedef {ReturnType<typeof import('../test-services.mjs').testServices> & { log: (message: string) => void }} Services */
 
 /** @param {string} dockerfile */
 function baseImage(dockerfile) {
@@ -42,11 +37,7 @@ function baseImage(dockerfile) {
   return match[1];
 }
 
-/**
- * Installs podman, buildah, runc and debootstrap from Debian when one is missing.
- *
- * @param {Services} services
- */
+/** When one is missing. @param {Services} services */
 export async function ensureContainerTools({ run, aptInstall, log }) {
   const missing = [];
   for (const [command, debianPackage] of Object.entries(PACKAGES)) {
@@ -61,10 +52,8 @@ export async function ensureContainerTools({ run, aptInstall, log }) {
 }
 
 /**
- * Tags a stand-in for `node:<version>-bookworm-slim` unless podman has that image: Debian bookworm
- * minbase from the machine's Debian mirror, Node from the `node` package, npm from the registry.
- * The root filesystem is cached as a tarball, so debootstrap runs once per machine.
- *
+ * A stand-in for `node:<version>-bookworm-slim` unless podman has it: bookworm minbase from the
+ * machine's mirror, Node from the `node` package; the root filesystem is cached, so debootstrap runs once.
  * @param {Services} services
  */
 export async function ensureBaseImage({ run, runOrThrow, log }) {
@@ -114,7 +103,7 @@ export async function ensureBaseImage({ run, runOrThrow, log }) {
   ]);
 }
 
-/** The first Debian mirror of the machine's apt sources (deb822 or one-line form). */
+/** Deb822 or one-line form. */
 function debianMirror() {
   const sources = ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list']
     .filter((file) => existsSync(file))
@@ -127,9 +116,7 @@ function debianMirror() {
 }
 
 /**
- * Builds docker/Dockerfile as `tag` (never pulling), with chDB's engine kept or left out. A CA
- * bundle named by NODE_EXTRA_CA_CERTS (a TLS-intercepting proxy's) is lent to the build's npm.
- *
+ * Never pulling. A CA bundle named by NODE_EXTRA_CA_CERTS (a TLS-intercepting proxy's) is lent to npm.
  * @param {Services} services
  * @param {{ tag: string, embeddedClickHouse: boolean }} image
  */

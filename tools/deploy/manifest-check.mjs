@@ -17,10 +17,7 @@ import {
 
 export const K8S_DIR = path.join(REPO_ROOT, 'k8s');
 
-/**
- * What to render (see ManifestTarget).
- * @type {import('./kubernetes.types.d.ts').ManifestTarget[]}
- */
+/** @type {import('./kubernetes.types.d.ts').ManifestTarget[]} */
 export const TARGETS = [
   { name: 'base', dir: 'base', versioned: false, autoscaled: true },
   { name: 'small', dir: 'overlays/small', versioned: true, autoscaled: false },
@@ -35,8 +32,7 @@ export const TARGETS = [
 ];
 
 /**
- * `k8sDir`: another copy of k8s/ (the checks' own tests break a copy to see them fail).
- *
+ * `k8sDir`: another copy of k8s/ (the self-test breaks copies).
  * @param {{ log?: (line: string) => void, targets?: typeof TARGETS, k8sDir?: string }} [options]
  */
 export async function checkManifests({

@@ -1,10 +1,8 @@
 // @ts-check
-// Our own rules over the rendered objects: Pod Security Standard "restricted", read-only root,
-// probes, resources, preStop and grace period, no secret values, the capture host never routes
-// /api, ingestion bounded by the partition count, every Deployment covered by a PDB and
-// NetworkPolicies. Each rule returns failure messages naming the object.
+// Our own rules over the rendered objects: PSS "restricted", probes, resources, drain, no secret values,
+// capture's host never routes /api, bounded ingestion, PDBs and NetworkPolicies. Each returns failures.
 
-/** The image's drain budget after SIGTERM (docker/Dockerfile contract): capture's Kafka ack, workers' 8 s hand-back. */
+/** The image's drain budget after SIGTERM: capture's Kafka ack, workers' 8 s hand-back. */
 const DRAIN_SECONDS = 15;
 const EXPECTED_USER = 10001;
 const SECRET_KEYS = ['DATABASE_URL', 'ENCRYPTION_KEYS', 'CLICKHOUSE_PASSWORD', 'SMTP_URL'];
@@ -71,7 +69,6 @@ function allContainers(pod) {
 
 /**
  * Pod Security Standard "restricted" (v1.31 rules), plus our image's uid and read-only root.
- *
  * @param {Manifest} object
  */
 export function checkRestricted(object) {
@@ -215,8 +212,7 @@ export function checkDeployment(object) {
 }
 
 /**
- * Does an Ingress path route the request path `requested`? Conservative for ImplementationSpecific.
- *
+ * Conservative for ImplementationSpecific.
  * @param {import('./kubernetes.types.d.ts').IngressPath} ingressPath
  * @param {string} requested
  */

@@ -1,14 +1,12 @@
 // @ts-check
-// Self-test: a check that cannot fail is a defect. Each mutation breaks a copy of k8s/ in one way
-// and must make the named target fail with the expected message.
+// A check that cannot fail is a defect: each mutation breaks a copy of k8s/ one way and must fail as expected.
 import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { checkManifests, K8S_DIR, TARGETS } from './manifest-check.mjs';
 
 /**
- * One way of breaking k8s/: `from` replaced by `to` (or `append` added) in `file`, and `create`'s
- * file written, must make `target` (default production) fail with a message holding `expect`.
+ * `from` → `to` (or `append`) in `file`, plus `create`'s file: `target` (default production) must fail with `expect`.
  * @typedef {{ file: string, expect: string, target?: string, create?: [string, string] }
  *   & ({ from: string, to: string } | { append: string })} Mutation
  */
@@ -159,8 +157,7 @@ const MUTATIONS = [
 ];
 
 /**
- * Returns the mutations the checks failed to catch (empty: every check can fail).
- *
+ * The mutations the checks failed to catch.
  * @param {{ log?: (line: string) => void }} [options]
  */
 export async function selfTestManifests({ log = (line) => console.log(line) } = {}) {

@@ -1,7 +1,6 @@
 // @ts-check
-// The toolchain the manifest check runs on: kubectl renders each kustomize target, and the
-// Kubernetes JSON schemas validate it (PyPI kubernetes-validate, pinned, in a virtualenv under
-// ~/.cache/hogbase), strictly: an unknown field is an error.
+// kubectl renders each kustomize target; PyPI kubernetes-validate (pinned, in a virtualenv) validates
+// it strictly: an unknown field is an error.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -16,10 +15,7 @@ const run = promisify(execFile);
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export const KUBERNETES_VALIDATE_VERSION = '1.37.0';
-/**
- * The oldest version the manifests target (the kubelet's preStop `sleep` is on by default from
- * 1.30, topology spread `matchLabelKeys` from 1.27) and the newest the validator bundles.
- */
+/** The oldest the manifests target (preStop `sleep` on by default from 1.30) and the newest the validator bundles. */
 export const KUBERNETES_VERSIONS = ['1.31.0', '1.37.0'];
 const VENV_DIR = path.join(os.homedir(), '.cache', 'hogbase', 'kubernetes-validate');
 
@@ -51,10 +47,7 @@ export async function ensureKubectl(log) {
   );
 }
 
-/**
- * What a failed execFile rejects with: its output besides the message.
- * @typedef {Error & { stdout?: string, stderr?: string }} ExecError
- */
+/** @typedef {Error & { stdout?: string, stderr?: string }} ExecError */
 
 /** @param {unknown} error */
 function firstLine(error) {

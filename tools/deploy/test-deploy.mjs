@@ -1,13 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
-// `npm run test:deploy`: what a platform team deploys, checked here without Docker or a cluster.
-//   1. k8s/: every kustomize overlay rendered and validated offline (check-manifests.mjs);
-//      docker/compose.yaml checked (check-compose.mjs).
-//   2. docker/Dockerfile built with podman on a stand-in base image (image.mjs), twice: the default
-//      image and the one keeping chDB's engine.
-//   3. docker/test: the containers run against the machine's PostgreSQL and a Kafka broker this
-//      command starts (and stops), posthog-node events through the capture container listed by
-//      the management container, each service stopped with SIGTERM under load.
+// `npm run test:deploy`, without Docker or a cluster: k8s/ rendered and validated offline, the compose
+// file checked; the image built with podman (default and with chDB's engine); then the containers run
+// against the machine's PostgreSQL and a Kafka this command starts, each stopped with SIGTERM under load.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,8 +34,6 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
 const services = testServices({ log, throwIfInterrupted });
 
 /**
- * Runs a step with inherited output; resolves with its exit code.
- *
  * @param {string} command
  * @param {string[]} args
  * @returns {Promise<number>}
@@ -74,9 +67,8 @@ async function main() {
   };
 
   await check('k8s manifests', process.execPath, ['tools/deploy/check-manifests.mjs']);
-  // Each check must be able to fail: copies of k8s/ broken one way each are all refused.
+  // Every check must be able to fail: broken copies of k8s/ are all refused.
   await check('k8s checks self-test', process.execPath, ['tools/deploy/check-manifests.mjs', '--self-test']);
-  // Debian's docker-compose 1.29 validates the compose file offline against its schema.
   if ((await services.run('sh', ['-c', 'command -v docker-compose'])).code !== 0) {
     log('installing docker-compose (apt-get) to validate docker/compose.yaml offline');
     await services.aptInstall(['docker-compose']);
