@@ -90,28 +90,28 @@ export class MembershipRepository {
       .getCount();
   }
 
-  async findActiveByUserUuid(organizationId: string, userUuid: string): Promise<MembershipWithUser | null> {
-    const membership = await this.unitOfWork
-      .repository(OrganizationMembership)
-      .createQueryBuilder('membership')
-      .innerJoinAndSelect('membership.user', 'user')
-      .where('membership.organizationId = :organizationId', { organizationId })
-      .andWhere('user.uuid = :uuid', { uuid: userUuid })
-      .andWhere('user.isActive = true')
-      .getOne();
-    return membership as MembershipWithUser | null;
+  findActiveByUserUuid(organizationId: string, userUuid: string): Promise<MembershipWithUser | null> {
+    return this.findByUserUuid(organizationId, userUuid, { activeOnly: true });
   }
 
   /** The user with that UUID if they belong to the organization, active or not. */
   async findUserInOrganization(organizationId: string, userUuid: string): Promise<User | null> {
-    const membership = await this.unitOfWork
+    return (await this.findByUserUuid(organizationId, userUuid, { activeOnly: false }))?.user ?? null;
+  }
+
+  private async findByUserUuid(
+    organizationId: string,
+    userUuid: string,
+    { activeOnly }: { activeOnly: boolean },
+  ): Promise<MembershipWithUser | null> {
+    const query = this.unitOfWork
       .repository(OrganizationMembership)
       .createQueryBuilder('membership')
       .innerJoinAndSelect('membership.user', 'user')
       .where('membership.organizationId = :organizationId', { organizationId })
-      .andWhere('user.uuid = :uuid', { uuid: userUuid })
-      .getOne();
-    return (membership as MembershipWithUser | null)?.user ?? null;
+      .andWhere('user.uuid = :uuid', { uuid: userUuid });
+    if (activeOnly) query.andWhere('user.isActive = true');
+    return (await query.getOne()) as MembershipWithUser | null;
   }
 
   /** Whether a user with one of these e-mails (lowercased) belongs to the organization. */

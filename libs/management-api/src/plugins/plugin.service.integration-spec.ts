@@ -50,6 +50,18 @@ describe('PluginService (pipeline apps)', () => {
   const sourceApp = (name: string, fields: Record<string, unknown> = {}) =>
     plugins.create(organization, 'pipeline_destinations', user, { plugin_type: 'source', name, ...fields });
 
+  /** A global source app of a second organization, which may install apps (root access). */
+  async function anotherOrganizationsGlobalApp() {
+    const other = await seedProject(context.dataSource, undefined, 'Other');
+    other.organization.pluginsAccessLevel = PluginsAccessLevel.Root;
+    const global = await plugins.create(other.organization, 'pipeline_destinations', other.user, {
+      plugin_type: 'source',
+      name: 'Theirs, global',
+      is_global: true,
+    });
+    return { other, global };
+  }
+
   describe("the organization's plugins access level", () => {
     it('lets an organization below INSTALL read its apps but neither install nor uninstall one', async () => {
       const app = await sourceApp('Installed at INSTALL');
@@ -107,13 +119,7 @@ describe('PluginService (pipeline apps)', () => {
     });
 
     it("shows another organization's global app read-only, and its other apps not at all", async () => {
-      const other = await seedProject(context.dataSource, undefined, 'Other');
-      other.organization.pluginsAccessLevel = PluginsAccessLevel.Root;
-      const global = await plugins.create(other.organization, 'pipeline_destinations', other.user, {
-        plugin_type: 'source',
-        name: 'Theirs, global',
-        is_global: true,
-      });
+      const { other, global } = await anotherOrganizationsGlobalApp();
       const local = await plugins.create(other.organization, 'pipeline_destinations', other.user, {
         plugin_type: 'source',
         name: 'Theirs',
@@ -255,13 +261,7 @@ describe('PluginService (pipeline apps)', () => {
     });
 
     it('is for the apps of the organization: a global app of another is 404 there', async () => {
-      const other = await seedProject(context.dataSource, undefined, 'Other');
-      other.organization.pluginsAccessLevel = PluginsAccessLevel.Root;
-      const global = await plugins.create(other.organization, 'pipeline_destinations', other.user, {
-        plugin_type: 'source',
-        name: 'Theirs, global',
-        is_global: true,
-      });
+      const { global } = await anotherOrganizationsGlobalApp();
       expect(
         await refusal(
           sources.updateSource(
