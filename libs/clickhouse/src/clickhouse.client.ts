@@ -29,8 +29,10 @@ export interface ClickHouseConnectionConfig {
   dataPath?: string;
 }
 
-// One result shape on both engines: 64-bit integers as strings (chDB does not quote them), inserts
-// written when they return (chDB enables `async_insert`), DateTime64 in the format rows are written in.
+/**
+ * One result shape on both engines: 64-bit integers as strings (chDB does not quote them), inserts
+ * written when they return (chDB enables `async_insert`), DateTime64 in the format rows are written in.
+ */
 export const CLICKHOUSE_DEFAULT_SETTINGS: ClickHouseSettings = {
   output_format_json_quote_64bit_integers: 1,
   async_insert: 0,

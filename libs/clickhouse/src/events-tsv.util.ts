@@ -51,8 +51,10 @@ function fieldOf(value: EventRow[EventColumn]): string {
   return typeof value === 'string' ? escapeTsvField(value) : String(value);
 }
 
-// One body per set of columns, so a left-out column takes its default. Not JSONEachRow: it would
-// escape every quote of the JSON-in-string columns, which ClickHouse then unescapes.
+/**
+ * One body per set of columns, so a left-out column takes its default. Not JSONEachRow: it would
+ * escape every quote of the JSON-in-string columns, which ClickHouse then unescapes.
+ */
 export function eventRowsAsTsv(rows: readonly EventRow[]): EventsTsv[] {
   const byShape = new Map<number, { columns: EventColumn[]; lines: string[] }>();
   for (const row of rows) {

@@ -4,8 +4,10 @@ import path from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { assertClusterName, assertDatabaseName } from './sql-identifier.util';
 
-// No transactions or locks in ClickHouse: concurrent migrations are safe because every statement is
-// idempotent (a test checks), duplicate records collapse, and records are re-read before each and after.
+/**
+ * No transactions or locks in ClickHouse: concurrent migrations are safe because every statement is
+ * idempotent (a test checks), duplicate records collapse, and records are re-read before each and after.
+ */
 export const CLICKHOUSE_MIGRATIONS_DIR = path.join(__dirname, '../migrations');
 
 export type ClickHouseMigrationVariant = 'single-node' | 'cluster';
@@ -67,8 +69,10 @@ export async function loadClickHouseMigrations(
   return migrations.sort((left, right) => left.version - right.version);
 }
 
-// Statements end with `;` at the end of a line; whole-line `--` comments are dropped. Server macros
-// such as `{shard}` and `{replica}` are left for ClickHouse.
+/**
+ * Statements end with `;` at the end of a line; whole-line `--` comments are dropped. Server macros
+ * such as `{shard}` and `{replica}` are left for ClickHouse.
+ */
 export function renderClickHouseMigration(
   sql: string,
   target: { database: string; cluster?: string },

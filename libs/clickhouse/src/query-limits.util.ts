@@ -8,8 +8,10 @@ export interface QueryLimits {
   maxResultBytes: number;
 }
 
-// `throw` spelled out: `break`, which a server's profile may set, ends a query early without an error.
-// TRICKY: chDB applies these as session `SET`s that stay: give one client's queries the same limits.
+/**
+ * `throw` spelled out: `break`, which a server's profile may set, ends a query early without an error.
+ * TRICKY: chDB applies these as session `SET`s that stay: give one client's queries the same limits.
+ */
 export function queryLimitSettings(limits: QueryLimits): ClickHouseSettings {
   const spillBytes = String(Math.floor(limits.maxMemoryBytes / 2));
   return {
