@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkCodeMap } from './check-code-map.mjs';
+import { checkFileRoles } from './check-file-roles.mjs';
 import { parseJson } from './json.mjs';
 import { testServices } from './test-services.mjs';
 
@@ -96,6 +97,9 @@ async function runStaticChecks(childEnv) {
   const codeMap = checkCodeMap(path.join(repoRoot, 'docs/code-map.md'));
   for (const problem of codeMap.problems) log(problem);
   if (codeMap.entries === 0 || codeMap.problems.length > 0) return 1;
+  const fileRoles = checkFileRoles(repoRoot);
+  for (const problem of fileRoles.problems) log(problem);
+  if (fileRoles.files === 0 || fileRoles.problems.length > 0) return 1;
   const lint = await runTool(childEnv, 'nx', [
     'run-many',
     '-t',

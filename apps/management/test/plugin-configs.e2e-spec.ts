@@ -386,7 +386,7 @@ describe('plugin configs (/api/projects/:project_id/plugin_configs/)', () => {
       return data;
     }
 
-    /** What the apps runtime reads for meta.attachments (libs/apps-runtime enabled-apps.ts). */
+    /** What the apps runtime reads for meta.attachments (libs/apps-runtime enabled-apps.cache.ts). */
     async function runtimeAttachments(pluginConfigId: number) {
       const rows: {
         key: string;

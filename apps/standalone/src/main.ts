@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { ClickHouseEngineError } from '@hogbase/clickhouse';
 import { ConfigError, loadStandaloneConfig } from '@hogbase/config';
 import { launchService } from '@hogbase/service-runtime';
-import { startStandalone } from './standalone';
+import { startStandalone } from './standalone.process';
 
 /** `npm start`: every service in one process on embedded engines unless real ones are configured. */
 launchService({

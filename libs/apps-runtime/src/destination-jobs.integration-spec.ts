@@ -4,7 +4,11 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
-import { AppDestinations, type AppDestinationsOptions, type DestinationEvent } from './app-destinations';
+import {
+  AppDestinations,
+  type AppDestinationsOptions,
+  type DestinationEvent,
+} from './app-destinations.service';
 import { MAX_JOB_BYTES } from './destination-jobs.util';
 
 jest.setTimeout(60_000);

@@ -1,4 +1,4 @@
-import type { DestinationEvent } from './app-destinations';
+import type { DestinationEvent } from './app-destinations.service';
 import { MAX_EVENT_JOB_BYTES, MAX_EVENTS_PER_JOB, MAX_JOB_BYTES, toBatchJobs } from './destination-jobs.util';
 
 function event(index: number, propertyBytes = 0, personBytes = 0): DestinationEvent {

@@ -1,4 +1,4 @@
-import type { DestinationEvent } from './app-destinations';
+import type { DestinationEvent } from './app-destinations.service';
 
 export const MAX_EVENTS_PER_JOB = 500;
 /** Jobs are rows of the job engine's Postgres, written in ingestion's commit path; a larger event is a job alone. */

@@ -7,8 +7,8 @@ import { ConfigError, type CaptureConfig, type KafkaConfig } from '@hogbase/conf
 import { KafkaEventPublisher, type EventPublisher } from '@hogbase/queue';
 import { checkReadiness, type RunningService } from '@hogbase/service-runtime';
 import { buildCaptureApp } from './capture.app';
-import { createFlagServices } from './flags/flag-services';
-import { createCapturePool } from './postgres-pool';
+import { createFlagServices } from './flags/flag-services.util';
+import { createCapturePool } from './postgres-pool.util';
 import { ProjectChangeListener } from './project-changes.listener';
 import { ProjectTokenCache } from './project-token.cache';
 import { RemoteConfigCache } from './remote-config/remote-config.cache';

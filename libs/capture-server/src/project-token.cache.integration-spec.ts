@@ -2,7 +2,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, type Pool } from 'pg';
 import { openDataSource } from '@hogbase/postgres';
 import { createTestDatabase, TestDatabase } from '@hogbase/test-support';
-import { createCapturePool } from './postgres-pool';
+import { createCapturePool } from './postgres-pool.util';
 import { TokenLookupUnavailableError } from './capture.errors';
 import { ProjectTokenCache } from './project-token.cache';
 

@@ -1,4 +1,4 @@
-import { EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
+import { EVENTS_TABLE_COLUMNS, type EventRow } from './event-row.types';
 
 export type EventColumn = (typeof EVENTS_TABLE_COLUMNS)[number];
 

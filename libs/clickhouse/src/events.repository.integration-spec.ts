@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClickHouseError } from '@clickhouse/client';
 import { toClickHouseDateTime64 } from './clickhouse-datetime.util';
-import type { EventRow } from './event-row';
+import type { EventRow } from './event-row.types';
 import { readEvents, rowContentErrorName } from './events.repository';
 import { createTestClickHouse, TestClickHouse } from './testing';
 

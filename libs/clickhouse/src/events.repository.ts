@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow, type StoredEventRow } from './event-row';
+import { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow, type StoredEventRow } from './event-row.types';
 import { eventRowsAsTsv } from './events-tsv.util';
 import { assertDatabaseName } from './sql-identifier.util';
 

@@ -7,14 +7,14 @@ export {
   type ClickHouseConnectionConfig,
 } from './clickhouse.client';
 export { insertEvents, readEvents, rowContentErrorName, type EventsWriter } from './events.repository';
-export { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow } from './event-row';
+export { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow } from './event-row.types';
 export { toClickHouseDateTime64 } from './clickhouse-datetime.util';
 export {
   ClickHouseMigrationError,
   loadClickHouseMigrations,
   migrateClickHouse,
   pendingClickHouseMigrations,
-} from './migration-runner';
+} from './migration-runner.util';
 export {
   exceededQueryLimit,
   queryLimitSettings,

@@ -7,4 +7,4 @@ export {
   ingestionConsumerOptions,
   openIngestionEngines,
 } from './service/ingestion-engines.util';
-export { prepareEventStores } from './service/event-stores';
+export { prepareEventStores } from './service/event-stores.util';

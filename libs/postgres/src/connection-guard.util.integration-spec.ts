@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { createTestDatabase, withDeadline, type TestDatabase } from '@hogbase/test-support';
 import { CrossConnectionQueryError, PostgresQueryTimeoutError } from './connection-guard.util';
 import { openDataSource, type PostgresTimeouts } from './data-source.util';
-import type { EmbeddedPostgres } from './embedded-postgres';
+import type { EmbeddedPostgres } from './embedded-postgres.server';
 import { Team } from './entities';
 import { startTemporaryEmbeddedPostgres, timeouts } from './testing/test-postgres.util';
 

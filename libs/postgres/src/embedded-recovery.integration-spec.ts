@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { eventually, withDeadline } from '@hogbase/test-support';
-import { findRunningEmbeddedPostgres } from './embedded-postgres';
+import { findRunningEmbeddedPostgres } from './embedded-postgres.server';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const NODE = path.join(REPO_ROOT, 'node_modules', '.bin', 'node');
@@ -63,7 +63,7 @@ async function startServerProcess(dataDir: string): Promise<ServerProcess> {
       '-r',
       '@swc-node/register',
       '-e',
-      `require('./libs/postgres/src/embedded-postgres.ts').startEmbeddedPostgres(process.argv[1]).then(() => console.log('ready'))`,
+      `require('./libs/postgres/src/embedded-postgres.server.ts').startEmbeddedPostgres(process.argv[1]).then(() => console.log('ready'))`,
       dataDir,
     ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },

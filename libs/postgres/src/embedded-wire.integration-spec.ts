@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect as connectSocket } from 'node:net';
 import { Client, Pool, type Notification } from 'pg';
 import { eventuallyPasses } from '@hogbase/test-support';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.server';
 
 /** The Unix socket an embedded Postgres URL names (`?host=<dir>`, node-postgres's convention). */
 function socketPathOf(url: string): string {

@@ -67,7 +67,7 @@ export {
   restrictToOwner,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
-} from './embedded-postgres';
+} from './embedded-postgres.server';
 export {
   dataDirHolder,
   DataDirInUseError,

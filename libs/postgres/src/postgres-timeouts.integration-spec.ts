@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Pool } from 'pg';
 import { createTestDatabase, withDeadline, type TestDatabase } from '@hogbase/test-support';
 import { openDataSource, postgresPoolTimeouts, type PostgresTimeouts } from './data-source.util';
-import type { EmbeddedPostgres } from './embedded-postgres';
+import type { EmbeddedPostgres } from './embedded-postgres.server';
 import { MIGRATION_LOCK_KEY } from './migration-runner.util';
 import { startTemporaryEmbeddedPostgres, timeouts } from './testing/test-postgres.util';
 

@@ -1,7 +1,7 @@
 import { EVENTS_TOPIC, HISTORICAL_EVENTS_TOPIC, type QueueMessage } from '@hogbase/event-contract';
 import { QueueUnavailableError } from './queue.errors';
 import { silentLogger, type QueueLogger } from './queue-logger.util';
-import type { IngestionProgress } from './ingestion-progress';
+import type { IngestionProgress } from './ingestion-progress.client';
 import type {
   BatchHandler,
   ConsumedMessage,

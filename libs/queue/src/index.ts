@@ -22,7 +22,7 @@ export {
   toDeadLetter,
 } from './dead-letter.util';
 export { ensureTopics, eventTopicSpecs, missingTopics, type EnsuredTopic } from './kafka-topics.util';
-export { KafkaIngestionProgress, type IngestionProgress } from './ingestion-progress';
+export { KafkaIngestionProgress, type IngestionProgress } from './ingestion-progress.client';
 export { createKafkaClient } from './kafka-client.util';
 export { sleep } from './deadline.util';
 export { keyHash } from './murmur2.util';

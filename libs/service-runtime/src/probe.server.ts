@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HEALTH_PATH, METRICS_PATH, probeResponse, READY_PATH } from './probe-response';
+import { HEALTH_PATH, METRICS_PATH, probeResponse, READY_PATH } from './probe-response.presenter';
 import { refuseMetricsRequest } from './metrics-access.util';
 import { failingChecks } from './readiness.util';
 import type { ProbedService, Readiness } from './service.types';

@@ -1,6 +1,6 @@
 import { Counter, Registry } from 'prom-client';
 import { checkReadiness, combineReadiness, combineServices } from './readiness.util';
-import { readinessResponse } from './probe-response';
+import { readinessResponse } from './probe-response.presenter';
 import type { RunningService } from './service.types';
 
 describe('checkReadiness', () => {

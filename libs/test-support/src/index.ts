@@ -40,7 +40,7 @@ export {
 } from './app-archive-server.util';
 export { createTestS3Client, testS3Endpoint } from './s3-test.util';
 
-export { ISO_8601_PATTERN, UUID_PATTERN } from './patterns';
+export { ISO_8601_PATTERN, UUID_PATTERN } from './patterns.constants';
 export {
   registerOpenApiDocument,
   registerOpenApiDocumentFrom,

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { createCapturePool, startCaptureService } from '@hogbase/capture-server';
 import type { CaptureThreadData, FromCaptureThread, ToCaptureThread } from './capture-thread.protocol';
-import { PortPublisher } from './port-publisher';
+import { PortPublisher } from './port.publisher';
 
 async function runCaptureThread(
   port: NonNullable<typeof parentPort>,
@@ -49,6 +49,7 @@ async function runCaptureThread(
   send({ type: 'listening', url: capture.url });
 }
 
-if (!parentPort) throw new Error('capture-thread.worker runs as a worker thread (capture-thread.ts)');
+if (!parentPort)
+  throw new Error('capture-thread.worker runs as a worker thread (capture-thread.launcher.ts)');
 // A failure is an unhandled rejection: it ends the thread, and the main thread's 'error' handler gets it.
 void runCaptureThread(parentPort, workerData as CaptureThreadData);

@@ -6,8 +6,8 @@ import { Registry } from 'prom-client';
 import type { AppsRuntimeConfig } from '@hogbase/config';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { eventually } from '@hogbase/test-support';
-import { AppDestinations, type AppDestinationsOptions } from '../app-destinations';
-import type { AppsRuntime } from '../apps-runtime';
+import { AppDestinations, type AppDestinationsOptions } from '../app-destinations.service';
+import type { AppsRuntime } from '../apps-runtime.service';
 
 /** An apps runtime's settings for tests: small budgets, receivers on loopback allowed. */
 export function testAppsRuntimeConfig(overrides: Partial<AppsRuntimeConfig> = {}): AppsRuntimeConfig {

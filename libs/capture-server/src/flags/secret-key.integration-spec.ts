@@ -13,7 +13,7 @@ import {
 import { InProcessBus } from '@hogbase/queue';
 import { createTestDatabase, type TestDatabase } from '@hogbase/test-support';
 import { buildCaptureApp } from '../capture.app';
-import { createCapturePool } from '../postgres-pool';
+import { createCapturePool } from '../postgres-pool.util';
 import { ProjectTokenCache } from '../project-token.cache';
 import { FlagDefinitionsCache } from './flag-definitions.cache';
 import { PersonalKeyAuthorizer } from './personal-key.guard';

@@ -4,7 +4,7 @@ import { Pool } from 'pg';
 import pino from 'pino';
 import { InProcessBus } from '@hogbase/queue';
 import { buildCaptureApp } from '../capture.app';
-import { createFlagServices } from '../flags/flag-services';
+import { createFlagServices } from '../flags/flag-services.util';
 import { CAPTURE_API_COMPONENTS, CAPTURE_OPENAPI_PATH } from './capture-openapi.controller';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ClickHouseClient, closeClickHouse, openClickHouse } from '../clickhouse.client';
 import type { EventsWriter } from '../events.repository';
-import { migrateClickHouse } from '../migration-runner';
+import { migrateClickHouse } from '../migration-runner.util';
 
 export interface TestClickHouse {
   client: ClickHouseClient;

@@ -2,7 +2,7 @@ import type { ParsedEvent } from '../events/parse-captured-event.util';
 import { isPlainObject } from '../events/person-initial-properties.util';
 import type { GroupColumns, IngestionWarning, Properties } from '../persons/person-processing.types';
 import { scalarText } from '../shared/postgres-text.util';
-import type { GroupWrites } from './group-writes';
+import type { GroupWrites } from './group-writes.state';
 import {
   groupIdentifyTarget,
   GroupTypeIndexes,

@@ -1,6 +1,6 @@
 import { toJsonb } from '../shared/postgres-text.util';
-import type { Queryable } from '../shared/queryable';
-import type { GroupWrite } from './group-writes';
+import type { Queryable } from '../shared/queryable.types';
+import type { GroupWrite } from './group-writes.state';
 import { assignGroupTypeIndexes, GroupTypeIndexes, GroupTypeMappingRow } from './group-types.util';
 
 interface GroupTypeMappingDbRow {

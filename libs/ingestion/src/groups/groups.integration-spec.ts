@@ -6,7 +6,7 @@ import {
   createIngestionTestDatabase,
   IngestionTestDatabase,
   processed,
-} from '../testing/ingestion-test.helpers';
+} from '../testing/ingestion-test.util';
 
 async function groupTypes(pool: Pool, teamId: number): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ group_type: string; group_type_index: number }>(

@@ -1,6 +1,6 @@
 import type { ParsedEvent } from '../events/parse-captured-event.util';
 import { GroupTypeIndexes } from '../groups/group-types.util';
-import { GroupWrites } from '../groups/group-writes';
+import { GroupWrites } from '../groups/group-writes.state';
 import { LoadedPerson, PersonBatchState, PersonRecord } from './person-batch.state';
 import { distinctIdsToLoad, mergeRequestOf, PersonEventApplier } from './person-event-applier.util';
 import { personUuid } from './person-uuid.util';

@@ -1,7 +1,7 @@
 import type { ParsedEvent } from '../events/parse-captured-event.util';
 import { applyEventGroups } from '../groups/event-groups.util';
 import type { GroupTypeIndexes } from '../groups/group-types.util';
-import type { GroupWrites } from '../groups/group-writes';
+import type { GroupWrites } from '../groups/group-writes.state';
 import { exceedsDistinctIdLength, isDistinctIdIllegal, normalizeDistinctId } from './distinct-id.util';
 import type { PersonBatchState, PersonRecord } from './person-batch.state';
 import type { DistinctIdRef } from './person.repository';

@@ -7,7 +7,7 @@ import {
   personOf,
   snapshot,
   processed,
-} from '../testing/ingestion-test.helpers';
+} from '../testing/ingestion-test.util';
 import { PersonProcessor } from './person-processor.service';
 import { personUuid } from './person-uuid.util';
 

@@ -6,7 +6,7 @@ import {
   countRows,
   createIngestionTestDatabase,
   IngestionTestDatabase,
-} from '../testing/ingestion-test.helpers';
+} from '../testing/ingestion-test.util';
 import { PersonProcessor } from './person-processor.service';
 
 const DEADLINE_MS = 20_000;

@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { isParsedEvent, ParsedEvent, parseCapturedEvent } from '../events/parse-captured-event.util';
 import { resolveGroupTypes, upsertGroups } from '../groups/group.repository';
 import { collectGroupTypes } from '../groups/group-types.util';
-import { GroupWrites } from '../groups/group-writes';
+import { GroupWrites } from '../groups/group-writes.state';
 import { isConcurrencyConflict, isDataRejection } from '../shared/postgres-errors.util';
 import { PersonBatchState } from './person-batch.state';
 import { distinctIdsToLoad, PersonEventApplier } from './person-event-applier.util';

@@ -5,7 +5,7 @@ import {
   IngestionTestDatabase,
   personOf,
   processed,
-} from '../testing/ingestion-test.helpers';
+} from '../testing/ingestion-test.util';
 import { PersonProcessor } from './person-processor.service';
 import { personUuid } from './person-uuid.util';
 

@@ -1,5 +1,5 @@
 import { toJsonb } from '../shared/postgres-text.util';
-import type { Queryable } from '../shared/queryable';
+import type { Queryable } from '../shared/queryable.types';
 import type { LoadedDistinctId, LoadedPerson, PersonRecord, PersonWritePlan } from './person-batch.state';
 import type { PropertyOperation } from './person-properties.util';
 import type { Properties } from './person-processing.types';

@@ -1,4 +1,4 @@
-import { createIngestionTestDatabase, type IngestionTestDatabase } from '../testing/ingestion-test.helpers';
+import { createIngestionTestDatabase, type IngestionTestDatabase } from '../testing/ingestion-test.util';
 import { TeamTokenCache } from './team-token.cache';
 
 describe('TeamTokenCache', () => {

@@ -10,7 +10,7 @@ import { PersonProcessor } from '../persons/person-processor.service';
 import { EventBatchHandler } from '../pipeline/event-batch.handler';
 import { IngestedEventMarker } from '../pipeline/ingested-event.marker';
 import { TeamTokenCache } from '../pipeline/team-token.cache';
-import { prepareEventStores } from './event-stores';
+import { prepareEventStores } from './event-stores.util';
 
 /** The caller opened them and closes them after `stop()`. */
 export interface IngestionEngines {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { POSTGRES_TIMEOUTS, type PostgresTimeouts } from '../data-source.util';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded-postgres.server';
 
 export function timeouts(overrides: Partial<PostgresTimeouts>): PostgresTimeouts {
   return { ...POSTGRES_TIMEOUTS, ...overrides };

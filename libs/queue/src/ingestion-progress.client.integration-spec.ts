@@ -1,5 +1,5 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { KafkaIngestionProgress } from './ingestion-progress';
+import { KafkaIngestionProgress } from './ingestion-progress.client';
 import { createTopic, testBrokers, uniqueName } from './testing/kafka-test.util';
 
 const MINUTE = 60_000;

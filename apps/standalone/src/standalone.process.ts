@@ -9,9 +9,9 @@ import { registerOwnPort } from '@hogbase/egress';
 import { startIngestionService } from '@hogbase/ingestion';
 import { startManagementService } from '@hogbase/management-api';
 import { openWorkersEngines, startWorkersService } from '@hogbase/workers';
-import { startCaptureThread } from './capture-thread/capture-thread';
-import { announcePorts, holdDataDirs } from './data-dir';
-import { firstRun } from './first-run';
+import { startCaptureThread } from './capture-thread/capture-thread.launcher';
+import { announcePorts, holdDataDirs } from './data-dir.util';
+import { firstRun } from './first-run.util';
 import { openStandaloneEngines, openStandalonePostgres } from './standalone-engines.util';
 
 /**

@@ -1,4 +1,4 @@
-import { renderClickHouseMigration } from './migration-runner';
+import { renderClickHouseMigration } from './migration-runner.util';
 
 const SQL = `-- a comment; with a semicolon
 CREATE TABLE IF NOT EXISTS {database}.events_local {on_cluster}

@@ -4,8 +4,8 @@ import { Registry } from 'prom-client';
 import type { CapturedEvent } from '@hogbase/event-contract';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
-import { AppTransformations } from './app-transformations';
-import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
+import { AppTransformations } from './app-transformations.service';
+import { createAppsRuntime, type AppsRuntime } from './apps-runtime.service';
 import { pinTestConfig, testAppsRuntimeConfig, testCapturedEvent } from './testing/apps-runtime-test.util';
 
 jest.setTimeout(60_000);

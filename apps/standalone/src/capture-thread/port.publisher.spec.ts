@@ -1,6 +1,6 @@
 import { MessageTooLargeError, QueueUnavailableError } from '@hogbase/queue';
 import type { FromCaptureThread } from './capture-thread.protocol';
-import { PortPublisher, toPublishError, toPublishFailure } from './port-publisher';
+import { PortPublisher, toPublishError, toPublishFailure } from './port.publisher';
 
 const message = { key: '1:user', value: '{}', headers: { token: 'phc_x' } };
 

@@ -8,7 +8,7 @@ import {
   loadClickHouseMigrations,
   migrateClickHouse,
   renderClickHouseMigration,
-} from './migration-runner';
+} from './migration-runner.util';
 import { createTestClickHouse, TestClickHouse } from './testing';
 
 async function queryRows<T>(clickHouse: TestClickHouse, query: string): Promise<T[]> {

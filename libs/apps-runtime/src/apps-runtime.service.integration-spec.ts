@@ -8,10 +8,10 @@ import { SecretBox } from '@hogbase/config';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
 import { SandboxTimeoutError } from '@hogbase/apps-sandbox';
-import { AppSkippedError, type AppCapturedEvent } from './app-instance';
-import type { DestinationEvent } from './app-destinations';
-import { AppTransformations } from './app-transformations';
-import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
+import { AppSkippedError, type AppCapturedEvent } from './app-instance.service';
+import type { DestinationEvent } from './app-destinations.service';
+import { AppTransformations } from './app-transformations.service';
+import { createAppsRuntime, type AppsRuntime } from './apps-runtime.service';
 import {
   startTestDestinations,
   testAppsRuntimeConfig,

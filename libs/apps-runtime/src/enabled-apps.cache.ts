@@ -6,7 +6,7 @@ import {
   SandboxTimeoutError,
   type SandboxJson,
 } from '@hogbase/apps-sandbox';
-import { AppInstance, messageOf, type AppDefinition, type AppServices } from './app-instance';
+import { AppInstance, messageOf, type AppDefinition, type AppServices } from './app-instance.service';
 
 export interface SecretOpener {
   open(sealed: string): Promise<string>;

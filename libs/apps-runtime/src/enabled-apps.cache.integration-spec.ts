@@ -2,8 +2,8 @@ import type { Pool } from 'pg';
 import pino from 'pino';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
-import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
-import { EnabledApps } from './enabled-apps';
+import { createAppsRuntime, type AppsRuntime } from './apps-runtime.service';
+import { EnabledApps } from './enabled-apps.cache';
 import {
   startTestReceiver,
   testAppsRuntimeConfig,

@@ -4,8 +4,8 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createMigratedTestDatabase, type MigratedTestDatabase } from '@hogbase/postgres/testing';
 import { eventually, insertEnabledAppRows, insertProjectRows } from '@hogbase/test-support';
-import type { AppDestinations, DestinationEvent } from './app-destinations';
-import { createAppsRuntime, type AppsRuntime } from './apps-runtime';
+import type { AppDestinations, DestinationEvent } from './app-destinations.service';
+import { createAppsRuntime, type AppsRuntime } from './apps-runtime.service';
 import {
   pinTestConfig,
   startTestDestinations,

@@ -16,7 +16,7 @@ import {
   findRunningEmbeddedPostgres,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
-} from './embedded-postgres';
+} from './embedded-postgres.server';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const NODE = path.join(REPO_ROOT, 'node_modules', '.bin', 'node');
@@ -131,7 +131,7 @@ describe('embedded Postgres: only the owner of the data directory gets in', () =
         '-r',
         '@swc-node/register',
         '-e',
-        `require('./libs/postgres/src/embedded-postgres.ts').startEmbeddedPostgres(process.argv[1]).then(() => console.log('ready'))`,
+        `require('./libs/postgres/src/embedded-postgres.server.ts').startEmbeddedPostgres(process.argv[1]).then(() => console.log('ready'))`,
         dataDir,
       ],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },

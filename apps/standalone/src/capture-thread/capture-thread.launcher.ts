@@ -6,7 +6,7 @@ import type { CaptureConfig, LogLevel } from '@hogbase/config';
 import type { EventPublisher, QueueReadiness } from '@hogbase/queue';
 import type { Readiness } from '@hogbase/service-runtime';
 import type { CaptureThreadData, FromCaptureThread, ToCaptureThread } from './capture-thread.protocol';
-import { toPublishFailure } from './port-publisher';
+import { toPublishFailure } from './port.publisher';
 
 const QUEUE_READINESS_POLL_MS = 500;
 const ANSWER_TIMEOUT_MS = 5_000;

@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { sleep } from '@hogbase/queue';
 import { Counter, type Registry } from 'prom-client';
 import { SandboxAppError, type SandboxFetch, type SandboxJson } from '@hogbase/apps-sandbox';
-import { AppSkippedError, messageOf, type AppInstance } from './app-instance';
+import { AppSkippedError, messageOf, type AppInstance } from './app-instance.service';
 import { toBatchJobs, type BatchJobData } from './destination-jobs.util';
-import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps';
+import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps.cache';
 import type { PluginLogWriter } from './plugin-log.repository';
 
 /** After ingestion stored it: PostHog's PostHogEvent fields. */

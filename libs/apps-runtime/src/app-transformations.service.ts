@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { SandboxJson } from '@hogbase/apps-sandbox';
 import type { CapturedEvent, RawEvent } from '@hogbase/event-contract';
-import { AppSkippedError, messageOf } from './app-instance';
-import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps';
+import { AppSkippedError, messageOf } from './app-instance.service';
+import { RUN_CAPABILITIES, type EnabledApps } from './enabled-apps.cache';
 
 /** PostHog's PluginEvent. */
 interface PluginEvent {
