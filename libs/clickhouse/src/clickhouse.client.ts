@@ -164,7 +164,7 @@ function createEmbeddedClient(config: ClickHouseConnectionConfig): {
         `(and isolate by database name), or close every embedded client first.`,
     );
   }
-  // Owner only: the events are there.
+  // Owner only: the events are there (files chDB creates inside follow the umask, see data-dir.util.ts).
   mkdirSync(requested, { recursive: true, mode: 0o700 });
   const chdb = loadChdb();
   let connection: ChdbConnection;

@@ -21,13 +21,14 @@ export interface AccessRule {
   /** Path parameter naming the organization the route acts in (UUID or `@current`). */
   organizationParam?: string;
   /**
-   * A route under both prefixes names both parameters: the one its path has applies.
+   * Path parameter naming the project the route acts in (integer or `@current`). A route under both
+   * prefixes names both parameters: the one its path has applies.
    * `project_id` also reads `environment_id`, on the `/api/environments/` twin of the path.
    */
   projectParam?: string;
   /** Lowest membership level in that organization; any member when absent. */
   level?: MembershipLevel;
-  /** 403 for routes that act beyond what such a key covers, like creating an organization. */
+  /** Keys with one of these restrictions are refused (403): the route acts beyond what they cover. */
   refuseRestrictedKeys?: { restrictions: KeyRestriction[]; detail: string };
 }
 

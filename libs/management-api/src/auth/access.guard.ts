@@ -20,7 +20,7 @@ const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
 
 /**
  * The single gate of every route. Order matters for what a caller can learn: a scope failure is a
- * 403 before any lookup, a non-member's organization is the same 404 as an unknown id, and only
+ * 403 before any id is looked up, a non-member's organization is the same 404 as an unknown id, and only
  * then come the key's restrictions and the membership level (all 403).
  */
 @Injectable()

@@ -13,7 +13,8 @@ export class OrganizationAccessService {
   constructor(private readonly access: AccessRepository) {}
 
   /**
-   * SECURITY: a project-scoped key reaches only the organizations owning its projects, else it could
+   * SECURITY: an organization-scoped key reaches only those organizations, and a project-scoped key
+   * only the organizations owning its projects, else it could
    * change every organization of its user. Call after membership (404), so a non-member learns nothing.
    */
   async assertKeyReachesOrganization(apiKey: PersonalApiKey, organization: Organization): Promise<void> {
