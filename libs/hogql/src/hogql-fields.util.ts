@@ -1,5 +1,19 @@
+import type { AstNode } from './hogql-ast.util';
+import type { HogQLError } from './hogql.errors';
 import { sqlExpr, type SqlExpr, type SqlType } from './hogql-sql.util';
 import type { QueryParams } from './query-params.util';
+
+/** What the printer asks of a scope: the column or property a field chain names. */
+export interface FieldResolver {
+  /** `chain` has no `*`; an unknown or forbidden name throws `context.error(…)`. */
+  resolve(chain: readonly string[], node: AstNode, context: FieldContext): SqlExpr;
+}
+
+/** The printer's part a resolver uses. */
+export interface FieldContext {
+  property(column: string, path: readonly string[], node: AstNode): SqlExpr;
+  error(message: string, node: AstNode): HogQLError;
+}
 
 /**
  * SECURITY: `team_id` is absent on purpose (the API scopes every query itself), as are ingestion's
@@ -41,9 +55,6 @@ export const PERSON_FIELDS: ReadonlyMap<string, ColumnField> = new Map(
   } satisfies Record<string, ColumnField>),
 );
 
-/** Columns that hold JSON objects whose keys HogQL reads as `<column>.<key>`. */
-export type JsonColumn = 'properties' | 'person_properties';
-
 /** Names refused with a message saying why, instead of "unknown field". */
 export const FORBIDDEN_FIELDS: ReadonlyMap<string, string> = new Map([
   ['team_id', 'The field team_id cannot be selected or filtered on (the project comes from the URL)'],
@@ -54,10 +65,40 @@ export const FORBIDDEN_FIELDS: ReadonlyMap<string, string> = new Map([
 export const MAX_PROPERTY_PATH = 10;
 
 /**
+ * The event listing's fields: the events table's columns unqualified, `properties.x`, and the person
+ * of the event as `person.properties.x`, `person.id`, `person.created_at`.
+ */
+export const EVENT_LISTING_FIELDS: FieldResolver = {
+  resolve(chain, node, context) {
+    const [head, ...rest] = chain;
+    const forbidden = FORBIDDEN_FIELDS.get(head);
+    if (forbidden !== undefined) throw context.error(forbidden, node);
+    if (rest.length === 0) {
+      if (head === 'person')
+        throw context.error('person is only allowed on its own as a select expression', node);
+      const column = EVENT_FIELDS.get(head);
+      if (!column) throw context.error('Unknown field', node);
+      return sqlExpr(column.sql, column.type);
+    }
+    if (head === 'properties') return context.property('properties', rest, node);
+    if (head === 'person') {
+      const [second, ...more] = rest;
+      if (second === 'properties' && more.length > 0)
+        return context.property('person_properties', more, node);
+      const column = more.length === 0 ? PERSON_FIELDS.get(second) : undefined;
+      if (column) return sqlExpr(column.sql, column.type);
+    }
+    const forbiddenPart = chain.find((part) => FORBIDDEN_FIELDS.has(part));
+    if (forbiddenPart !== undefined) throw context.error(FORBIDDEN_FIELDS.get(forbiddenPart)!, node);
+    throw context.error('Unknown field', node);
+  },
+};
+
+/**
  * The JSON value as text, NULL when missing or `null`. NOTE: PostHog strips the quotes off
  * JSONExtractRaw, which keeps a string's escapes; this gives the same text otherwise (ClickHouse >= 21.9).
  */
-export function propertyExpr(column: JsonColumn, path: readonly string[], params: QueryParams): SqlExpr {
+export function propertyExpr(column: string, path: readonly string[], params: QueryParams): SqlExpr {
   const keys = path.map((key) => params.string(key)).join(', ');
   return sqlExpr(`JSONExtract(${column}, ${keys}, 'Nullable(String)')`, 'property', {
     nullable: true,

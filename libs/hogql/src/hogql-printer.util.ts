@@ -14,12 +14,10 @@ import {
 } from './hogql-comparisons.util';
 import { HogQLError, quoteExpression, type HogQLErrorKind } from './hogql.errors';
 import {
-  EVENT_FIELDS,
-  FORBIDDEN_FIELDS,
+  EVENT_LISTING_FIELDS,
   MAX_PROPERTY_PATH,
-  PERSON_FIELDS,
   propertyExpr,
-  type JsonColumn,
+  type FieldResolver,
 } from './hogql-fields.util';
 import { findHogQLFunction } from './hogql-functions.util';
 import {
@@ -45,6 +43,10 @@ export interface HogQLPrinterOptions {
   params: QueryParams;
   text: string;
   allowAggregates: boolean;
+  /** What a field names; the event listing's columns by default. */
+  fields?: FieldResolver;
+  /** The values of `{name}` placeholders; without them a placeholder is refused. */
+  placeholders?: ReadonlyMap<string, unknown>;
 }
 
 const ARITHMETIC_FUNCTIONS: Readonly<Record<ArithmeticOperator, string>> = {
@@ -82,6 +84,8 @@ export class HogQLPrinter implements ExpressionCompiler {
   private readonly text: string;
   private readonly codePoints: string[];
   private readonly allowAggregates: boolean;
+  private readonly fields: FieldResolver;
+  private readonly placeholders: ReadonlyMap<string, unknown> | undefined;
   private aggregateName: string | undefined;
 
   constructor(options: HogQLPrinterOptions) {
@@ -89,12 +93,17 @@ export class HogQLPrinter implements ExpressionCompiler {
     this.text = options.text;
     this.codePoints = Array.from(options.text);
     this.allowAggregates = options.allowAggregates;
+    this.fields = options.fields ?? EVENT_LISTING_FIELDS;
+    this.placeholders = options.placeholders;
   }
 
   value(node: AstNode): SqlExpr {
     switch (node.node) {
       case 'Constant':
         return this.literal(node);
+      case 'Placeholder':
+        if (this.placeholders) return this.placeholder(node);
+        throw this.unsupported(node);
       case 'Field':
       case 'ArrayAccess':
         return this.field(node);
@@ -116,13 +125,16 @@ export class HogQLPrinter implements ExpressionCompiler {
         return this.arithmeticOperation(node);
       case 'BetweenExpr':
         return this.between(node);
-      default: {
-        const reason = Object.hasOwn(UNSUPPORTED_NODES, node.node)
-          ? UNSUPPORTED_NODES[node.node]
-          : 'This kind of expression is not supported';
-        throw this.error(reason, node, 'unsupported');
-      }
+      default:
+        throw this.unsupported(node);
     }
+  }
+
+  private unsupported(node: AstNode): HogQLError {
+    const reason = Object.hasOwn(UNSUPPORTED_NODES, node.node)
+      ? UNSUPPORTED_NODES[node.node]
+      : 'This kind of expression is not supported';
+    return this.error(reason, node, 'unsupported');
   }
 
   condition(node: AstNode): SqlExpr {
@@ -353,30 +365,43 @@ export class HogQLPrinter implements ExpressionCompiler {
     if (chain.includes('*')) {
       throw this.error('* is only allowed on its own as a select expression, or in count(*)', node);
     }
-    const [head, ...rest] = chain;
-    const forbidden = FORBIDDEN_FIELDS.get(head);
-    if (forbidden !== undefined) throw this.error(forbidden, node);
-    if (rest.length === 0) {
-      if (head === 'person') {
-        throw this.error('person is only allowed on its own as a select expression', node);
-      }
-      const column = EVENT_FIELDS.get(head);
-      if (!column) throw this.error('Unknown field', node);
-      return sqlExpr(column.sql, column.type);
-    }
-    if (head === 'properties') return this.property('properties', rest, node);
-    if (head === 'person') {
-      const [second, ...more] = rest;
-      if (second === 'properties' && more.length > 0) return this.property('person_properties', more, node);
-      const column = more.length === 0 ? PERSON_FIELDS.get(second) : undefined;
-      if (column) return sqlExpr(column.sql, column.type);
-    }
-    const forbiddenPart = chain.find((part) => FORBIDDEN_FIELDS.has(part));
-    if (forbiddenPart !== undefined) throw this.error(FORBIDDEN_FIELDS.get(forbiddenPart)!, node);
-    throw this.error('Unknown field', node);
+    return this.fields.resolve(chain, node, this);
   }
 
-  /** `a.b.c` and `a['b']['c']` as one chain; undefined for other indexing. */
+  /** A JSON property of `column` (its SQL), as text. */
+  property(column: string, path: readonly string[], node: AstNode): SqlExpr {
+    if (path.length > MAX_PROPERTY_PATH) {
+      throw this.error(`Property paths are at most ${MAX_PROPERTY_PATH} keys deep`, node, 'limit');
+    }
+    return propertyExpr(column, path, this.params);
+  }
+
+  /** `{name}`: its value as a bound literal, typed by its JSON type. */
+  private placeholder(node: AstNode): SqlExpr {
+    const inner = childNode(node, 'expr');
+    const chain = inner?.node === 'Field' ? fieldChain(inner) : undefined;
+    const name = chain?.length === 1 ? chain[0] : undefined;
+    if (name === undefined) throw this.error('A placeholder is a single name: {name}', node, 'syntax');
+    if (!this.placeholders?.has(name)) {
+      throw this.error(`Placeholder {${name}} has no value in "values"`, node, 'value');
+    }
+    const value = this.placeholders.get(name);
+    if (value === null) return sqlExpr('NULL', 'null', { nullable: true, literal: true });
+    if (typeof value === 'boolean') return sqlExpr(value ? 'true' : 'false', 'bool', { literal: true });
+    if (typeof value === 'string') return sqlExpr(this.params.string(value), 'string', { literal: true });
+    if (typeof value === 'number' && Number.isSafeInteger(value)) {
+      return sqlExpr(this.params.int(value), 'number', { literal: true });
+    }
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      return sqlExpr(this.params.float(value), 'number', { literal: true });
+    }
+    throw this.error(
+      `Placeholder {${name}} must be a string, a finite number, a boolean or null`,
+      node,
+      'value',
+    );
+  }
+
   private chainOf(node: AstNode): string[] | undefined {
     if (node.node === 'Field') return fieldChain(node);
     if (node.node !== 'ArrayAccess') return undefined;
@@ -386,13 +411,6 @@ export class HogQLPrinter implements ExpressionCompiler {
     if (!base || !keyValue || typeof keyValue.value !== 'string') return undefined;
     const baseChain = this.chainOf(base);
     return baseChain ? [...baseChain, keyValue.value] : undefined;
-  }
-
-  private property(column: JsonColumn, path: string[], node: AstNode): SqlExpr {
-    if (path.length > MAX_PROPERTY_PATH) {
-      throw this.error(`Property paths are at most ${MAX_PROPERTY_PATH} keys deep`, node, 'limit');
-    }
-    return propertyExpr(column, path, this.params);
   }
 
   private call(node: AstNode): SqlExpr {
