@@ -59,7 +59,12 @@ function removeStaleDataPaths(): void {
   }
 }
 
-export async function createTestEventsTable(): Promise<TestEventsTable> {
+export interface TestEventsTableOptions {
+  /** The real table's engine and key (ReplacingMergeTree), which reads with FINAL need. */
+  replacing?: boolean;
+}
+
+export async function createTestEventsTable(options: TestEventsTableOptions = {}): Promise<TestEventsTable> {
   removeStaleDataPaths();
   const database = `hogql_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   assertTestDatabase(database);
@@ -94,7 +99,11 @@ export async function createTestEventsTable(): Promise<TestEventsTable> {
       \`$group_4\` String DEFAULT replaceRegexpAll(JSONExtractRaw(properties, '$group_4'), '^"|"$', ''),
       _timestamp DateTime('UTC') DEFAULT now(),
       _offset UInt64 DEFAULT 0
-    ) ENGINE = MergeTree ORDER BY (team_id, uuid)`,
+    ) ENGINE = ${
+      options.replacing
+        ? 'ReplacingMergeTree(_timestamp) PARTITION BY toYYYYMM(timestamp) ORDER BY (team_id, toDate(timestamp), uuid)'
+        : 'MergeTree ORDER BY (team_id, uuid)'
+    }`,
   });
   let dropped = false;
   return {
