@@ -16,10 +16,17 @@ describe("the limits of a query on a user's behalf", () => {
     });
   });
 
+  it('bounds the rows read when asked to, and throws past them', () => {
+    expect(
+      queryLimitSettings({ maxExecutionSeconds: 1, maxMemoryBytes: 2, maxResultBytes: 3, maxRowsToRead: 4 }),
+    ).toMatchObject({ max_rows_to_read: '4', read_overflow_mode: 'throw' });
+  });
+
   it.each([
     ['TIMEOUT_EXCEEDED', '159', 'time'],
     ['MEMORY_LIMIT_EXCEEDED', '241', 'memory'],
     ['TOO_MANY_ROWS_OR_BYTES', '396', 'result'],
+    ['TOO_MANY_ROWS', '158', 'rows'],
   ] as const)('names the limit of a %s error, by its name or its code', (type, code, limit) => {
     expect(exceededQueryLimit(new ClickHouseError({ message: 'over', code, type }))).toBe(limit);
     expect(exceededQueryLimit(new ClickHouseError({ message: 'over', code, type: '' }))).toBe(limit);

@@ -6,6 +6,8 @@ export interface QueryLimits {
   /** Sorts and aggregations spill past half of it; on chDB the whole result counts against it too. */
   maxMemoryBytes: number;
   maxResultBytes: number;
+  /** Rows a query may read from tables; unbounded when absent. */
+  maxRowsToRead?: number;
 }
 
 /**
@@ -22,10 +24,13 @@ export function queryLimitSettings(limits: QueryLimits): ClickHouseSettings {
     max_bytes_before_external_group_by: spillBytes,
     max_result_bytes: String(limits.maxResultBytes),
     result_overflow_mode: 'throw',
+    ...(limits.maxRowsToRead === undefined
+      ? {}
+      : { max_rows_to_read: String(limits.maxRowsToRead), read_overflow_mode: 'throw' as const }),
   };
 }
 
-export type ExceededQueryLimit = 'time' | 'memory' | 'result';
+export type ExceededQueryLimit = 'time' | 'memory' | 'result' | 'rows';
 
 const LIMIT_ERRORS: ReadonlyMap<string, ExceededQueryLimit> = new Map([
   ['TIMEOUT_EXCEEDED', 'time'],
@@ -34,6 +39,8 @@ const LIMIT_ERRORS: ReadonlyMap<string, ExceededQueryLimit> = new Map([
   ['241', 'memory'],
   ['TOO_MANY_ROWS_OR_BYTES', 'result'],
   ['396', 'result'],
+  ['TOO_MANY_ROWS', 'rows'],
+  ['158', 'rows'],
 ]);
 
 export function exceededQueryLimit(error: unknown): ExceededQueryLimit | undefined {

@@ -22,6 +22,7 @@ import { PersistenceModule } from './persistence/persistence.module';
 import { PipelineAppsModule } from './plugins/pipeline-apps.module';
 import { ProjectSecretApiKeysModule } from './project-secret-api-keys/project-secret-api-keys.module';
 import { ProjectsModule } from './projects/projects.module';
+import { QueryModule } from './query/query.module';
 import { RolesModule } from './roles/roles.module';
 import { SchemaModule } from './schema/schema.module';
 import { UsersModule } from './users/users.module';
@@ -67,6 +68,7 @@ export class ManagementModule {
         DomainsModule,
         UsersModule,
         EventsModule,
+        QueryModule,
         ActivityModule,
         FeatureFlagsModule,
         RolesModule,

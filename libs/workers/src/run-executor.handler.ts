@@ -88,6 +88,7 @@ const LIMIT_MESSAGES: Record<ExceededQueryLimit, (limits: QueryLimits) => string
     "The export's query needed more memory than a batch-export query may use (BATCH_EXPORT_QUERY_MAX_MEMORY_BYTES): export fewer or smaller columns, or use a shorter interval.",
   result: () =>
     "The export's query returned more data than a batch-export query may (BATCH_EXPORT_QUERY_MAX_RESULT_BYTES): export fewer or smaller columns, set max_file_size_mb (S3), or use a shorter interval.",
+  rows: () => "The export's query read more rows than a batch-export query may: use a shorter interval.",
 };
 
 /**
