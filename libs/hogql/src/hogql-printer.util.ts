@@ -47,6 +47,8 @@ export interface HogQLPrinterOptions {
   fields?: FieldResolver;
   /** The values of `{name}` placeholders; without them a placeholder is refused. */
   placeholders?: ReadonlyMap<string, unknown>;
+  /** Compiles the subquery of `x IN (SELECT …)`; without it such a subquery is refused. */
+  subquery?: (node: AstNode) => { sql: string; columns: { sql: string; type: SqlType }[] };
 }
 
 const ARITHMETIC_FUNCTIONS: Readonly<Record<ArithmeticOperator, string>> = {
@@ -86,6 +88,7 @@ export class HogQLPrinter implements ExpressionCompiler {
   private readonly allowAggregates: boolean;
   private readonly fields: FieldResolver;
   private readonly placeholders: ReadonlyMap<string, unknown> | undefined;
+  private readonly subquery: HogQLPrinterOptions['subquery'];
   private aggregateName: string | undefined;
 
   constructor(options: HogQLPrinterOptions) {
@@ -95,6 +98,7 @@ export class HogQLPrinter implements ExpressionCompiler {
     this.allowAggregates = options.allowAggregates;
     this.fields = options.fields ?? EVENT_LISTING_FIELDS;
     this.placeholders = options.placeholders;
+    this.subquery = options.subquery;
   }
 
   value(node: AstNode): SqlExpr {
@@ -473,6 +477,9 @@ export class HogQLPrinter implements ExpressionCompiler {
         return this.compare(operator, left, right, node);
       case 'in':
       case 'not in':
+        if (this.subquery && (right.node === 'SelectQuery' || right.node === 'SelectSetQuery')) {
+          return this.inSubquery(operator, left, right, node);
+        }
         return compileInList(this, operator, left, right, node);
       case 'in cohort':
       case 'not in cohort':
@@ -480,6 +487,27 @@ export class HogQLPrinter implements ExpressionCompiler {
       default:
         throw this.error(`Operator ${operator ?? '?'} is not supported`, node);
     }
+  }
+
+  /** `x IN (SELECT y …)`: one column, of a type `x` compares with; NULL is in nothing. */
+  private inSubquery(operator: 'in' | 'not in', left: AstNode, right: AstNode, node: AstNode): SqlExpr {
+    const value = this.value(left);
+    const subquery = this.subquery!(right);
+    if (subquery.columns.length !== 1) {
+      throw this.error('A subquery after IN selects exactly one column', right, 'type');
+    }
+    const [column] = subquery.columns;
+    const type = this.commonType([value, sqlExpr('NULL', column.type)], 'IN', node);
+    if (type === 'interval') throw this.error('Intervals cannot be compared', node, 'type');
+    const subject = coerceTo(value, type);
+    const values =
+      column.type === type
+        ? subquery.sql
+        : `SELECT ${coerceTo(sqlExpr(`in_subquery.${column.sql}`, column.type, { nullable: true }), type).sql} FROM (${subquery.sql}) AS in_subquery`;
+    const fn = operator === 'in' ? 'in' : 'notIn';
+    let sql = `${fn}(${subject.sql}, (${values}))`;
+    if (subject.nullable) sql = `ifNull(${sql}, ${operator === 'in' ? 0 : 1})`;
+    return sqlExpr(sql, 'bool', { aggregate: subject.aggregate });
   }
 
   private logical(node: AstNode): SqlExpr {

@@ -421,6 +421,17 @@ class StatementBuilder {
       allowAggregates,
       fields: scope,
       placeholders: this.placeholders,
+      // Its own scope: a subquery sees only its own tables (no correlated subqueries).
+      subquery: (node) => {
+        const compiled = this.query(node);
+        return {
+          sql: compiled.sql,
+          columns: compiled.columns.map((column, index) => ({
+            sql: compiled.sqlNames[index],
+            type: column.type,
+          })),
+        };
+      },
     });
   }
 
