@@ -4,3 +4,4 @@ export {
   generatePropertyFilter,
   seededRandom,
 } from './expression-generator.util';
+export { generateStatement } from './statement-generator.util';

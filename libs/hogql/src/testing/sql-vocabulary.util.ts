@@ -150,8 +150,49 @@ const NUMBERS = new Set(['0', '1', '6', '10']);
 
 const PLACEHOLDER = /^\{([A-Za-z_][A-Za-z0-9_]*):(String|Int64|Float64)\}/;
 
+/** The words a whole statement adds: its clauses, the names the compiler makes, the table it reads. */
+const STATEMENT_WORDS = new Set([
+  'SELECT',
+  'FROM',
+  'FINAL',
+  'WHERE',
+  'GROUP',
+  'BY',
+  'HAVING',
+  'ORDER',
+  'ASC',
+  'DESC',
+  'LIMIT',
+  'OFFSET',
+  'AS',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'OUTER',
+  'CROSS',
+  'JOIN',
+  'ON',
+  'UNION',
+  'ALL',
+  'in_subquery',
+  'events',
+]);
+
+const STATEMENT_NAME = /^(?:t\d+|s\d+_c\d+)$/;
+
+export interface SqlVocabularyOptions {
+  /** Check a whole statement: its clauses, `t0.`-qualified columns, `*`, and the table of `database`. */
+  statement?: { database: string };
+}
+
 /** What in `sql` is not from the fixed vocabulary, or binds a value that is missing or mistyped. */
-export function sqlVocabularyViolations(sql: string, values: Readonly<Record<string, unknown>>): string[] {
+export function sqlVocabularyViolations(
+  sql: string,
+  values: Readonly<Record<string, unknown>>,
+  options: SqlVocabularyOptions = {},
+): string[] {
+  const statement = options.statement;
   const violations: string[] = [];
   let rest = sql;
   while (rest.length > 0) {
@@ -161,6 +202,10 @@ export function sqlVocabularyViolations(sql: string, values: Readonly<Record<str
       continue;
     }
     if (rest[0] === '(' || rest[0] === ')' || rest[0] === ',') {
+      rest = rest.slice(1);
+      continue;
+    }
+    if (statement && (rest[0] === '.' || rest[0] === '*')) {
       rest = rest.slice(1);
       continue;
     }
@@ -195,7 +240,11 @@ export function sqlVocabularyViolations(sql: string, values: Readonly<Record<str
     }
     const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(rest);
     if (word) {
-      if (!IDENTIFIERS.has(word[0])) violations.push(`word ${word[0]}`);
+      const known =
+        IDENTIFIERS.has(word[0]) ||
+        (statement !== undefined &&
+          (STATEMENT_WORDS.has(word[0]) || STATEMENT_NAME.test(word[0]) || word[0] === statement.database));
+      if (!known) violations.push(`word ${word[0]}`);
       rest = rest.slice(word[0].length);
       continue;
     }
