@@ -14,6 +14,7 @@ describe('Query API: HogQLQuery', () => {
   let api: ApiClient;
   let projectId: number;
   let otherProjectId: number;
+  let otherApi: ApiClient;
   const own: EventRow[] = [];
 
   function rows(teamId: number, count: number, marker: string | null): EventRow[] {
@@ -40,6 +41,7 @@ describe('Query API: HogQLQuery', () => {
     const other = await testApp.createOwner('owner@other-query.test');
     ({ api, projectId } = owner);
     otherProjectId = other.projectId;
+    otherApi = other.api;
     own.push(...rows(projectId, 150, null));
     await insertEvents(clickhouse.client, clickhouse.database, [...own, ...rows(otherProjectId, 50, MARKER)]);
   });
@@ -60,10 +62,10 @@ describe('Query API: HogQLQuery', () => {
   };
 
   it.each(['projects', 'environments'])('answers a HogQLQuery under /api/%s/:id/query/', async (prefix) => {
-    const response = await api.post(
-      `/api/${prefix}/${projectId}/query/`,
-      hogql('select event, count() as n from events group by event order by event'),
-    );
+    const response = await api.post(`/api/${prefix}/${projectId}/query/`, {
+      ...hogql('select event, count() as n from events group by event order by event'),
+      refresh: 'force_blocking',
+    });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({
       results: countsByEvent(),
@@ -82,6 +84,61 @@ describe('Query API: HogQLQuery', () => {
     });
     expect(typeof response.body.clickhouse).toBe('string');
     expect(response.body.hogql).toBe('select event, count() as n from events group by event order by event');
+  });
+
+  it("serves a recent answer from the cache, never another project's, and recomputes on force_blocking", async () => {
+    const text = `select count() as n, '${randomUUID()}' as tag from events`;
+    const first = await api.post(`/api/projects/${projectId}/query/`, hogql(text));
+    expect(first.body).toMatchObject({ is_cached: false, results: [[own.length, expect.any(String)]] });
+    const second = await api.post(`/api/environments/${projectId}/query/`, hogql(text));
+    expect(second.body).toMatchObject({
+      is_cached: true,
+      cache_key: first.body.cache_key,
+      last_refresh: first.body.last_refresh,
+      results: first.body.results,
+    });
+    const forced = await api.post(`/api/projects/${projectId}/query/`, {
+      ...hogql(text),
+      refresh: 'force_blocking',
+    });
+    expect(forced.body.is_cached).toBe(false);
+    // The same text in the other project: its own answer (50 events), not this one's.
+    const other = await otherApi.post(`/api/projects/${otherProjectId}/query/`, hogql(text));
+    expect(other.body).toMatchObject({ is_cached: false, results: [[50, expect.any(String)]] });
+    expect(other.body.cache_key).not.toBe(first.body.cache_key);
+  });
+
+  it('runs an async query to poll, and a cached one answers at once with no query to poll', async () => {
+    const text = `select event, count(), '${randomUUID()}' as tag from events group by event order by event`;
+    const started = await api.post(`/api/projects/${projectId}/query/`, {
+      ...hogql(text),
+      refresh: 'force_async',
+      client_query_id: `client-${randomUUID()}`,
+    });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({
+      is_cached: false,
+      query_status: { complete: false, query_async: true },
+    });
+    const id = started.body.query_status.id as string;
+    expect(id).toMatch(/^client-/);
+    let status = await api.get(`/api/projects/${projectId}/query/${id}/`);
+    for (let tries = 0; status.status === 202 && tries < 100; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      status = await api.get(`/api/projects/${projectId}/query/${id}/`);
+    }
+    expect(status.status).toBe(200);
+    expect(status.body.query_status).toMatchObject({ id, complete: true, error: false });
+    expect(status.body.query_status.results.map((row: unknown[]) => row.slice(0, 2))).toEqual(
+      countsByEvent(),
+    );
+    expect((await api.delete(`/api/projects/${projectId}/query/${id}/`)).body).toEqual({
+      message: 'Query has already finished.',
+    });
+    // Another project cannot see or cancel it: the 404 of an unknown id.
+    const foreign = await otherApi.get(`/api/projects/${otherProjectId}/query/${id}/`);
+    expect(foreign.status).toBe(404);
+    expect((await otherApi.delete(`/api/projects/${otherProjectId}/query/${id}/`)).status).toBe(404);
   });
 
   it('binds placeholders from values, and pages with LIMIT, OFFSET and hasMore', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { insertEvents } from '@hogbase/clickhouse';
 import { createTestClickHouse, type TestClickHouse } from '@hogbase/clickhouse/testing';
 import { projectPathOf, routeTable, RouteEntry } from '@hogbase/management-api';
+import { eventually } from '@hogbase/test-support';
 import {
   BatchExportBackfill,
   BatchExportRun,
@@ -105,6 +106,8 @@ describe('scope matrix', () => {
     'POST /api/projects/:project_id/feature_flags/:id/dashboard': { status: 200 },
     'POST /api/projects/:project_id/feature_flags/:id/enrich_usage_dashboard': { status: 400 },
     'DELETE /api/projects/:project_id/feature_flags/:id': { status: 405 },
+    // The world's async query has finished: cancelling it answers so, and leaves its status.
+    'DELETE /api/projects/:project_id/query/:id': { status: 200 },
     'PATCH /api/projects/:id/reset_token': { status: 200, consumes: true },
     'POST /api/projects/:project_id/project_secret_api_keys/:id/roll': { status: 200 },
     'POST /api/organizations/:organization_id/batch_exports/:id/backfill': BACKFILL_PROBE,
@@ -250,6 +253,16 @@ describe('scope matrix', () => {
       label: `Key of ${label}`,
       scopes: ['feature_flag:read'],
     });
+    const query = await api.post(`/api/projects/${projectId}/query/`, {
+      query: { kind: 'HogQLQuery', query: 'select 1' },
+      refresh: 'force_async',
+    });
+    expect(query.status).toBe(202);
+    const queryId = query.body.query_status.id as string;
+    await eventually(
+      'the async query to finish',
+      async () => (await api.get(`/api/projects/${projectId}/query/${queryId}/`)).status === 200,
+    );
     const batchExport = await api.post(`${organization}/batch_exports/`, {
       name: `Export of ${label}`,
       interval: 'day',
@@ -346,6 +359,7 @@ describe('scope matrix', () => {
         pipeline_transformations: String(apps[3].id),
         plugin_configs: String(pluginConfig.id),
         project_secret_api_keys: secretKey.body.id,
+        query: queryId,
       },
     };
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import {
@@ -40,18 +41,30 @@ const LIMIT_MESSAGES: Record<ExceededQueryLimit, string> = {
   rows: `The query read more than the ${QUERY_LIMITS.maxRowsToRead.toLocaleString('en-US')} rows a query may read: narrow its date range or filters.`,
 };
 
+/** What `queryIdFor` makes: safe inside a SQL comment. */
+const QUERY_ID = /^hogbase-query:\d+:[0-9a-f-]{36}$/;
+
+/** An id for one run of a query of the project. */
+export function queryIdFor(teamId: number): string {
+  return `hogbase-query:${teamId}:${randomUUID()}`;
+}
+
 export interface QueryRows {
   meta: { name: string; type: string }[];
   data: unknown[][];
 }
 
 /**
- * The Query API's reads, on a client of its own: chDB keeps settings per client session, and these
- * limits are not the event listing's.
+ * The Query API's reads, on clients of its own: chDB keeps settings per client session, and these
+ * limits are not the event listing's. TRICKY: a chDB connection runs one query at a time, so each
+ * running query takes a client of the pool (as many as queries may run at once), and a cancel goes
+ * through a client of its own, or it would wait behind the query it kills.
  */
 @Injectable()
 export class QueryStore implements OnApplicationShutdown {
-  private client: ClickHouseClient | undefined;
+  private readonly idle: ClickHouseClient[] = [];
+  private readonly opened: ClickHouseClient[] = [];
+  private control: ClickHouseClient | undefined;
   readonly database: string;
 
   constructor(
@@ -61,14 +74,22 @@ export class QueryStore implements OnApplicationShutdown {
   }
 
   /** Over a limit is a 400 naming it; an error the user's query caused is a 400 saying which. */
-  async select(query: string, params: Record<string, unknown>, queryId: string): Promise<QueryRows> {
+  async select(
+    query: string,
+    params: Record<string, unknown>,
+    queryId: string,
+    signal?: AbortSignal,
+  ): Promise<QueryRows> {
+    const client = this.take();
     try {
-      const result = await this.open().query({
-        query,
+      const result = await client.query({
+        // chDB gives queries ids of its own: the marker is how a cancel finds this one there.
+        query: `/* ${queryId} */ ${query}`,
         query_params: params,
         query_id: queryId,
         format: 'JSONCompact',
         clickhouse_settings: QUERY_SETTINGS,
+        abort_signal: signal,
       });
       const { meta = [], data } = await result.json<unknown[][]>();
       return { meta, data };
@@ -78,20 +99,42 @@ export class QueryStore implements OnApplicationShutdown {
       const userError = hogqlErrorFromClickHouse(error, 'hogql_query');
       if (userError) throw new ApiError('invalid_input', userError.message, 'query');
       throw translateEngineError(error);
+    } finally {
+      this.idle.push(client);
     }
+  }
+
+  /** Stops a running query by the id this service gave it (never a client's). */
+  async kill(queryId: string): Promise<void> {
+    if (!QUERY_ID.test(queryId)) throw new Error(`Not a query id of this service: ${queryId}`);
+    this.control ??= this.connect();
+    await this.control.command({
+      query: 'KILL QUERY WHERE query_id = {id:String} OR position(query, {marker:String}) > 0 ASYNC',
+      query_params: { id: queryId, marker: `/* ${queryId} */` },
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
-    if (client) await closeClickHouse(client);
+    const clients = [...this.opened, ...(this.control ? [this.control] : [])];
+    this.opened.length = 0;
+    this.idle.length = 0;
+    this.control = undefined;
+    await Promise.all(clients.map((client) => closeClickHouse(client)));
   }
 
-  private open(): ClickHouseClient {
+  /** An idle client, or a new one: the concurrency limiter bounds how many run at once. */
+  private take(): ClickHouseClient {
+    const client = this.idle.pop();
+    if (client) return client;
+    const created = this.connect();
+    this.opened.push(created);
+    return created;
+  }
+
+  private connect(): ClickHouseClient {
     if (!this.connection) {
       throw new ApiError('service_unavailable', 'This process was started without an events store.');
     }
-    this.client ??= createClickHouse(this.connection);
-    return this.client;
+    return createClickHouse(this.connection);
   }
 }

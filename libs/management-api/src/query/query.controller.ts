@@ -1,11 +1,20 @@
-import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpStatus, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Access, Caller, AccessContext, requireProject } from '../auth/access.decorator';
+import type { Response } from 'express';
+import { Access, Caller, AccessContext, requireProject, type AccessRule } from '../auth/access.decorator';
 import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiModelResponse } from '../schema/api-responses.decorator';
 import { QueryRequestDto } from './query.dto';
-import { HogQLQueryResponse } from './query.presenter';
+import {
+  HogQLQueryResponse,
+  QueryCacheMissResponse,
+  QueryCancelResponse,
+  QueryStatusEnvelope,
+} from './query.presenter';
 import { QueryService } from './query.service';
+
+// PostHog's QueryViewSet counts every action as a read, cancelling included.
+const READ: AccessRule = { scope: 'query:read', projectParam: 'project_id' };
 
 /** PostHog's Query API; every query reads only the project of the route. */
 @ApiTags('query')
@@ -14,11 +23,56 @@ export class QueryController {
   constructor(private readonly queries: QueryService) {}
 
   @Post()
-  @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Run a query (HogQLQuery) over the project and answer its rows' })
+  @ApiOperation({
+    summary: 'Run a query (HogQLQuery) over the project: its answer (200), or an async query started (202)',
+  })
   @ApiModelResponse(HogQLQueryResponse)
-  @Access({ scope: 'query:read', projectParam: 'project_id' })
-  run(@Caller() caller: AccessContext, @Body() request: QueryRequestDto): Promise<HogQLQueryResponse> {
-    return this.queries.run(requireProject(caller).team, request);
+  @ApiModelResponse(QueryCacheMissResponse, HttpStatus.ACCEPTED, {
+    description: 'refresh "async" (or force_async, lazy_async) with nothing cached: poll its query_status.id',
+  })
+  @Access(READ)
+  async run(
+    @Caller() caller: AccessContext,
+    @Body() request: QueryRequestDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<object> {
+    const answer = await this.queries.run(requireProject(caller).team, request);
+    // PostHog: 202 while the query_status says the query is still running.
+    response.status(
+      answer.query_status && !answer.query_status.complete ? HttpStatus.ACCEPTED : HttpStatus.OK,
+    );
+    return answer;
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: "An async query's status; its results once complete" })
+  @ApiModelResponse(QueryStatusEnvelope, HttpStatus.OK, { description: 'Complete' })
+  @ApiModelResponse(QueryStatusEnvelope, HttpStatus.ACCEPTED, { description: 'Still running' })
+  @Access(READ)
+  status(
+    @Caller() caller: AccessContext,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) response: Response,
+  ): QueryStatusEnvelope {
+    const status = this.queries.status(requireProject(caller).team, id);
+    // PostHog: 400 when the query failed for a reason the user can act on, 500 otherwise.
+    response.status(
+      status.error
+        ? status.error_message
+          ? HttpStatus.BAD_REQUEST
+          : HttpStatus.INTERNAL_SERVER_ERROR
+        : status.complete
+          ? HttpStatus.OK
+          : HttpStatus.ACCEPTED,
+    );
+    return { query_status: status };
+  }
+
+  @Delete(':id')
+  @ApiOperation({ summary: 'Cancel an async query: its ClickHouse query is stopped' })
+  @ApiModelResponse(QueryCancelResponse)
+  @Access(READ)
+  async cancel(@Caller() caller: AccessContext, @Param('id') id: string): Promise<QueryCancelResponse> {
+    return { message: await this.queries.cancel(requireProject(caller).team, id) };
   }
 }

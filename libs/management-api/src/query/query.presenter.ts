@@ -1,6 +1,89 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiModel, DATE_TIME } from '../schema/api-responses.decorator';
 
+/** PostHog's QueryStatus: an async query's progress and, once complete, its results. */
+@ApiModel('QueryStatus')
+export class QueryStatusResponse {
+  @ApiProperty({ description: 'The client_query_id, or one made for the query' })
+  id!: string;
+
+  @ApiProperty()
+  team_id!: number;
+
+  @ApiProperty({ enum: [true] })
+  query_async!: true;
+
+  @ApiProperty()
+  complete!: boolean;
+
+  @ApiProperty()
+  error!: boolean;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Why it failed, when the query itself was at fault',
+  })
+  error_message!: string | null;
+
+  @ApiProperty({ type: 'array', items: {}, nullable: true, description: 'The rows, once complete' })
+  results!: unknown;
+
+  @ApiProperty(DATE_TIME)
+  start_time!: string;
+
+  @ApiProperty({ ...DATE_TIME, nullable: true })
+  end_time!: string | null;
+
+  @ApiProperty({ ...DATE_TIME, nullable: true })
+  pickup_time!: string | null;
+
+  @ApiProperty({ ...DATE_TIME, nullable: true })
+  expiration_time!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  task_id!: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true })
+  query_progress!: null;
+
+  @ApiProperty({ type: [String], nullable: true })
+  labels!: null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  dashboard_id!: null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  insight_id!: null;
+}
+
+@ApiModel('QueryStatusResponse')
+export class QueryStatusEnvelope {
+  @ApiProperty({ type: () => QueryStatusResponse })
+  query_status!: QueryStatusResponse;
+}
+
+/** An async query with nothing cached yet: poll GET …/query/:id/ with `query_status.id`. */
+@ApiModel('CacheMissResponse')
+export class QueryCacheMissResponse {
+  @ApiProperty()
+  cache_key!: string;
+
+  @ApiProperty({ type: () => QueryStatusResponse })
+  query_status!: QueryStatusResponse;
+
+  @ApiProperty({ enum: [false] })
+  is_cached!: false;
+
+  @ApiProperty()
+  timezone!: string;
+}
+
+export class QueryCancelResponse {
+  @ApiProperty()
+  message!: string;
+}
+
 export class QueryTimingResponse {
   @ApiProperty({ description: 'What was timed' })
   k!: string;
@@ -64,11 +147,10 @@ export class HogQLQueryResponse {
   @ApiProperty({ description: "The project's time zone" })
   timezone!: string;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
+  @ApiProperty({
+    type: () => QueryStatusResponse,
     nullable: true,
-    description: 'Null: the query ran to completion',
+    description: 'Null, or the refresh an async request started beside a cached answer',
   })
-  query_status!: null;
+  query_status!: QueryStatusResponse | null;
 }

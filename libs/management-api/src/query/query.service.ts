@@ -2,11 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import type { Team } from '@hogbase/postgres';
-import { HogQLError, HogQLStatementCompiler, QueryParams } from '@hogbase/hogql';
+import { HogQLError, HogQLStatementCompiler, QueryParams, type CompiledStatement } from '@hogbase/hogql';
 import { ApiError } from '../common/api.error';
 import type { QueryRequestDto } from './query.dto';
 import type { HogQLQueryResponse } from './query.presenter';
-import { QueryStore } from './query-store.service';
+import { QueryCache, RECENT_AGE_MS } from './query-cache.store';
+import { ConcurrencyLimiter } from './query-limiter.util';
+import { queryIdFor, QueryStore } from './query-store.service';
+import { QueryTasks, type QueryStatus } from './query-tasks.store';
 
 /** The kinds PostHog's Query API takes that this one does not run yet: a 400 saying so. */
 const KINDS_NOT_YET = new Set([
@@ -32,14 +35,62 @@ const HOGQL_QUERY_KEYS = new Set([
   'response',
 ]);
 
+/** How a request may use the cache and whether it waits (PostHog's ExecutionMode). */
+type ExecutionMode =
+  | 'recent_cache_blocking'
+  | 'always_blocking'
+  | 'recent_cache_async'
+  | 'always_async'
+  | 'extended_cache_async'
+  | 'recent_cache_async_blocking_on_miss';
+
+/** PostHog's execution_mode_from_refresh, after the query endpoint turns cache-only into blocking. */
+function executionMode(request: QueryRequestDto): ExecutionMode {
+  if (request.async === true && request.refresh === undefined) return 'recent_cache_async';
+  switch (request.refresh) {
+    case true:
+    case 'force_blocking':
+      return 'always_blocking';
+    case 'async':
+      return 'recent_cache_async';
+    case 'force_async':
+      return 'always_async';
+    case 'lazy_async':
+      return 'extended_cache_async';
+    case 'async_except_on_cache_miss':
+      return 'recent_cache_async_blocking_on_miss';
+    default:
+      return 'recent_cache_blocking';
+  }
+}
+
+/** Per project and in all: past them queries wait their turn. */
+export const QUERY_CONCURRENCY = { perProject: 3, total: 8 };
+
+interface PreparedQuery {
+  cacheKey: string;
+  /** Runs it: the answer, without the cache's fields. */
+  execute(signal?: AbortSignal, clickhouseQueryId?: string): Promise<Omit<HogQLQueryResponse, CacheFields>>;
+}
+
+type CacheFields = 'is_cached' | 'last_refresh' | 'cache_key' | 'timezone' | 'query_status';
+
+export type QueryAnswer =
+  HogQLQueryResponse | { cache_key: string; query_status: QueryStatus; is_cached: false; timezone: string };
+
 /** PostHog's Query API (posthog/api/query.py): a query in, its answer out, bound to one project. */
 @Injectable()
 export class QueryService {
   private readonly compiler = new HogQLStatementCompiler();
+  private readonly limiter = new ConcurrencyLimiter(QUERY_CONCURRENCY.perProject, QUERY_CONCURRENCY.total);
 
-  constructor(private readonly store: QueryStore) {}
+  constructor(
+    private readonly store: QueryStore,
+    private readonly cache: QueryCache,
+    private readonly tasks: QueryTasks,
+  ) {}
 
-  async run(team: Team, request: QueryRequestDto): Promise<HogQLQueryResponse> {
+  async run(team: Team, request: QueryRequestDto): Promise<QueryAnswer> {
     for (const override of ['filters_override', 'variables_override'] as const) {
       const value = request[override];
       if (value !== undefined && value !== null && !isEmptyObject(value)) {
@@ -50,9 +101,95 @@ export class QueryService {
         );
       }
     }
-    const { query } = request;
+    const prepared = await this.prepare(team, request.query);
+    const mode = executionMode(request);
+    const maxAge = mode === 'extended_cache_async' ? Number.POSITIVE_INFINITY : RECENT_AGE_MS;
+    const cached =
+      mode === 'always_blocking' || mode === 'always_async'
+        ? undefined
+        : this.cache.get(team.id, prepared.cacheKey, maxAge);
+    if (cached) {
+      return {
+        ...cached.answer,
+        is_cached: true,
+        last_refresh: cached.lastRefresh.toISOString(),
+      };
+    }
+    const blocking =
+      mode === 'recent_cache_blocking' ||
+      mode === 'always_blocking' ||
+      (mode === 'recent_cache_async_blocking_on_miss' &&
+        !this.cache.get(team.id, prepared.cacheKey, Infinity));
+    if (blocking) return this.calculate(team, prepared);
+
+    const id = request.client_query_id ?? randomUUID();
+    const clickhouseQueryId = clickhouseQueryIdOf(team.id);
+    const status = this.tasks.start(
+      team.id,
+      id,
+      clickhouseQueryId,
+      async (signal) => {
+        const answer = await this.calculate(team, prepared, signal, clickhouseQueryId);
+        return answer.results;
+      },
+      (error) => (error instanceof ApiError && Number(error.status) < 500 ? error.detail : null),
+    );
+    const stale = this.cache.get(team.id, prepared.cacheKey, Infinity);
+    if (stale) {
+      return {
+        ...stale.answer,
+        is_cached: true,
+        last_refresh: stale.lastRefresh.toISOString(),
+        query_status: status,
+      };
+    }
+    return { cache_key: prepared.cacheKey, query_status: status, is_cached: false, timezone: team.timezone };
+  }
+
+  /** The status of an async query of this project; 404 for one it does not know. */
+  status(team: Team, id: string): QueryStatus {
+    const status = this.tasks.get(team.id, id);
+    if (!status) throw new ApiError('not_found', 'Not found.');
+    return status;
+  }
+
+  /** Cancels an async query of this project, stopping its ClickHouse query. */
+  async cancel(team: Team, id: string): Promise<string> {
+    const cancelled = this.tasks.cancel(team.id, id);
+    if (!cancelled) throw new ApiError('not_found', 'Not found.');
+    if (!cancelled.running) return 'Query has already finished.';
+    await this.store.kill(cancelled.clickhouseQueryId);
+    return 'Query cancelled.';
+  }
+
+  private async calculate(
+    team: Team,
+    prepared: PreparedQuery,
+    signal?: AbortSignal,
+    clickhouseQueryId = clickhouseQueryIdOf(team.id),
+  ): Promise<HogQLQueryResponse> {
+    const answer = await this.limiter.run(
+      String(team.id),
+      () => prepared.execute(signal, clickhouseQueryId),
+      signal,
+    );
+    const lastRefresh = new Date();
+    const full: HogQLQueryResponse = {
+      ...answer,
+      is_cached: false,
+      last_refresh: lastRefresh.toISOString(),
+      cache_key: prepared.cacheKey,
+      timezone: team.timezone,
+      query_status: null,
+    };
+    this.cache.set(team.id, prepared.cacheKey, full, lastRefresh);
+    return full;
+  }
+
+  /** Checks and compiles the query: its errors are the request's 400, before anything runs. */
+  private async prepare(team: Team, query: Record<string, unknown>): Promise<PreparedQuery> {
     const kind = query.kind;
-    if (kind === 'HogQLQuery') return this.hogql(team, query);
+    if (kind === 'HogQLQuery') return this.prepareHogQL(team, query);
     if (typeof kind !== 'string') throw new ApiError('required', 'This field is required.', 'query__kind');
     if (KINDS_NOT_YET.has(kind)) {
       throw new ApiError(
@@ -64,7 +201,7 @@ export class QueryService {
     throw new ApiError('invalid_input', `Unknown query kind "${kind}".`, 'query__kind');
   }
 
-  private async hogql(team: Team, query: Record<string, unknown>): Promise<HogQLQueryResponse> {
+  private async prepareHogQL(team: Team, query: Record<string, unknown>): Promise<PreparedQuery> {
     for (const key of Object.keys(query)) {
       if (!HOGQL_QUERY_KEYS.has(key)) {
         throw new ApiError('invalid_input', `Extra inputs are not permitted: ${key}.`, `query__${key}`);
@@ -86,10 +223,9 @@ export class QueryService {
         throw new ApiError('invalid_input', `HogQLQuery ${key} are not supported yet.`, `query__${key}`);
       }
     }
-
     const params = new QueryParams();
     const started = performance.now();
-    let compiled;
+    let compiled: CompiledStatement;
     try {
       compiled = await this.compiler.compile(text, {
         database: this.store.database,
@@ -101,40 +237,45 @@ export class QueryService {
       if (error instanceof HogQLError) throw new ApiError('invalid_input', error.message, 'query');
       throw error;
     }
-    const compiledAt = performance.now();
-    const rows = await this.store.select(compiled.sql, params.values, `hogbase-${team.id}-${randomUUID()}`);
-    const ranAt = performance.now();
-
-    const dateTimeColumns = rows.meta.map((column) => /^(Nullable\()?DateTime/.test(column.type));
+    const compileSeconds = (performance.now() - started) / 1000;
     return {
-      results: rows.data
-        .slice(0, compiled.limit)
-        .map((row) => row.map((value, index) => (dateTimeColumns[index] ? isoDateTime(value) : value))),
-      columns: compiled.columns,
-      types: compiled.columns.map((name, index): [string, string] => [
-        name,
-        rows.meta[index]?.type ?? 'String',
-      ]),
-      hasMore: rows.data.length > compiled.limit,
-      limit: compiled.limit,
-      offset: compiled.offset,
-      query: text,
-      hogql: text,
-      clickhouse: compiled.sql,
-      timings: [
-        { k: './compile', t: (compiledAt - started) / 1000 },
-        { k: './execute', t: (ranAt - compiledAt) / 1000 },
-        { k: '.', t: (ranAt - started) / 1000 },
-      ],
-      modifiers: {},
-      error: null,
-      is_cached: false,
-      last_refresh: new Date().toISOString(),
-      cache_key: cacheKey(team.id, query),
-      timezone: team.timezone,
-      query_status: null,
+      cacheKey: cacheKey(team.id, { kind: 'HogQLQuery', query: text, values }),
+      execute: async (signal, clickhouseQueryId = clickhouseQueryIdOf(team.id)) => {
+        const executing = performance.now();
+        const rows = await this.store.select(compiled.sql, params.values, clickhouseQueryId, signal);
+        const executeSeconds = (performance.now() - executing) / 1000;
+        const dateTimeColumns = rows.meta.map((column) => /^(Nullable\()?DateTime/.test(column.type));
+        return {
+          results: rows.data
+            .slice(0, compiled.limit)
+            .map((row) => row.map((value, index) => (dateTimeColumns[index] ? isoDateTime(value) : value))),
+          columns: compiled.columns,
+          types: compiled.columns.map((name, index): [string, string] => [
+            name,
+            rows.meta[index]?.type ?? 'String',
+          ]),
+          hasMore: rows.data.length > compiled.limit,
+          limit: compiled.limit,
+          offset: compiled.offset,
+          query: text,
+          hogql: text,
+          clickhouse: compiled.sql,
+          timings: [
+            { k: './compile', t: compileSeconds },
+            { k: './execute', t: executeSeconds },
+            { k: '.', t: compileSeconds + executeSeconds },
+          ],
+          modifiers: {},
+          error: null,
+        };
+      },
     };
   }
+}
+
+/** Ours, never a client's: ClickHouse query ids are one namespace for every project. */
+function clickhouseQueryIdOf(teamId: number): string {
+  return queryIdFor(teamId);
 }
 
 function isEmptyObject(value: unknown): boolean {
