@@ -12,5 +12,6 @@ export { BootstrapService, type InitialCredentials } from './bootstrap/bootstrap
 export { InviteService } from './invites/invite.service';
 export { ApiError } from './common/api.error';
 export { routeTable, type RouteEntry } from './routes/route-table.util';
+export { ANSWERS_STATUSES } from './common/answers-statuses.decorator';
 export { accessRuleForPath, projectPathOf } from './routes/project-scoped-paths.util';
 export type { AccessRule } from './auth/access.decorator';

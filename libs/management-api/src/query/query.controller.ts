@@ -1,7 +1,8 @@
-import { Body, Controller, Delete, Get, HttpStatus, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Access, Caller, AccessContext, requireProject, type AccessRule } from '../auth/access.decorator';
+import { AnswersStatuses } from '../common/answers-statuses.decorator';
 import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiModelResponse } from '../schema/api-responses.decorator';
 import { QueryRequestDto } from './query.dto';
@@ -23,6 +24,8 @@ export class QueryController {
   constructor(private readonly queries: QueryService) {}
 
   @Post()
+  @HttpCode(HttpStatus.OK)
+  @AnswersStatuses(HttpStatus.OK, HttpStatus.ACCEPTED)
   @ApiOperation({
     summary: 'Run a query (HogQLQuery) over the project: its answer (200), or an async query started (202)',
   })
@@ -45,6 +48,7 @@ export class QueryController {
   }
 
   @Get(':id')
+  @AnswersStatuses(HttpStatus.OK, HttpStatus.ACCEPTED)
   @ApiOperation({ summary: "An async query's status; its results once complete" })
   @ApiModelResponse(QueryStatusEnvelope, HttpStatus.OK, { description: 'Complete' })
   @ApiModelResponse(QueryStatusEnvelope, HttpStatus.ACCEPTED, { description: 'Still running' })
