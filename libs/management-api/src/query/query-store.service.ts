@@ -100,7 +100,9 @@ export class QueryStore implements OnApplicationShutdown {
       if (userError) throw new ApiError('invalid_input', userError.message, 'query');
       throw translateEngineError(error);
     } finally {
-      this.idle.push(client);
+      // An aborted query may still run on its connection, and the next one would wait behind it.
+      if (signal?.aborted) this.discard(client);
+      else this.idle.push(client);
     }
   }
 
@@ -120,6 +122,12 @@ export class QueryStore implements OnApplicationShutdown {
     this.idle.length = 0;
     this.control = undefined;
     await Promise.all(clients.map((client) => closeClickHouse(client)));
+  }
+
+  private discard(client: ClickHouseClient): void {
+    const index = this.opened.indexOf(client);
+    if (index >= 0) this.opened.splice(index, 1);
+    void closeClickHouse(client).catch(() => undefined);
   }
 
   /** An idle client, or a new one: the concurrency limiter bounds how many run at once. */
