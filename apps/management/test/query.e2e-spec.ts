@@ -135,6 +135,18 @@ describe('Query API: HogQLQuery', () => {
     expect((await api.delete(`/api/projects/${projectId}/query/${id}/`)).body).toEqual({
       message: 'Query has already finished.',
     });
+    // Refreshed again in the background: the answer held so far comes back at once, with the new query_status.
+    const refreshed = await api.post(`/api/projects/${projectId}/query/`, {
+      ...hogql(text),
+      refresh: 'force_async',
+    });
+    expect(refreshed.status).toBe(202);
+    expect(refreshed.body).toMatchObject({
+      is_cached: true,
+      cache_key: started.body.cache_key,
+      query_status: { complete: false, query_async: true },
+    });
+    expect(refreshed.body.results.map((row: unknown[]) => row.slice(0, 2))).toEqual(countsByEvent());
     // Another project cannot see or cancel it: the 404 of an unknown id.
     const foreign = await otherApi.get(`/api/projects/${otherProjectId}/query/${id}/`);
     expect(foreign.status).toBe(404);

@@ -31,7 +31,9 @@ export class QueryController {
   })
   @ApiModelResponse(HogQLQueryResponse)
   @ApiModelResponse(QueryCacheMissResponse, HttpStatus.ACCEPTED, {
-    description: 'refresh "async" (or force_async, lazy_async) with nothing cached: poll its query_status.id',
+    description:
+      'An async refresh started (refresh "async", force_async, lazy_async): poll its query_status.id. With a stale answer cached, that answer with the query_status',
+    alternatives: [HogQLQueryResponse],
   })
   @Access(READ)
   async run(
