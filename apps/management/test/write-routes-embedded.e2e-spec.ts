@@ -313,6 +313,14 @@ const WRITE_ROUTES: Record<string, (world: World) => RouteCall> = {
   'DELETE /api/projects/:project_id/project_secret_api_keys/:id': (world) => ({
     path: `${secretKeys(world)}/${world.secretKeyId}/`,
   }),
+  'POST /api/projects/:project_id/query': (world) => ({
+    path: `/api/projects/${world.projectId}/query/`,
+    body: { query: { kind: 'HogQLQuery', query: 'select count() from events' } },
+  }),
+  // An id no query has: the route must still answer (404), not hang.
+  'DELETE /api/projects/:project_id/query/:id': (world) => ({
+    path: `/api/projects/${world.projectId}/query/${randomUUID()}/`,
+  }),
   'POST /api/projects/:project_id/plugin_configs': (world) => ({
     path: `/api/projects/${world.projectId}/plugin_configs/`,
     body: { plugin: world.frontendAppId, enabled: true, config: {} },
