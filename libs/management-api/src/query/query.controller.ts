@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Access, Caller, AccessContext, requireProject, type AccessRule } from '../auth/access.decorator';
 import { AnswersStatuses } from '../common/answers-statuses.decorator';
+import { ResponseStatus, type SetResponseStatus } from '../common/response-status.decorator';
 import { projectScoped } from '../routes/project-scoped-paths.util';
 import { ApiModelResponse } from '../schema/api-responses.decorator';
 import { QueryRequestDto } from './query.dto';
@@ -39,13 +39,11 @@ export class QueryController {
   async run(
     @Caller() caller: AccessContext,
     @Body() request: QueryRequestDto,
-    @Res({ passthrough: true }) response: Response,
+    @ResponseStatus() setStatus: SetResponseStatus,
   ): Promise<object> {
     const answer = await this.queries.run(requireProject(caller).team, request);
     // PostHog: 202 while the query_status says the query is still running.
-    response.status(
-      answer.query_status && !answer.query_status.complete ? HttpStatus.ACCEPTED : HttpStatus.OK,
-    );
+    setStatus(answer.query_status && !answer.query_status.complete ? HttpStatus.ACCEPTED : HttpStatus.OK);
     return answer;
   }
 
@@ -58,11 +56,11 @@ export class QueryController {
   status(
     @Caller() caller: AccessContext,
     @Param('id') id: string,
-    @Res({ passthrough: true }) response: Response,
+    @ResponseStatus() setStatus: SetResponseStatus,
   ): QueryStatusEnvelope {
     const status = this.queries.status(requireProject(caller).team, id);
     // PostHog: 400 when the query failed for a reason the user can act on, 500 otherwise.
-    response.status(
+    setStatus(
       status.error
         ? status.error_message
           ? HttpStatus.BAD_REQUEST
