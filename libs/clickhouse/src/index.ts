@@ -8,7 +8,7 @@ export {
 } from './clickhouse.client';
 export { insertEvents, readEvents, rowContentErrorName, type EventsWriter } from './events.repository';
 export { EVENTS_TABLE, EVENTS_TABLE_COLUMNS, type EventRow } from './event-row.types';
-export { toClickHouseDateTime64 } from './clickhouse-datetime.util';
+export { fromClickHouseDateTime64, toClickHouseDateTime64 } from './clickhouse-datetime.util';
 export {
   ClickHouseMigrationError,
   loadClickHouseMigrations,

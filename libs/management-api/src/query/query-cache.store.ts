@@ -26,11 +26,10 @@ export class QueryCache {
     ttl: EXTENDED_AGE_MS,
   });
 
-  /** The answer if one no older than `maxAgeMs` is held for this project. */
-  get(teamId: number, key: string, maxAgeMs: number): CachedAnswer | undefined {
+  /** The answer held for this project, of any age up to a day. */
+  get(teamId: number, key: string): CachedAnswer | undefined {
     const entry = this.entries.get(key);
-    if (!entry || entry.teamId !== teamId) return undefined;
-    return Date.now() - entry.lastRefresh.getTime() <= maxAgeMs ? entry : undefined;
+    return entry?.teamId === teamId ? entry : undefined;
   }
 
   set(teamId: number, key: string, answer: HogQLQueryResponse, lastRefresh: Date): void {

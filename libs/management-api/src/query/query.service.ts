@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
+import { fromClickHouseDateTime64 } from '@hogbase/clickhouse';
 import type { Team } from '@hogbase/postgres';
 import { HogQLError, HogQLStatementCompiler, QueryParams, type CompiledStatement } from '@hogbase/hogql';
 import { ApiError } from '../common/api.error';
@@ -103,27 +104,22 @@ export class QueryService {
     }
     const prepared = await this.prepare(team, request.query);
     const mode = executionMode(request);
+    const held = this.cache.get(team.id, prepared.cacheKey);
     const maxAge = mode === 'extended_cache_async' ? Number.POSITIVE_INFINITY : RECENT_AGE_MS;
-    const cached =
-      mode === 'always_blocking' || mode === 'always_async'
-        ? undefined
-        : this.cache.get(team.id, prepared.cacheKey, maxAge);
-    if (cached) {
-      return {
-        ...cached.answer,
-        is_cached: true,
-        last_refresh: cached.lastRefresh.toISOString(),
-      };
-    }
+    const fresh =
+      held !== undefined &&
+      mode !== 'always_blocking' &&
+      mode !== 'always_async' &&
+      Date.now() - held.lastRefresh.getTime() <= maxAge;
+    if (fresh) return { ...held.answer, is_cached: true, last_refresh: held.lastRefresh.toISOString() };
     const blocking =
       mode === 'recent_cache_blocking' ||
       mode === 'always_blocking' ||
-      (mode === 'recent_cache_async_blocking_on_miss' &&
-        !this.cache.get(team.id, prepared.cacheKey, Infinity));
+      (mode === 'recent_cache_async_blocking_on_miss' && !held);
     if (blocking) return this.calculate(team, prepared);
 
     const id = request.client_query_id ?? randomUUID();
-    const clickhouseQueryId = clickhouseQueryIdOf(team.id);
+    const clickhouseQueryId = queryIdFor(team.id);
     const status = this.tasks.start(
       team.id,
       id,
@@ -134,12 +130,11 @@ export class QueryService {
       },
       (error) => (error instanceof ApiError && Number(error.status) < 500 ? error.detail : null),
     );
-    const stale = this.cache.get(team.id, prepared.cacheKey, Infinity);
-    if (stale) {
+    if (held) {
       return {
-        ...stale.answer,
+        ...held.answer,
         is_cached: true,
-        last_refresh: stale.lastRefresh.toISOString(),
+        last_refresh: held.lastRefresh.toISOString(),
         query_status: status,
       };
     }
@@ -166,7 +161,7 @@ export class QueryService {
     team: Team,
     prepared: PreparedQuery,
     signal?: AbortSignal,
-    clickhouseQueryId = clickhouseQueryIdOf(team.id),
+    clickhouseQueryId = queryIdFor(team.id),
   ): Promise<HogQLQueryResponse> {
     const answer = await this.limiter.run(
       String(team.id),
@@ -240,7 +235,7 @@ export class QueryService {
     const compileSeconds = (performance.now() - started) / 1000;
     return {
       cacheKey: cacheKey(team.id, { kind: 'HogQLQuery', query: text, values }),
-      execute: async (signal, clickhouseQueryId = clickhouseQueryIdOf(team.id)) => {
+      execute: async (signal, clickhouseQueryId = queryIdFor(team.id)) => {
         const executing = performance.now();
         const rows = await this.store.select(compiled.sql, params.values, clickhouseQueryId, signal);
         const executeSeconds = (performance.now() - executing) / 1000;
@@ -248,7 +243,11 @@ export class QueryService {
         return {
           results: rows.data
             .slice(0, compiled.limit)
-            .map((row) => row.map((value, index) => (dateTimeColumns[index] ? isoDateTime(value) : value))),
+            .map((row) =>
+              row.map((value, index) =>
+                dateTimeColumns[index] && typeof value === 'string' ? fromClickHouseDateTime64(value) : value,
+              ),
+            ),
           columns: compiled.columns,
           types: compiled.columns.map((name, index): [string, string] => [
             name,
@@ -273,19 +272,8 @@ export class QueryService {
   }
 }
 
-/** Ours, never a client's: ClickHouse query ids are one namespace for every project. */
-function clickhouseQueryIdOf(teamId: number): string {
-  return queryIdFor(teamId);
-}
-
 function isEmptyObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
-}
-
-/** ClickHouse's `YYYY-MM-DD hh:mm:ss[.ffffff]` in UTC as ISO 8601, as PostHog returns date-times. */
-function isoDateTime(value: unknown): unknown {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/.test(value)) return value;
-  return `${value.replace(' ', 'T')}Z`;
 }
 
 /** The same for the same project and the same query, whatever the order of its keys. */
